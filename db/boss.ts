@@ -1,0 +1,51 @@
+import PgBoss from 'pg-boss';
+import type { Knex } from 'knex';
+import { connectionOf } from './knex';
+
+/** Every pg-boss queue of the service, created at start. */
+export const queues = {
+  generationSubmit: 'generation-submit',
+  generationPoll: 'generation-poll',
+  generationMedia: 'generation-media',
+  pushSend: 'push-send',
+  accountCleanup: 'account-cleanup',
+} as const;
+
+export type QueueName = (typeof queues)[keyof typeof queues];
+
+export async function startBoss(url: string, options: { supervise: boolean; schedule: boolean }): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: url,
+    schema: 'pgboss',
+    application_name: 'effects-backend-boss',
+    max: 4,
+    supervise: options.supervise,
+    schedule: options.schedule,
+    migrate: true,
+  });
+  await boss.start();
+  for (const name of Object.values(queues)) {
+    if (!(await boss.getQueue(name))) await boss.createQueue(name).catch(ignoreDuplicateQueue);
+  }
+  return boss;
+}
+
+function ignoreDuplicateQueue(error: unknown): void {
+  // Two processes starting together both try to create the queue; the loser's insert conflicts.
+  if (!/already exists|duplicate key/i.test(String((error as Error).message))) throw error;
+}
+
+/** Enqueues inside the caller's transaction, so the job exists exactly when the transaction commits. */
+export async function enqueueInTransaction(
+  boss: PgBoss,
+  trx: Knex.Transaction,
+  queue: QueueName,
+  data: object,
+  options: PgBoss.SendOptions = {},
+): Promise<string | null> {
+  const connection = await connectionOf(trx);
+  return boss.send(queue, data, {
+    ...options,
+    db: { executeSql: (text: string, values: unknown[]) => connection.query(text, values) },
+  });
+}

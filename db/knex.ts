@@ -1,0 +1,40 @@
+import path from 'node:path';
+import knex, { type Knex } from 'knex';
+import pg from 'pg';
+
+// bigint counts (count(*)) arrive as strings by default; every integer we store fits in a JS number.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export type Db = Knex;
+export type Transaction = Knex.Transaction;
+
+export function createKnex(url: string, poolSize: number): Knex {
+  return knex({
+    client: 'pg',
+    connection: { connectionString: url, application_name: 'effects-backend' },
+    pool: { min: 0, max: poolSize },
+    migrations: migrationSettings,
+  });
+}
+
+/** Compiled migrations live beside this file's compiled copy: dist/migrations/*.js. */
+export const migrationSettings: Knex.MigratorConfig = {
+  directory: path.join(__dirname, '..', 'migrations'),
+  loadExtensions: ['.js'],
+  tableName: 'knex_migrations',
+};
+
+export async function migrateToLatest(db: Knex): Promise<string[]> {
+  const [, applied] = await db.migrate.latest(migrationSettings);
+  return applied as string[];
+}
+
+export async function pendingMigrations(db: Knex): Promise<number> {
+  const [, pending] = await db.migrate.list(migrationSettings);
+  return (pending as unknown[]).length;
+}
+
+/** The pg client under a knex transaction, for libraries (pg-boss) that take raw SQL. */
+export async function connectionOf(trx: Knex.Transaction): Promise<pg.ClientBase> {
+  return trx.client.acquireConnection();
+}

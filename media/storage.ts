@@ -1,0 +1,144 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import * as Minio from 'minio';
+import S3rver from 's3rver';
+
+/** What the service needs from object storage; the same code runs against MinIO, S3 or the embedded server. */
+export interface StoredObject {
+  size: number;
+  contentType: string | null;
+}
+
+export interface UploadTicket {
+  url: string;
+  fields: Record<string, string>;
+}
+
+export interface StorageSettings {
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+  bucket: string;
+  region: string;
+}
+
+export class Storage {
+  private readonly client: Minio.Client;
+
+  constructor(private readonly settings: StorageSettings) {
+    const endpoint = new URL(settings.endpoint);
+    this.client = new Minio.Client({
+      endPoint: endpoint.hostname,
+      port: endpoint.port ? Number(endpoint.port) : undefined,
+      useSSL: endpoint.protocol === 'https:',
+      accessKey: settings.accessKey,
+      secretKey: settings.secretKey,
+      region: settings.region,
+      pathStyle: true,
+    });
+  }
+
+  get bucket(): string {
+    return this.settings.bucket;
+  }
+
+  async ensureBucket(): Promise<void> {
+    if (!(await this.client.bucketExists(this.bucket))) {
+      await this.client.makeBucket(this.bucket, this.settings.region).catch((error: { code?: string }) => {
+        if (error.code !== 'BucketAlreadyOwnedByYou' && error.code !== 'BucketAlreadyExists') throw error;
+      });
+    }
+  }
+
+  async put(key: string, body: Buffer, contentType: string): Promise<void> {
+    await this.client.putObject(this.bucket, key, body, body.length, { 'Content-Type': contentType });
+  }
+
+  async get(key: string): Promise<Buffer> {
+    const stream = await this.client.getObject(this.bucket, key);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /** Size and type of an object, or null when it does not exist. */
+  async stat(key: string): Promise<StoredObject | null> {
+    try {
+      const stat = await this.client.statObject(this.bucket, key);
+      const contentType = stat.metaData?.['content-type'] ?? null;
+      return { size: stat.size, contentType };
+    } catch (error) {
+      if (['NotFound', 'NoSuchKey'].includes((error as { code?: string }).code ?? '')) return null;
+      throw error;
+    }
+  }
+
+  async remove(key: string): Promise<void> {
+    await this.client.removeObject(this.bucket, key);
+  }
+
+  /** Removes every object whose key starts with `prefix` (a user's folder at account deletion). */
+  async removePrefix(prefix: string): Promise<number> {
+    const keys: string[] = [];
+    for await (const item of this.client.listObjectsV2(this.bucket, prefix, true)) {
+      if (item.name) keys.push(item.name);
+    }
+    for (let start = 0; start < keys.length; start += 1000) {
+      await this.client.removeObjects(this.bucket, keys.slice(start, start + 1000));
+    }
+    return keys.length;
+  }
+
+  presignedGet(key: string, expiresInSeconds: number): Promise<string> {
+    return this.client.presignedGetObject(this.bucket, key, expiresInSeconds);
+  }
+
+  /** A plain address for objects under a publicly readable prefix (avatars, catalog previews). */
+  publicUrl(key: string): string {
+    return `${this.settings.endpoint}/${this.bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
+  }
+
+  /**
+   * A browser-style multipart POST ticket for one exact key. The policy names the content type and
+   * size range; servers that do not enforce it are covered by checks when the object is used.
+   */
+  async presignedPost(key: string, options: { contentType: string; maxBytes: number; expiresInSeconds: number }): Promise<UploadTicket> {
+    const policy = this.client.newPostPolicy();
+    policy.setBucket(this.bucket);
+    policy.setKey(key);
+    policy.setContentType(options.contentType);
+    policy.setContentLengthRange(1, options.maxBytes);
+    policy.setExpires(new Date(Date.now() + options.expiresInSeconds * 1000));
+    const { postURL, formData } = await this.client.presignedPostPolicy(policy);
+    return { url: postURL, fields: formData };
+  }
+}
+
+/** An S3-compatible server on local disk (s3rver), for the embedded default and tests. */
+export interface EmbeddedS3 {
+  settings: StorageSettings;
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedS3(options: { directory: string; port: number; bucket: string }): Promise<EmbeddedS3> {
+  mkdirSync(options.directory, { recursive: true });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: options.port,
+    directory: path.resolve(options.directory),
+    silent: true,
+    configureBuckets: [{ name: options.bucket, configs: [] }],
+  });
+  const address = (await server.run()) as AddressInfo;
+  return {
+    settings: {
+      endpoint: `http://127.0.0.1:${address.port}`,
+      accessKey: 'S3RVER',
+      secretKey: 'S3RVER',
+      bucket: options.bucket,
+      region: 'us-east-1',
+    },
+    stop: () => server.close(),
+  };
+}
