@@ -1,0 +1,34 @@
+import Koa, { type Middleware } from 'koa';
+import { bodyParser } from './http/body';
+import type { ApiContext } from './http/context';
+import { errorEnvelope } from './http/error-envelope';
+import { requestId } from './http/request-id';
+import { requestLog } from './http/request-log';
+import type { Route } from './http/route';
+import { buildRouter } from './http/router';
+import { operationsRouter } from './operations';
+import type { Services } from './services';
+
+/**
+ * The API's middleware chain, in the order it runs: request id, request log, error envelope,
+ * operations endpoints, body parsing, extra mounts (simulators, webhooks, web pages), then the
+ * route table (authentication, limits, validation, handler per route).
+ */
+export function createApp(services: Services, routes: Route[], mounts: Middleware<ApiContext['state'], ApiContext>[] = []): Koa<ApiContext['state'], ApiContext> {
+  const app = new Koa<ApiContext['state'], ApiContext>({ proxy: services.config.trustProxy });
+  app.context.services = services;
+  app.silent = true;
+
+  const operations = operationsRouter();
+  const router = buildRouter(routes);
+
+  app.use(requestId());
+  app.use(requestLog(services.log));
+  app.use(errorEnvelope(services.log));
+  app.use(operations.routes());
+  app.use(bodyParser(services.config.jsonBodyLimitBytes));
+  for (const mount of mounts) app.use(mount);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

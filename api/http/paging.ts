@@ -1,0 +1,33 @@
+import type { JsonSchema } from './validation';
+
+/** Paging bounds of the contract: `limit` 1..100 (default 20), `offset` 0..10000 (default 0). */
+export const maxOffset = 10_000;
+
+export const pagingProperties: Record<string, JsonSchema> = {
+  limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+  offset: { type: 'integer', minimum: 0, maximum: maxOffset, default: 0 },
+};
+
+export interface Paging {
+  limit: number;
+  offset: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export function page<T>(items: T[], total: number, paging: Paging): Page<T> {
+  return { items, total, limit: paging.limit, offset: paging.offset };
+}
+
+export function pageSchema(item: JsonSchema): JsonSchema {
+  return {
+    type: 'object',
+    properties: { items: { type: 'array', items: item }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
+    required: ['items', 'total', 'limit', 'offset'],
+  };
+}

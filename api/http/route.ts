@@ -1,0 +1,38 @@
+import type { Middleware } from 'koa';
+import type { Access } from './authentication';
+import type { ApiContext, SessionUser } from './context';
+import type { JsonSchema } from './validation';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RouteInput<Body, Query, Params> {
+  body: Body;
+  query: Query;
+  params: Params;
+  user: SessionUser | null;
+}
+
+/**
+ * One contract endpoint: who may call it, what it accepts (the schemas that validate and that
+ * `/v1/openapi.json` publishes), which limits apply, and the handler. A route without a handler
+ * answers `501 not_implemented` after authentication and the guest check.
+ */
+export interface Route<Body = unknown, Query = unknown, Params = unknown> {
+  method: Method;
+  /** OpenAPI-style path, `/v1/effects/{id}`. */
+  path: string;
+  summary: string;
+  access: Access;
+  /** Middleware run after authentication and before validation (rate limits, budgets). */
+  limits?: Middleware<ApiContext['state'], ApiContext>[];
+  params?: JsonSchema;
+  query?: JsonSchema;
+  body?: JsonSchema;
+  headers?: JsonSchema;
+  responses?: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;
+  handler?: (ctx: ApiContext, input: RouteInput<Body, Query, Params>) => Promise<void>;
+}
+
+export function defineRoute<Body = unknown, Query = unknown, Params = unknown>(route: Route<Body, Query, Params>): Route {
+  return route as Route;
+}

@@ -1,0 +1,149 @@
+import { ProcessorRejectedError, ProcessorUnavailableError, type ProcessorCall } from './errors';
+import { pageLanguage } from './language';
+import {
+  notificationOperations,
+  type NotificationOperation,
+  type OrderRegistration,
+  type PaymentProcessor,
+  type ProcessorOrder,
+  type RegisteredOrder,
+  type VerifiedNotification,
+} from './payment-processor';
+import { ErrorCode, SESSION_TIMEOUT_SECS, type OrderBundle, type OrderStatusAnswer, type RegisterAnswer } from './protocol';
+import { hasValidChecksum } from './signature';
+import { processorState } from './state-mapping';
+
+export interface ProcessorClientSettings {
+  /** Base of the processor API, e.g. `https://pay.example/payment/rest` or the simulator's `{PUBLIC_BASE_URL}/sim/processor`. */
+  baseUrl: string;
+  userName: string;
+  password: string;
+  notificationSecret: string;
+  timeouts?: { registerMs?: number; statusMs?: number };
+}
+
+/** The contract allows payment creation about 10 s, so registration must give up before that. */
+const DEFAULT_REGISTER_TIMEOUT_MS = 8000;
+const DEFAULT_STATUS_TIMEOUT_MS = 5000;
+
+// Digital goods are sold without VAT ("без НДС"); a different tax regime needs a setting here.
+const RECEIPT_TAX_TYPE = 0;
+
+/** The processor's REST API over HTTP: form-encoded requests, JSON answers. */
+export class ProcessorClient implements PaymentProcessor {
+  private readonly baseUrl: string;
+  private readonly registerTimeoutMs: number;
+  private readonly statusTimeoutMs: number;
+
+  constructor(private readonly settings: ProcessorClientSettings) {
+    this.baseUrl = settings.baseUrl.replace(/\/+$/, '');
+    this.registerTimeoutMs = settings.timeouts?.registerMs ?? DEFAULT_REGISTER_TIMEOUT_MS;
+    this.statusTimeoutMs = settings.timeouts?.statusMs ?? DEFAULT_STATUS_TIMEOUT_MS;
+  }
+
+  async registerOrder(order: OrderRegistration): Promise<RegisteredOrder> {
+    const { receipt } = order;
+    const bundle: OrderBundle = {
+      cartItems: {
+        items: [{
+          positionId: '1',
+          name: receipt.itemName,
+          quantity: { value: receipt.quantity, measure: 'шт' },
+          itemPrice: receipt.priceMinor,
+          itemAmount: receipt.priceMinor * receipt.quantity,
+          tax: { taxType: RECEIPT_TAX_TYPE },
+        }],
+      },
+    };
+    const answer = await this.call<RegisterAnswer>('register', 'register.do', {
+      orderNumber: order.paymentId,
+      amount: String(order.amountMinor),
+      currency: String(order.currency),
+      returnUrl: order.returnUrl,
+      failUrl: order.failUrl,
+      description: order.description,
+      language: pageLanguage(order.locale),
+      sessionTimeoutSecs: String(SESSION_TIMEOUT_SECS),
+      orderBundle: JSON.stringify(bundle),
+      jsonParams: JSON.stringify({ method: order.method }),
+    }, this.registerTimeoutMs);
+    if (!isNonEmptyString(answer.orderId) || !isNonEmptyString(answer.formUrl)) {
+      throw new ProcessorUnavailableError('register', 'answer without orderId or formUrl');
+    }
+    return { orderId: answer.orderId, paymentUrl: answer.formUrl };
+  }
+
+  async getOrder(orderId: string): Promise<ProcessorOrder> {
+    const answer = await this.call<OrderStatusAnswer>('status', 'getOrderStatusExtended.do', { orderId }, this.statusTimeoutMs);
+    const status = integer(answer.orderStatus);
+    const actionCode = integer(answer.actionCode);
+    const amount = integer(answer.amount);
+    if (!isNonEmptyString(answer.orderNumber) || status === null || actionCode === null || amount === null) {
+      throw new ProcessorUnavailableError('status', 'answer without orderNumber, orderStatus, actionCode or amount');
+    }
+    const state = processorState(status, actionCode, answer.chargeback === true);
+    if (state === null) throw new ProcessorUnavailableError('status', `unexpected orderStatus ${status}`);
+    const depositedAt = integer(answer.depositedDate);
+    return {
+      orderId,
+      paymentId: answer.orderNumber,
+      state,
+      amountMinor: amount,
+      paidAt: depositedAt === null ? null : new Date(depositedAt),
+      receiptUrl: isNonEmptyString(answer.receiptUrl) ? answer.receiptUrl : null,
+    };
+  }
+
+  verifyNotification(params: Record<string, string>): VerifiedNotification | null {
+    if (!hasValidChecksum(params, this.settings.notificationSecret)) return null;
+    const { mdOrder, orderNumber, operation, status } = params;
+    if (!isNonEmptyString(mdOrder) || !isNonEmptyString(orderNumber) || !isOperation(operation)) return null;
+    if (status !== '0' && status !== '1') return null;
+    return { orderId: mdOrder, paymentId: orderNumber, operation, success: status === '1' };
+  }
+
+  /** Errors in the body (`errorCode` other than "0") become `ProcessorRejectedError`; anything unusable, `ProcessorUnavailableError`. */
+  private async call<T extends { errorCode?: string; errorMessage?: string }>(
+    call: ProcessorCall, method: string, params: Record<string, string>, timeoutMs: number,
+  ): Promise<T> {
+    const body = new URLSearchParams({ userName: this.settings.userName, password: this.settings.password, ...params });
+    let answer: unknown;
+    try {
+      const response = await fetch(`${this.baseUrl}/${method}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      if (!response.ok) {
+        await response.body?.cancel();
+        throw new ProcessorUnavailableError(call, `HTTP ${response.status}`);
+      }
+      answer = await response.json();
+    } catch (error) {
+      if (error instanceof ProcessorUnavailableError) throw error;
+      const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (error as Error).message;
+      throw new ProcessorUnavailableError(call, reason, { cause: error });
+    }
+    if (typeof answer !== 'object' || answer === null) throw new ProcessorUnavailableError(call, 'answer is not a JSON object');
+    const { errorCode, errorMessage } = answer as T;
+    if (errorCode !== undefined && String(errorCode) !== ErrorCode.none) {
+      throw new ProcessorRejectedError(call, String(errorCode), typeof errorMessage === 'string' ? errorMessage : '');
+    }
+    return answer as T;
+  }
+}
+
+function isNonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
+}
+
+function isOperation(value: unknown): value is NotificationOperation {
+  return (notificationOperations as readonly unknown[]).includes(value);
+}
+
+/** An integer, also when it arrives as a numeric string. */
+function integer(value: unknown): number | null {
+  const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  return typeof number === 'number' && Number.isInteger(number) ? number : null;
+}

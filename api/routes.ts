@@ -1,0 +1,24 @@
+import type { Route } from './http/route';
+import { openApiDocument } from './openapi';
+import { defineRoute } from './http/route';
+import { unbuiltRoutes } from './unbuilt';
+
+/** Every `/v1` route of the service: the domains' tables, then the contract paths not built yet. */
+export function allRoutes(publicBaseUrl: string): Route[] {
+  const built: Route[] = [];
+  const routes = [...built, ...unbuiltRoutes];
+  let document: Record<string, unknown> | null = null;
+  const openapi = defineRoute({
+    method: 'GET',
+    path: '/v1/openapi.json',
+    summary: 'The machine-readable contract (OpenAPI 3.1), generated from the schemas that validate requests.',
+    access: 'public',
+    responses: { 200: { description: 'OpenAPI document' } },
+    handler: async (ctx) => {
+      document ??= openApiDocument(routes, publicBaseUrl);
+      ctx.body = document;
+    },
+  });
+  routes.push(openapi);
+  return routes;
+}

@@ -1,0 +1,54 @@
+import path from 'node:path';
+import { startBoss } from './db/boss';
+import { createKnex, migrateToLatest } from './db/knex';
+import { startPostgres } from './db/postgres';
+import type { Config } from './config';
+import type { Logger } from './logger';
+import { startEmbeddedS3, Storage } from './media/storage';
+import type { Services } from './api/services';
+
+export interface Infrastructure {
+  services: Services;
+  stop(): Promise<void>;
+}
+
+/**
+ * Brings up what every process role stands on, configured or embedded: Postgres (migrated to the
+ * latest schema; knex's migration lock makes concurrent starts safe), object storage with its
+ * bucket, and pg-boss on the same database. `stop` takes them down in reverse order.
+ */
+export async function startInfrastructure(config: Config, log: Logger, options: { supervise: boolean; schedule: boolean }): Promise<Infrastructure> {
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    const postgres = await startPostgres(config, log);
+    stops.unshift(() => postgres.stop());
+
+    const db = createKnex(postgres.url, config.databasePoolSize);
+    stops.unshift(() => db.destroy());
+    const applied = await migrateToLatest(db);
+    if (applied.length) log.info({ migrations: applied }, 'migrations applied');
+
+    let storageSettings = config.s3;
+    if (!storageSettings) {
+      const embedded = await startEmbeddedS3({ directory: path.join(config.dataDir, 's3'), port: config.embeddedS3Port, bucket: 'media' });
+      stops.unshift(() => embedded.stop());
+      storageSettings = embedded.settings;
+    }
+    const storage = new Storage(storageSettings);
+    await storage.ensureBucket();
+
+    const boss = await startBoss(postgres.url, options);
+    boss.on('error', (error) => log.error({ err: error }, 'pg-boss error'));
+    stops.unshift(() => boss.stop({ graceful: true, wait: true, timeout: Math.max(1000, config.shutdownTimeoutMs - 5000) }));
+
+    return {
+      services: { config, log, db, boss, storage },
+      stop: async () => {
+        for (const stop of stops) await stop().catch((error) => log.error({ err: error }, 'error while stopping'));
+      },
+    };
+  } catch (error) {
+    for (const stop of stops) await stop().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,43 @@
+import { blurhashOf } from './blurhash';
+import { FILE_TYPES } from './file-types';
+import { probeImage, webpCopy } from './images';
+import { makeAnimatedWebp, makeAnimationLoop, makePreviewClip } from './video';
+
+export type EffectPreviewRole = 'thumb' | 'card' | 'full' | 'video' | 'animation' | 'animation_webp';
+
+export interface EffectPreviewFile {
+  role: EffectPreviewRole;
+  extension: string;
+  contentType: string;
+  body: Buffer;
+}
+
+export interface EffectPreview {
+  files: EffectPreviewFile[];
+  /** Size of the original poster. */
+  width: number;
+  height: number;
+  blurhash: string;
+}
+
+const POSTER_COPIES = [
+  { role: 'thumb', shortSide: 480 },
+  { role: 'card', shortSide: 720 },
+  { role: 'full', shortSide: 1080 },
+] as const;
+
+/** Every file of an effect's `preview`; the caller stores them and builds the URLs. */
+export async function buildEffectPreview({ poster, clip }: { poster: Buffer; clip?: Buffer }): Promise<EffectPreview> {
+  const { width, height } = await probeImage(poster);
+  const posterFiles = await Promise.all(
+    POSTER_COPIES.map(async ({ role, shortSide }) => ({ role, ...FILE_TYPES.webp, body: await webpCopy(poster, shortSide) })),
+  );
+  const files: EffectPreviewFile[] = [...posterFiles];
+  if (clip) {
+    // One after another: each ffmpeg run already uses every core.
+    files.push({ role: 'video', ...FILE_TYPES.mp4, body: await makePreviewClip(clip) });
+    files.push({ role: 'animation', ...FILE_TYPES.mp4, body: await makeAnimationLoop(clip) });
+    files.push({ role: 'animation_webp', ...FILE_TYPES.webp, body: await makeAnimatedWebp(clip) });
+  }
+  return { files, width, height, blurhash: await blurhashOf(posterFiles[0].body) };
+}

@@ -1,0 +1,56 @@
+import sharp from 'sharp';
+import { UnreadableImageError } from './errors';
+
+export type ImageFormat = sharp.Metadata['format'];
+
+export interface ImageInfo {
+  format: ImageFormat;
+  /** Displayed size: EXIF orientation already applied, so a portrait phone photo is taller than wide. */
+  width: number;
+  height: number;
+  hasAlpha: boolean;
+  megapixels: number;
+}
+
+/** Runs a sharp operation and reports any decoding failure as an UnreadableImageError. */
+export async function readingImage<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw new UnreadableImageError(`the file is not a readable image: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Reads the header only; a file whose pixel data is damaged is caught later, when it is decoded. */
+export async function probeImage(buffer: Buffer): Promise<ImageInfo> {
+  const metadata = await readingImage(() => sharp(buffer).metadata());
+  const { width, height } = metadata.autoOrient;
+  return {
+    format: metadata.format,
+    width,
+    height,
+    hasAlpha: metadata.hasAlpha,
+    megapixels: (width * height) / 1_000_000,
+  };
+}
+
+/** WebP whose short side is `shortSide`, or the original size when that is smaller; transparency is kept. */
+export async function webpCopy(buffer: Buffer, shortSide: number): Promise<Buffer> {
+  return readingImage(() =>
+    sharp(buffer)
+      .autoOrient()
+      .resize({ width: shortSide, height: shortSide, fit: 'outside', withoutEnlargement: true })
+      .webp({ quality: 80 })
+      .toBuffer(),
+  );
+}
+
+/**
+ * JPEG without any metadata (EXIF, GPS, XMP, ICC), for avatars in a public bucket.
+ * The pixels are turned upright first because the orientation tag that said how goes away with the EXIF.
+ */
+export async function reencodeJpegWithoutMetadata(buffer: Buffer): Promise<Buffer> {
+  return readingImage(() =>
+    sharp(buffer).autoOrient().flatten({ background: '#ffffff' }).jpeg({ quality: 88, mozjpeg: true }).toBuffer(),
+  );
+}

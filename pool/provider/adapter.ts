@@ -1,0 +1,46 @@
+/** What the pool needs from an AI provider: start a task on one of its accounts, follow it, fetch its result. */
+
+export interface ProviderAccount {
+  apiKey: string;
+}
+
+/** A photo the provider downloads itself (a presigned link of our storage); `person` is the 0-based person index. */
+export interface ProviderInput {
+  url: string;
+  person: number;
+}
+
+export interface ProviderRequest {
+  model: string;
+  inputs: ProviderInput[];
+}
+
+/**
+ * `busy`: the account runs its concurrency cap, put it in cooldown for `retryAfterS`.
+ * `rejected`: final, `errorCode` is the generation's error_code.
+ * `unavailable`: transient (5xx, timeout, network), submit again later; `reason` is for logs.
+ */
+export type SubmitOutcome =
+  | { kind: 'accepted'; taskId: string }
+  | { kind: 'busy'; retryAfterS: number }
+  | { kind: 'rejected'; errorCode: string; message: string | null }
+  | { kind: 'unavailable'; reason: string };
+
+/** `succeeded` with a null `resultUrl` is the provider's fault: the caller fails the generation with `no_result_url`. */
+export type PollOutcome =
+  | { kind: 'running' }
+  | { kind: 'succeeded'; resultUrl: string | null }
+  | { kind: 'failed'; errorCode: string; message: string | null }
+  | { kind: 'unavailable'; reason: string };
+
+export interface ProviderResult {
+  body: Buffer;
+  contentType: string;
+}
+
+/** Expected provider answers come back as outcomes; only `fetchResult` throws, when the download fails. */
+export interface ProviderAdapter {
+  submit(account: ProviderAccount, request: ProviderRequest): Promise<SubmitOutcome>;
+  poll(account: ProviderAccount, taskId: string): Promise<PollOutcome>;
+  fetchResult(url: string): Promise<ProviderResult>;
+}

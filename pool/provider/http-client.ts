@@ -1,0 +1,157 @@
+import type { PollOutcome, ProviderAccount, ProviderAdapter, ProviderRequest, ProviderResult, SubmitOutcome } from './adapter';
+import { errorCodeForFailedTask, errorCodeForRefusedPoll, errorCodeForRefusedSubmission } from './error-codes';
+
+export interface HttpProviderOptions {
+  baseUrl: string;
+  submitTimeoutMs?: number;
+  pollTimeoutMs?: number;
+  resultTimeoutMs?: number;
+}
+
+/** Cooldown for a 429 that does not say how long to wait. */
+const DEFAULT_RETRY_AFTER_S = 5;
+
+type Unavailable = { kind: 'unavailable'; reason: string };
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+/** The provider's HTTP API (`POST /v1/tasks`, `GET /v1/tasks/{id}`, result links) over fetch. */
+export class HttpProviderAdapter implements ProviderAdapter {
+  private readonly baseUrl: string;
+  private readonly submitTimeoutMs: number;
+  private readonly pollTimeoutMs: number;
+  private readonly resultTimeoutMs: number;
+
+  constructor(options: HttpProviderOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.submitTimeoutMs = options.submitTimeoutMs ?? 15_000;
+    this.pollTimeoutMs = options.pollTimeoutMs ?? 15_000;
+    this.resultTimeoutMs = options.resultTimeoutMs ?? 60_000;
+  }
+
+  async submit(account: ProviderAccount, request: ProviderRequest): Promise<SubmitOutcome> {
+    const answer = await this.call(account, 'POST', '/v1/tasks', this.submitTimeoutMs, request);
+    if ('kind' in answer) return answer;
+    const { status, headers, body } = answer;
+    if (isSuccess(status)) {
+      const taskId = field(body, 'id');
+      return typeof taskId === 'string' && taskId !== '' ? { kind: 'accepted', taskId } : unavailable('accepted without a task id');
+    }
+    if (status === 429) return { kind: 'busy', retryAfterS: retryAfterSeconds(headers.get('retry-after')) };
+    if (!isRefusal(status)) return unavailable(`HTTP ${status}`);
+    const error = providerError(body);
+    return { kind: 'rejected', errorCode: errorCodeForRefusedSubmission(status, error.type), message: error.message };
+  }
+
+  async poll(account: ProviderAccount, taskId: string): Promise<PollOutcome> {
+    const answer = await this.call(account, 'GET', `/v1/tasks/${encodeURIComponent(taskId)}`, this.pollTimeoutMs);
+    if ('kind' in answer) return answer;
+    const { status, body } = answer;
+    if (isRefusal(status)) return { kind: 'failed', errorCode: errorCodeForRefusedPoll(status), message: providerError(body).message };
+    if (!isSuccess(status)) return unavailable(`HTTP ${status}`);
+    const taskStatus = field(body, 'status');
+    switch (taskStatus) {
+      case 'queued':
+      case 'running':
+        return { kind: 'running' };
+      case 'succeeded': {
+        const url = field(field(body, 'result'), 'url');
+        return { kind: 'succeeded', resultUrl: typeof url === 'string' && url !== '' ? url : null };
+      }
+      case 'failed': {
+        const error = providerError(body);
+        return { kind: 'failed', errorCode: errorCodeForFailedTask(error.type), message: error.message };
+      }
+      default:
+        return unavailable(`unknown task status ${JSON.stringify(taskStatus)}`);
+    }
+  }
+
+  async fetchResult(url: string): Promise<ProviderResult> {
+    const response = await fetch(url, { signal: AbortSignal.timeout(this.resultTimeoutMs) });
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new Error(`result download answered HTTP ${response.status}`);
+    }
+    const body = Buffer.from(await response.arrayBuffer());
+    return { body, contentType: mediaType(response.headers.get('content-type')) };
+  }
+
+  private async call(
+    account: ProviderAccount,
+    method: 'GET' | 'POST',
+    path: string,
+    timeoutMs: number,
+    payload?: unknown,
+  ): Promise<Answer | Unavailable> {
+    try {
+      const response = await fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${account.apiKey}`,
+          accept: 'application/json',
+          ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: payload === undefined ? undefined : JSON.stringify(payload),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      return { status: response.status, headers: response.headers, body: parseJson(await response.text()) };
+    } catch (error) {
+      return unavailable(failureReason(error, timeoutMs));
+    }
+  }
+}
+
+function unavailable(reason: string): Unavailable {
+  return { kind: 'unavailable', reason };
+}
+
+function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
+/** A final 4xx; 408 and 429 only mean "not now". */
+function isRefusal(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+function field(value: unknown, name: string): unknown {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[name] : undefined;
+}
+
+function providerError(body: unknown): { type: string | null; message: string | null } {
+  const error = field(body, 'error');
+  const type = field(error, 'type');
+  const message = field(error, 'message');
+  return { type: typeof type === 'string' ? type : null, message: typeof message === 'string' ? message : null };
+}
+
+/** Retry-After is either seconds or an HTTP date; a 429 always means waiting at least a second. */
+function retryAfterSeconds(header: string | null): number {
+  if (header === null || header.trim() === '') return DEFAULT_RETRY_AFTER_S;
+  const seconds = /^\d+(\.\d+)?$/.test(header.trim()) ? Number(header) : (Date.parse(header) - Date.now()) / 1000;
+  return Number.isNaN(seconds) ? DEFAULT_RETRY_AFTER_S : Math.max(1, Math.ceil(seconds));
+}
+
+function mediaType(header: string | null): string {
+  const type = header?.split(';')[0].trim().toLowerCase();
+  return type || 'application/octet-stream';
+}
+
+function failureReason(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
+  const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
+  return `network error: ${cause?.code ?? cause?.message ?? String(error)}`;
+}
