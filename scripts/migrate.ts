@@ -1,0 +1,24 @@
+import { loadConfig } from '../config';
+import { createLogger } from '../logger';
+import { createKnex, migrateToLatest } from '../db/knex';
+import { startPostgres } from '../db/postgres';
+
+/** `npm run migrate`: brings the database (configured or embedded) to the latest schema. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel);
+  const postgres = await startPostgres(config, log);
+  const db = createKnex(postgres.url, 2);
+  try {
+    const applied = await migrateToLatest(db);
+    console.log(applied.length ? `applied: ${applied.join(', ')}` : 'already up to date');
+  } finally {
+    await db.destroy();
+    await postgres.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

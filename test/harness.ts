@@ -1,0 +1,173 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import type { Middleware } from 'koa';
+import { loadConfig, type Config } from '../config';
+import { createLogger, type Logger } from '../logger';
+import { startBoss } from '../db/boss';
+import { createKnex, migrateToLatest } from '../db/knex';
+import { startEmbeddedPostgres, type Postgres } from '../db/postgres';
+import { startEmbeddedS3, Storage, type EmbeddedS3 } from '../media/storage';
+import { createApp } from '../api/app';
+import { allRoutes } from '../api/routes';
+import type { Services } from '../api/services';
+import type { Route } from '../api/http/route';
+import type { ApiContext } from '../api/http/context';
+
+/**
+ * The test harness: one real Postgres (embedded in a temporary directory, or a fresh database on
+ * `TEST_DATABASE_URL`) and one real S3-compatible server per test run, shared by every test file.
+ * Tests isolate themselves with `resetDatabase()` and by talking HTTP to apps on random ports.
+ */
+
+let postgres: Postgres | null = null;
+let s3: EmbeddedS3 | null = null;
+let scratch: string | null = null;
+let shared: Services | null = null;
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startTestPostgres(log: Logger): Promise<Postgres> {
+  const external = process.env.TEST_DATABASE_URL;
+  if (!external) {
+    return startEmbeddedPostgres({ directory: path.join(scratch!, 'postgres'), port: await freePort(), database: 'test', log });
+  }
+  // A fresh database per run on the given server, dropped at the end.
+  const database = `test_${process.pid}_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: external });
+  await admin.connect();
+  await admin.query(`create database "${database}"`);
+  await admin.end();
+  const url = new URL(external);
+  url.pathname = `/${database}`;
+  return {
+    url: url.toString(),
+    stop: async () => {
+      const client = new pg.Client({ connectionString: external });
+      await client.connect();
+      await client.query(`drop database if exists "${database}" with (force)`);
+      await client.end();
+    },
+  };
+}
+
+/** A config for tests: everything embedded, secrets fixed, overrides on top. */
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATA_DIR: path.join(scratch ?? os.tmpdir(), 'data'),
+    TOKEN_SECRET: 'test-token-secret-that-is-long-enough-0123456789',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  });
+}
+
+export function silentLogger(): Logger {
+  return createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+}
+
+/** A logger whose JSON lines are kept, for tests that check what was logged. */
+export function capturingLogger(): { log: Logger; lines: () => Record<string, unknown>[] } {
+  const captured: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      captured.push(String(chunk));
+      done();
+    },
+  });
+  return { log: createLogger('info', sink), lines: () => captured.flatMap((text) => text.split('\n').filter(Boolean).map((line) => JSON.parse(line))) };
+}
+
+export async function startSharedInfrastructure(): Promise<Services> {
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'effects-test-'));
+  // As root, embedded Postgres runs as its own OS user, which must be able to reach its directory.
+  chmodSync(scratch, 0o755);
+  const log = silentLogger();
+  postgres = await startTestPostgres(log);
+  s3 = await startEmbeddedS3({ directory: path.join(scratch, 's3'), port: 0, bucket: 'media' });
+  const config = testConfig();
+  const db = createKnex(postgres.url, 20);
+  await migrateToLatest(db);
+  const storage = new Storage(s3.settings);
+  await storage.ensureBucket();
+  const boss = await startBoss(postgres.url, { supervise: false, schedule: false });
+  shared = { config, log, db, boss, storage };
+  return shared;
+}
+
+export async function stopSharedInfrastructure(): Promise<void> {
+  if (shared) {
+    await shared.boss.stop({ graceful: false, wait: true });
+    await shared.db.destroy();
+  }
+  await s3?.stop();
+  await postgres?.stop();
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+}
+
+/** The services of this test run (database, queue, storage), with the test config. */
+export function services(): Services {
+  if (!shared) throw new Error('test infrastructure is not started: run mocha with --require dist/test/setup.js');
+  return shared;
+}
+
+export function databaseUrl(): string {
+  return postgres!.url;
+}
+
+export function storageSettings() {
+  return s3!.settings;
+}
+
+/** Empties every table of the service (not the migrations' bookkeeping) and pg-boss's jobs. */
+export async function resetDatabase(): Promise<void> {
+  const { db } = services();
+  const { rows } = await db.raw<{ rows: { tablename: string }[] }>(
+    "select tablename from pg_tables where schemaname = 'public' and tablename not like 'knex_migrations%'",
+  );
+  if (rows.length) await db.raw(`truncate ${rows.map((row) => `"${row.tablename}"`).join(', ')} restart identity cascade`);
+  await db.raw('delete from pgboss.job');
+}
+
+export interface TestApp {
+  url: string;
+  services: Services;
+  close(): Promise<void>;
+}
+
+/** The real API on a random loopback port, over the shared infrastructure. */
+export async function startTestApp(options: {
+  config?: Record<string, string>;
+  log?: Logger;
+  routes?: Route[];
+  mounts?: Middleware<ApiContext['state'], ApiContext>[];
+} = {}): Promise<TestApp> {
+  const base = services();
+  const appServices: Services = { ...base, config: options.config ? testConfig(options.config) : base.config, log: options.log ?? base.log };
+  const app = createApp(appServices, options.routes ?? allRoutes('http://127.0.0.1'), options.mounts ?? []);
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    services: appServices,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
