@@ -39,5 +39,6 @@ export async function buildEffectPreview({ poster, clip }: { poster: Buffer; cli
     files.push({ role: 'animation', ...FILE_TYPES.mp4, body: await makeAnimationLoop(clip) });
     files.push({ role: 'animation_webp', ...FILE_TYPES.webp, body: await makeAnimatedWebp(clip) });
   }
+  // The thumb looks the same as the poster at blurhash's resolution and decodes far faster.
   return { files, width, height, blurhash: await blurhashOf(posterFiles[0].body) };
 }

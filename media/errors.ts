@@ -7,7 +7,7 @@ export class UnreadableImageError extends Error {
   }
 }
 
-/** A readable image in a format that is not served to clients (only JPEG, PNG, WebP, GIF and AVIF are). */
+/** A readable image in a format that is not served to clients (only JPEG, PNG, WebP and GIF are). */
 export class UnsupportedImageFormatError extends Error {
   override readonly name = 'UnsupportedImageFormatError';
 

@@ -5,7 +5,7 @@ import { extractFrame } from './video';
 import { probeVideo } from './video-probe';
 
 /** The contract's poster of a video result: the frame half a second from the start. */
-export const VIDEO_POSTER_AT_S = 0.5;
+const VIDEO_POSTER_AT_S = 0.5;
 const THUMB_SHORT_SIDE = 480;
 
 export interface GenerationPreview {

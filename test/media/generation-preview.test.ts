@@ -1,0 +1,47 @@
+import { expect } from 'chai';
+import sharp from 'sharp';
+import { demoPhoto, demoTransparentPng } from '../../media/demo-assets';
+import { UnreadableImageError, UnreadableVideoError } from '../../media/errors';
+import { buildGenerationPreview } from '../../media/generation-preview';
+import { colourSwitchClip, meanColour, rejectionOf, solidJpeg } from './fixtures';
+
+describe('media/generation-preview buildGenerationPreview', function () {
+  this.timeout(20_000);
+
+  it('makes a WebP thumb with 480 on the short side of an image, and keeps the original size', async () => {
+    const preview = await buildGenerationPreview(await solidJpeg(1024, 1536), 'image');
+    const { format, width, height } = await sharp(preview.thumb).metadata();
+    expect([format, width, height]).to.deep.equal(['webp', 480, 720]);
+    expect(preview).to.include({ width: 1024, height: 1536, posterIsThumb: false });
+    expect(preview.blurhash).to.have.length(28);
+  });
+
+  it('keeps a 320x400 image at 320x400: never upscales the thumb', async () => {
+    const { thumb } = await buildGenerationPreview(await solidJpeg(320, 400), 'image');
+    const { width, height } = await sharp(thumb).metadata();
+    expect([width, height]).to.deep.equal([320, 400]);
+  });
+
+  it('keeps the transparency of a PNG result in the thumb', async () => {
+    const { thumb } = await buildGenerationPreview(await demoTransparentPng(), 'image');
+    expect((await sharp(thumb).metadata()).hasAlpha).to.equal(true);
+  });
+
+  it('makes the thumb of a video from the frame at 0.5 s, which is the poster, with the video size', async () => {
+    const preview = await buildGenerationPreview(await colourSwitchClip(0.4, 1), 'video');
+    const [r, , b] = await meanColour(preview.thumb);
+    expect(b, 'blue, shown from 0.4 s').to.be.above(200);
+    expect(r).to.be.below(50);
+    expect(preview).to.include({ width: 160, height: 120, posterIsThumb: true });
+    expect((await sharp(preview.thumb).metadata()).format).to.equal('webp');
+  });
+
+  it('throws UnreadableImageError for a truncated image result', async () => {
+    const truncated = (await demoPhoto()).subarray(0, 2_000);
+    expect(await rejectionOf(buildGenerationPreview(truncated, 'image'))).to.be.instanceOf(UnreadableImageError);
+  });
+
+  it('throws UnreadableVideoError for a broken video result', async () => {
+    expect(await rejectionOf(buildGenerationPreview(Buffer.from('not a video'), 'video'))).to.be.instanceOf(UnreadableVideoError);
+  });
+});
