@@ -32,9 +32,9 @@ export const ErrorCode = {
   duplicateOrderNumber: '1',
   unknownCurrency: '3',
   missingParameter: '4',
-  accessDenied: '5',
+  /** Also what wrong credentials get. */
+  invalidParameter: '5',
   orderNotFound: '6',
-  systemError: '7',
 } as const;
 
 export const CURRENCY_RUB = 643;

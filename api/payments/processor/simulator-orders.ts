@@ -64,20 +64,23 @@ export class SimulatedOrderBook {
    * An identical repeat of a still-open order (same order number and amount) returns that order, so a
    * merchant retrying after a lost answer gets the same page; any other reuse of the number is error 1.
    */
-  register(params: Record<string, string>): RegisterResult {
+  register(params: Record<string, string | undefined>): RegisterResult {
     const { orderNumber, returnUrl } = params;
     if (!orderNumber) return { errorCode: ErrorCode.missingParameter, errorMessage: 'Order number is empty' };
     if (!params.amount) return { errorCode: ErrorCode.missingParameter, errorMessage: 'Amount is empty' };
     if (!returnUrl) return { errorCode: ErrorCode.missingParameter, errorMessage: 'Return URL is empty' };
     const amount = Number(params.amount);
-    if (!/^\d+$/.test(params.amount) || amount <= 0) return { errorCode: ErrorCode.accessDenied, errorMessage: 'Invalid amount' };
+    if (!/^\d+$/.test(params.amount) || amount <= 0) return { errorCode: ErrorCode.invalidParameter, errorMessage: 'Invalid amount' };
     const currency = params.currency ? Number(params.currency) : CURRENCY_RUB;
     if (currency !== CURRENCY_RUB) return { errorCode: ErrorCode.unknownCurrency, errorMessage: 'Unknown currency' };
     const receiptItems = parseBundle(params.orderBundle);
-    if (receiptItems === null) return { errorCode: ErrorCode.accessDenied, errorMessage: 'Invalid orderBundle' };
+    if (receiptItems === null) return { errorCode: ErrorCode.invalidParameter, errorMessage: 'Invalid orderBundle' };
+    if (receiptItems.length > 0 && receiptItems.reduce((sum, item) => sum + item.itemAmount, 0) !== amount) {
+      return { errorCode: ErrorCode.invalidParameter, errorMessage: 'Sum of orderBundle items does not match amount' };
+    }
     const sessionTimeoutSecs = params.sessionTimeoutSecs ? Number(params.sessionTimeoutSecs) : SESSION_TIMEOUT_SECS;
     if (!Number.isInteger(sessionTimeoutSecs) || sessionTimeoutSecs <= 0) {
-      return { errorCode: ErrorCode.accessDenied, errorMessage: 'Invalid sessionTimeoutSecs' };
+      return { errorCode: ErrorCode.invalidParameter, errorMessage: 'Invalid sessionTimeoutSecs' };
     }
 
     const existing = this.byNumber.get(orderNumber);
@@ -131,7 +134,10 @@ export class SimulatedOrderBook {
     if (!this.isPayable(order)) return 'not_allowed';
     switch (outcome) {
       case 'success':
-        Object.assign(order, { status: OrderStatus.deposited, actionCode: ActionCode.approved, depositedAt: this.now(), method });
+        order.status = OrderStatus.deposited;
+        order.actionCode = ActionCode.approved;
+        order.depositedAt = this.now();
+        order.method = method;
         this.onEvent({ order, operation: 'deposited', success: true });
         break;
       case 'insufficient_funds':
@@ -150,7 +156,8 @@ export class SimulatedOrderBook {
 
   refund(order: SimulatedOrder): Transition {
     if (order.status !== OrderStatus.deposited) return 'not_allowed';
-    Object.assign(order, { status: OrderStatus.refunded, refundedAmount: order.amount });
+    order.status = OrderStatus.refunded;
+    order.refundedAmount = order.amount;
     this.onEvent({ order, operation: 'refunded', success: true });
     return 'done';
   }
@@ -158,14 +165,17 @@ export class SimulatedOrderBook {
   /** The disputed amount is returned to the payer, so the order reads as refunded with the chargeback flag. */
   chargeback(order: SimulatedOrder): Transition {
     if (order.status !== OrderStatus.deposited) return 'not_allowed';
-    Object.assign(order, { status: OrderStatus.refunded, refundedAmount: order.amount, chargeback: true });
+    order.status = OrderStatus.refunded;
+    order.refundedAmount = order.amount;
+    order.chargeback = true;
     this.onEvent({ order, operation: 'chargeback', success: true });
     return 'done';
   }
 
   expire(order: SimulatedOrder): Transition {
     if (order.status !== OrderStatus.registered) return 'not_allowed';
-    Object.assign(order, { status: OrderStatus.declined, actionCode: ActionCode.sessionExpired });
+    order.status = OrderStatus.declined;
+    order.actionCode = ActionCode.sessionExpired;
     this.onEvent({ order, operation: 'declinedByTimeout', success: false });
     return 'done';
   }
