@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from './config';
-import { createLogger } from './logger';
+import { createLogger, flushLogs } from './logger';
 import { startInfrastructure } from './infrastructure';
 import { startWeb, type RunningRole } from './api/web';
 
@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     for (const role of running) await role.stop();
     await infrastructure.stop();
     log.info('stopped');
+    await flushLogs(log);
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

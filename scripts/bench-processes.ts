@@ -1,0 +1,55 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePort } from '../test/harness';
+
+/** Servers under benchmark run in their own processes, so the load generator does not share their event loop. */
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const distRoot = path.join(__dirname, '..');
+
+async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${url} did not answer /healthz`);
+}
+
+function stopper(child: ChildProcess): () => Promise<void> {
+  return () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+}
+
+export async function startBareKoa(): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(distRoot, 'scripts', 'bare-koa.js')], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(url, child);
+  return { url, child, stop: stopper(child) };
+}
+
+/** A real service process (`node dist/main.js <roles>`) on the given database and storage. */
+export async function startService(roles: string[], env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(distRoot, 'main.js'), ...roles], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealth(url, child);
+  return { url, child, stop: stopper(child) };
+}
