@@ -1,7 +1,11 @@
 import { ConfigError, loadConfig } from './config';
 import { createLogger, flushLogs } from './logger';
 import { startInfrastructure } from './infrastructure';
-import { startWeb, type RunningRole } from './api/web';
+import { startWeb } from './api/web';
+import type { RunningPart } from './api/services';
+import { startWorker } from './workers/worker';
+import { startMedia } from './workers/media';
+import { startScheduler } from './workers/scheduler';
 
 /**
  * One entry for every process type of the Procfile: `node dist/main.js <role...>`.
@@ -30,8 +34,12 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel);
   const jobRoles = roles.some((role) => role !== 'web');
   const infrastructure = await startInfrastructure(config, log, { supervise: jobRoles, schedule: roles.includes('scheduler') });
-  const running: RunningRole[] = [];
-  if (roles.includes('web')) running.push(await startWeb(infrastructure.services));
+  const { services } = infrastructure;
+  const running: RunningPart[] = [];
+  if (roles.includes('worker')) running.push(await startWorker(services));
+  if (roles.includes('media')) running.push(await startMedia(services));
+  if (roles.includes('scheduler')) running.push(await startScheduler(services));
+  if (roles.includes('web')) running.push(await startWeb(services));
   log.info({ roles }, 'started');
 
   let stopping = false;
@@ -43,7 +51,8 @@ async function main(): Promise<void> {
       log.error('shutdown took too long; exiting');
       process.exit(1);
     }, forceExitAfterMs).unref();
-    for (const role of running) await role.stop();
+    // The web server first (stop taking requests), then the job roles, then the infrastructure.
+    for (const role of [...running].reverse()) await role.stop();
     await infrastructure.stop();
     log.info('stopped');
     await flushLogs(log);

@@ -12,3 +12,13 @@ export interface Services {
   boss: PgBoss;
   storage: Storage;
 }
+
+/** Something a process role started and must stop at shutdown (a server, a job loop, a listener). */
+export interface RunningPart {
+  stop(): Promise<void>;
+}
+
+/** Stops parts in reverse start order, so later parts (which may use earlier ones) go first. */
+export function stopAll(parts: RunningPart[]): RunningPart {
+  return { stop: async () => { for (const part of [...parts].reverse()) await part.stop(); } };
+}

@@ -2,17 +2,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { allRoutes } from './routes';
-import type { Services } from './services';
-
-export interface RunningRole {
-  stop(): Promise<void>;
-}
+import type { RunningPart, Services } from './services';
 
 /**
  * The `web` role: the REST API and its SSE streams on one HTTP server. Stopping refuses new
  * connections and lets in-flight requests finish.
  */
-export async function startWeb(services: Services): Promise<RunningRole & { url: string }> {
+export async function startWeb(services: Services): Promise<RunningPart & { url: string }> {
   const app = createApp(services, allRoutes(services.config.publicBaseUrl));
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;

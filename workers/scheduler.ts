@@ -1,0 +1,11 @@
+import { stopAll, type RunningPart, type Services } from '../api/services';
+
+/**
+ * The `scheduler` role: timed work through pg-boss cron (guest clean-up, payment reconciliation,
+ * chargeback watch). pg-boss lets only one copy fire each schedule, so several may run.
+ */
+export async function startScheduler(services: Services): Promise<RunningPart> {
+  const parts: RunningPart[] = [];
+  services.log.info({ role: 'scheduler', parts: parts.length }, 'role started');
+  return stopAll(parts);
+}
