@@ -1,0 +1,70 @@
+import sharp from 'sharp';
+import { evenSizeForShortSide } from '../../media/dimensions';
+
+/** The provider could not use the photos it was given: answered as 400 `bad_input_image`. */
+export class BadInputImageError extends Error {
+  override readonly name = 'BadInputImageError';
+}
+
+/** The first photo, oriented and downscaled once at submission, as raw RGB; every model renders from it. */
+export interface Still {
+  data: Buffer;
+  width: number;
+  height: number;
+}
+
+/** Contract B: a photo above about 100 megapixels fails as `bad_input_image`. */
+const MAX_PIXELS = 100_000_000;
+const MAX_PHOTO_BYTES = 50 * 1024 * 1024;
+const DOWNLOAD_TIMEOUT_MS = 15_000;
+/** Small stills keep per-task work low under load; even sides suit H.264 in yuv420p. */
+const STILL_SHORT_SIDE = 480;
+
+/** Downloads every input the way a provider does, over HTTP. */
+export function downloadPhotos(urls: string[], signal: AbortSignal): Promise<Buffer[]> {
+  return Promise.all(urls.map((url, index) => download(url, signal).catch((error: unknown) => {
+    throw new BadInputImageError(`input ${index} could not be downloaded: ${(error as Error).message}`);
+  })));
+}
+
+async function download(url: string, signal: AbortSignal): Promise<Buffer> {
+  const response = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS)]) });
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(`HTTP ${response.status}`);
+  }
+  if (Number(response.headers.get('content-length') ?? 0) > MAX_PHOTO_BYTES) {
+    await response.body?.cancel();
+    throw new Error('file too large');
+  }
+  const body = Buffer.from(await response.arrayBuffer());
+  if (body.length > MAX_PHOTO_BYTES) throw new Error('file too large');
+  return body;
+}
+
+/** Checks the size from the header before decoding, so a huge photo is refused without being decoded. */
+export async function decodeStill(photo: Buffer): Promise<Still> {
+  const metadata = await sharp(photo, { limitInputPixels: false }).metadata().catch(() => {
+    throw new BadInputImageError('the photo is not a readable image');
+  });
+  const { width, height } = metadata.autoOrient;
+  if (width * height > MAX_PIXELS) throw new BadInputImageError(`the photo has ${width}x${height} pixels, above 100 megapixels`);
+  const size = evenSizeForShortSide({ width, height }, STILL_SHORT_SIDE);
+  try {
+    const data = await sharp(photo)
+      .autoOrient()
+      .resize(size.width, size.height, { fit: 'fill' })
+      .flatten({ background: '#ffffff' })
+      .toColourspace('srgb')
+      .raw({ depth: 'uchar' })
+      .toBuffer();
+    return { data, ...size };
+  } catch {
+    throw new BadInputImageError('the photo data is broken');
+  }
+}
+
+/** A sharp pipeline over the still's pixels. */
+export function stillImage(still: Still): sharp.Sharp {
+  return sharp(still.data, { raw: { width: still.width, height: still.height, channels: 3 } });
+}
