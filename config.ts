@@ -33,6 +33,14 @@ function integer(env: Env, name: string, fallback: number, min = 0, max = Number
   return value;
 }
 
+function fraction(env: Env, name: string, fallback: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 1) throw new ConfigError(`${name} must be a number between 0 and 1`);
+  return value;
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = read(env, name);
   if (raw === undefined) return fallback;
@@ -111,8 +119,28 @@ export function loadConfig(env: Env = process.env) {
     guestStartCredits: integer(env, 'GUEST_START_CREDITS', 100),
     welcomeCredits: integer(env, 'WELCOME_CREDITS', 50),
     referralBonus: integer(env, 'REFERRAL_BONUS', 50),
+    guestRetentionDays: integer(env, 'GUEST_RETENTION_DAYS', 30, 1),
+    avatarMaxBytes: integer(env, 'AVATAR_MAX_BYTES', 10 * 1024 * 1024, 1024),
+
+    // Token buckets (burst = capacity, refilled at perMinute) and the login lock and guard.
+    rateLimits: {
+      auth: { burst: integer(env, 'RATE_AUTH_BURST', 100, 1), perMinute: integer(env, 'RATE_AUTH_PER_MINUTE', 60, 1) },
+      write: { burst: integer(env, 'RATE_WRITE_BURST', 120, 1), perMinute: integer(env, 'RATE_WRITE_PER_MINUTE', 60, 1) },
+      read: { burst: integer(env, 'RATE_READ_BURST', 600, 1), perMinute: integer(env, 'RATE_READ_PER_MINUTE', 300, 1) },
+      loginLock: {
+        failures: integer(env, 'LOGIN_LOCK_FAILURES', 10, 1),
+        windowS: integer(env, 'LOGIN_LOCK_WINDOW_S', 900, 1),
+        lockS: integer(env, 'LOGIN_LOCK_S', 900, 1),
+      },
+      loginGuard: {
+        failures: integer(env, 'LOGIN_GUARD_FAILURES', 50, 1),
+        windowS: integer(env, 'LOGIN_GUARD_WINDOW_S', 3600, 1),
+        guardS: integer(env, 'LOGIN_GUARD_S', 3600, 1),
+      },
+    },
 
     idp: {
+      timeoutMs: integer(env, 'IDP_TIMEOUT_MS', 4000, 1),
       a: { issuer: optionalText(env, 'IDP_A_ISSUER'), audiences: list(env, 'IDP_A_AUDIENCE'), jwksUrl: url(env, 'IDP_A_JWKS_URL') },
       b: {
         issuer: optionalText(env, 'IDP_B_ISSUER'),
@@ -130,6 +158,17 @@ export function loadConfig(env: Env = process.env) {
     providerUrl: url(env, 'PROVIDER_URL'),
     simProviderLatencyMs: integer(env, 'SIM_PROVIDER_LATENCY_MS', 1500),
     simProviderPort: integer(env, 'SIM_PROVIDER_PORT', 0, 0, 65535),
+    simProviderFailureRate: fraction(env, 'SIM_PROVIDER_FAILURE_RATE', 0),
+    simProviderConcurrency: integer(env, 'SIM_PROVIDER_CONCURRENCY', 4, 1),
+
+    catalog: {
+      seedDemo: flag(env, 'SEED_DEMO_CATALOG', true),
+      newEffectSlots: integer(env, 'CATALOG_NEW_EFFECT_SLOTS', 3, 0, 100),
+      newEffectDays: integer(env, 'CATALOG_NEW_EFFECT_DAYS', 14, 0, 365),
+      complaintDemoteThreshold: integer(env, 'COMPLAINT_DEMOTE_THRESHOLD', 3, 1),
+      complaintMinAccountAgeDays: integer(env, 'COMPLAINT_MIN_ACCOUNT_AGE_DAYS', 7, 0),
+      thematicSearch: flag(env, 'THEMATIC_SEARCH', false),
+    },
   };
 }
 
