@@ -1,9 +1,9 @@
 import http from 'node:http';
 
 /**
- * A small closed-loop load generator: `concurrency` loops send requests back to back for
- * `durationMs` over keep-alive connections, after a short warm-up. Enough to compare two
- * servers measured in the same run; no absolute claims.
+ * A small closed-loop load generator: `concurrency` loops run a step back to back for `durationMs`
+ * over keep-alive connections, after a short warm-up. Enough to compare two servers measured in
+ * the same run; no absolute claims.
  */
 export interface LoadResult {
   requests: number;
@@ -21,18 +21,31 @@ export interface LoadRequest {
   body?: string;
 }
 
+export interface LoadOptions {
+  concurrency?: number;
+  durationMs?: number;
+  warmupMs?: number;
+}
+
 function percentile(sorted: number[], fraction: number): number {
   if (!sorted.length) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
 }
 
-function send(agent: http.Agent, base: URL, request: LoadRequest): Promise<number> {
+function round(value: number): number {
+  return Math.round(value * 100) / 100;
+}
+
+/** One HTTP request over a keep-alive agent, answering the status and the body text. */
+export function send(agent: http.Agent, baseUrl: string, request: LoadRequest): Promise<{ status: number; body: string }> {
+  const base = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const outgoing = http.request(
       { agent, host: base.hostname, port: base.port, method: request.method ?? 'GET', path: request.path, headers: request.headers },
       (response) => {
-        response.resume();
-        response.on('end', () => resolve(response.statusCode ?? 0));
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
       },
     );
     outgoing.on('error', reject);
@@ -40,32 +53,21 @@ function send(agent: http.Agent, base: URL, request: LoadRequest): Promise<numbe
   });
 }
 
-export async function runLoad(
-  baseUrl: string,
-  next: (index: number) => LoadRequest,
-  options: { concurrency?: number; durationMs?: number; warmupMs?: number; okStatus?: (status: number) => boolean } = {},
-): Promise<LoadResult> {
-  const { concurrency = 32, durationMs = 5000, warmupMs = 1000, okStatus = (status) => status < 400 } = options;
-  const base = new URL(baseUrl);
+/** Runs `step(loop)` in `concurrency` loops; a step answers whether it succeeded. */
+export async function runLoops(step: (loop: number, agent: http.Agent) => Promise<boolean>, options: LoadOptions = {}): Promise<LoadResult> {
+  const { concurrency = 32, durationMs = 5000, warmupMs = 1000 } = options;
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const latencies: number[] = [];
   let errors = 0;
-  let counter = 0;
-  let measuring = false;
-  const warmupEnds = Date.now() + warmupMs;
-  const ends = warmupEnds + durationMs;
-  setTimeout(() => { measuring = true; }, warmupMs);
+  const measureFrom = Date.now() + warmupMs;
+  const ends = measureFrom + durationMs;
 
-  await Promise.all(Array.from({ length: concurrency }, async () => {
+  await Promise.all(Array.from({ length: concurrency }, async (_, loop) => {
     while (Date.now() < ends) {
+      const startedAt = Date.now();
       const started = process.hrtime.bigint();
-      let ok = false;
-      try {
-        ok = okStatus(await send(agent, base, next(counter++)));
-      } catch {
-        ok = false;
-      }
-      if (!measuring || Date.now() > ends) continue;
+      const ok = await step(loop, agent).catch(() => false);
+      if (startedAt < measureFrom || Date.now() > ends) continue;
       if (ok) latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
       else errors += 1;
     }
@@ -82,12 +84,14 @@ export async function runLoad(
   };
 }
 
-function round(value: number): number {
-  return Math.round(value * 100) / 100;
+/** Load from independent requests: `next(i)` names the i-th request. */
+export function runLoad(baseUrl: string, next: (index: number) => LoadRequest, options: LoadOptions = {}): Promise<LoadResult> {
+  let counter = 0;
+  return runLoops(async (_, agent) => (await send(agent, baseUrl, next(counter++))).status < 400, options);
 }
 
 export function formatLoad(name: string, result: LoadResult): string {
-  return `${name.padEnd(44)} ${String(result.rps).padStart(7)} req/s   p50 ${result.p50Ms} ms   p95 ${result.p95Ms} ms   p99 ${result.p99Ms} ms${result.errors ? `   errors ${result.errors}` : ''}`;
+  return `${name.padEnd(46)} ${String(result.rps).padStart(7)} req/s   p50 ${result.p50Ms} ms   p95 ${result.p95Ms} ms   p99 ${result.p99Ms} ms${result.errors ? `   errors ${result.errors}` : ''}`;
 }
 
 /**
@@ -99,14 +103,13 @@ export async function compareLoads(
   subject: () => Promise<LoadResult>,
   rounds = 2,
 ): Promise<{ baseline: LoadResult; subject: LoadResult; ratio: number }> {
-  let best: { baseline: LoadResult | null; subject: LoadResult | null } = { baseline: null, subject: null };
+  let bestBaseline: LoadResult | null = null;
+  let bestSubject: LoadResult | null = null;
   for (let round = 0; round < rounds; round += 1) {
     const a = await baseline();
     const b = await subject();
-    best = {
-      baseline: !best.baseline || a.rps > best.baseline.rps ? a : best.baseline,
-      subject: !best.subject || b.rps > best.subject.rps ? b : best.subject,
-    };
+    if (!bestBaseline || a.rps > bestBaseline.rps) bestBaseline = a;
+    if (!bestSubject || b.rps > bestSubject.rps) bestSubject = b;
   }
-  return { baseline: best.baseline!, subject: best.subject!, ratio: best.subject!.rps / best.baseline!.rps };
+  return { baseline: bestBaseline!, subject: bestSubject!, ratio: bestSubject!.rps / bestBaseline!.rps };
 }
