@@ -112,6 +112,8 @@ export function loadConfig(env: Env = process.env) {
       : null,
     embeddedS3Port: integer(env, 'EMBEDDED_S3_PORT', 0, 0, 65535),
 
+    payments: paymentSettings(env, dataDir),
+
     tokenSecret: secret(env, 'TOKEN_SECRET', dataDir),
     accessTokenTtlS: integer(env, 'ACCESS_TOKEN_TTL_S', 900, 1),
     refreshTokenTtlS: integer(env, 'REFRESH_TOKEN_TTL_S', 2_592_000, 1),
@@ -160,6 +162,16 @@ export function loadConfig(env: Env = process.env) {
     simProviderPort: integer(env, 'SIM_PROVIDER_PORT', 0, 0, 65535),
     simProviderFailureRate: fraction(env, 'SIM_PROVIDER_FAILURE_RATE', 0),
     simProviderConcurrency: integer(env, 'SIM_PROVIDER_CONCURRENCY', 4, 1),
+    generations: generationSettings(env),
+
+    // SSE streams: at most `capPerUser` open at once per user across every stream kind and web
+    // process; each holds a lease row renewed every `heartbeatS` (with a `: ping` comment) that lapses
+    // `leaseS` after its process stops renewing it (a crashed process frees its users' slots).
+    streams: {
+      capPerUser: integer(env, 'STREAM_CAP_PER_USER', 5, 1, 1000),
+      heartbeatS: integer(env, 'STREAM_HEARTBEAT_S', 15, 1, 300),
+      leaseS: integer(env, 'STREAM_LEASE_S', 45, 2, 3600),
+    },
 
     catalog: {
       seedDemo: flag(env, 'SEED_DEMO_CATALOG', true),
@@ -169,6 +181,76 @@ export function loadConfig(env: Env = process.env) {
       complaintMinAccountAgeDays: integer(env, 'COMPLAINT_MIN_ACCOUNT_AGE_DAYS', 7, 0),
       thematicSearch: flag(env, 'THEMATIC_SEARCH', false),
     },
+  };
+}
+
+/**
+ * Payments and the processor. Without PAYMENT_PROCESSOR_URL the built-in simulator is mounted on the
+ * web app at `/sim/processor` and the service talks to it over HTTP like to the real processor.
+ */
+function paymentSettings(env: Env, dataDir: string) {
+  const processorUrl = url(env, 'PAYMENT_PROCESSOR_URL');
+  const login = optionalText(env, 'PAYMENT_PROCESSOR_LOGIN');
+  const password = optionalText(env, 'PAYMENT_PROCESSOR_PASSWORD');
+  if (processorUrl && (!login || !password)) {
+    throw new ConfigError('PAYMENT_PROCESSOR_LOGIN and PAYMENT_PROCESSOR_PASSWORD are required with PAYMENT_PROCESSOR_URL');
+  }
+  return {
+    enabled: flag(env, 'PAYMENTS_ENABLED', true),
+    /** Null: the simulator at `{PUBLIC_BASE_URL}/sim/processor`. */
+    processorUrl,
+    processorLogin: login ?? 'simulator-merchant',
+    processorPassword: password ?? 'simulator-password',
+    notificationSecret: secret(env, 'PAYMENT_NOTIFICATION_SECRET', dataDir),
+    registerTimeoutMs: integer(env, 'PAYMENT_REGISTER_TIMEOUT_MS', 8000, 1, 60_000),
+    statusTimeoutMs: integer(env, 'PAYMENT_STATUS_TIMEOUT_MS', 5000, 1, 60_000),
+    refreshMinIntervalS: integer(env, 'PAYMENT_REFRESH_MIN_INTERVAL_S', 5, 0),
+    reconcileFirstCheckS: integer(env, 'PAYMENT_RECONCILE_FIRST_CHECK_S', 60, 0),
+    reconcileIntervalS: integer(env, 'PAYMENT_RECONCILE_INTERVAL_S', 120, 0),
+    lateCheckIntervalS: integer(env, 'PAYMENT_LATE_CHECK_INTERVAL_S', 600, 0),
+    lateWatchS: integer(env, 'PAYMENT_LATE_WATCH_S', 10_800, 0),
+    chargebackCheckIntervalS: integer(env, 'PAYMENT_CHARGEBACK_CHECK_INTERVAL_S', 21_600, 0),
+    chargebackWatchDays: integer(env, 'PAYMENT_CHARGEBACK_WATCH_DAYS', 45, 0),
+    reconcileBatch: integer(env, 'PAYMENT_RECONCILE_BATCH', 200, 1, 10_000),
+    seedShowcase: flag(env, 'SEED_DEMO_CATALOG', true),
+  };
+}
+
+/** `PROVIDER_ACCOUNTS`: `key:slots,key:slots`; a key may itself contain `:` (the last one separates). */
+function providerAccounts(env: Env, name: string, fallback: string): { apiKey: string; slots: number }[] {
+  const accounts = (read(env, name) ?? fallback).split(',').map((item) => item.trim()).filter(Boolean).map((item) => {
+    const at = item.lastIndexOf(':');
+    const slots = Number(item.slice(at + 1));
+    if (at <= 0 || !/^\d+$/.test(item.slice(at + 1)) || slots < 1 || slots > 1000) {
+      throw new ConfigError(`${name} must be a list of key:slots with 1..1000 slots`);
+    }
+    return { apiKey: item.slice(0, at), slots };
+  });
+  if (new Set(accounts.map((account) => account.apiKey)).size !== accounts.length) throw new ConfigError(`${name} lists a key twice`);
+  return accounts;
+}
+
+/**
+ * The generation pipeline: provider accounts and their slots, waiting budgets, leases and the
+ * pacing of the dispatcher and the poll loop (README "Generations" explains each).
+ */
+function generationSettings(env: Env) {
+  return {
+    providerAccounts: providerAccounts(env, 'PROVIDER_ACCOUNTS', 'sim-account-1:4,sim-account-2:4'),
+    pendingTimeoutS: integer(env, 'PENDING_TIMEOUT_S', 900, 1),
+    providerTimeoutS: integer(env, 'PROVIDER_TIMEOUT_S', 3600, 1),
+    slotLeaseS: integer(env, 'SLOT_LEASE_S', 60, 1, 3600),
+    pollClaimS: integer(env, 'POLL_CLAIM_S', 30, 1, 3600),
+    pollMinIntervalMs: integer(env, 'POLL_MIN_INTERVAL_MS', 100, 10),
+    pollMaxIntervalMs: integer(env, 'POLL_MAX_INTERVAL_MS', 5000, 10),
+    pollBatch: integer(env, 'POLL_BATCH', 100, 1, 10_000),
+    pollConcurrency: integer(env, 'POLL_CONCURRENCY', 16, 1, 1000),
+    dispatchTickMs: integer(env, 'DISPATCH_TICK_MS', 250, 10, 60_000),
+    submitConcurrency: integer(env, 'SUBMIT_CONCURRENCY', 16, 1, 1000),
+    mediaConcurrency: integer(env, 'MEDIA_CONCURRENCY', 2, 1, 64),
+    mediaTimeoutS: integer(env, 'MEDIA_TIMEOUT_S', 600, 1),
+    maxQueuedGenerations: integer(env, 'MAX_QUEUED_GENERATIONS', 100_000, 1),
+    resultUrlTtlS: integer(env, 'RESULT_URL_TTL_S', 3600, 60, 7 * 24 * 3600),
   };
 }
 

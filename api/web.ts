@@ -2,14 +2,19 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { allRoutes } from './routes';
+import type { Middleware } from 'koa';
+import type { ApiContext } from './http/context';
+import { paymentMounts } from './payments/mounts';
+import { referralPageRouter } from './referrals/page';
 import type { RunningPart, Services } from './services';
 
 /**
  * The `web` role: the REST API and its SSE streams on one HTTP server. Stopping refuses new
- * connections and lets in-flight requests finish.
+ * connections, ends open streams and lets in-flight requests finish.
  */
 export async function startWeb(services: Services): Promise<RunningPart & { url: string }> {
-  const app = createApp(services, allRoutes(services.config.publicBaseUrl));
+  const mounts: Middleware<ApiContext['state'], ApiContext>[] = [...paymentMounts(services), referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>];
+  const app = createApp(services, allRoutes(services.config.publicBaseUrl), mounts);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -20,10 +25,12 @@ export async function startWeb(services: Services): Promise<RunningPart & { url:
   services.log.info({ port }, 'web listening');
   return {
     url: `http://127.0.0.1:${port}`,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      }),
+    stop: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Open SSE streams are requests that never finish on their own: end them, then the idle sockets.
+      await app.context.realtime.stop();
+      server.closeIdleConnections();
+      await closed;
+    },
   };
 }

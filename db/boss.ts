@@ -8,7 +8,10 @@ export const queues = {
   generationPoll: 'generation-poll',
   generationMedia: 'generation-media',
   pushSend: 'push-send',
-  accountCleanup: 'account-cleanup',
+  paymentReconcile: 'payment-reconcile',
+  paymentChargebackWatch: 'payment-chargeback-watch',
+  expireGuests: 'expire-guests',
+  revokeIdpB: 'revoke-idp-b',
 } as const;
 
 export type QueueName = (typeof queues)[keyof typeof queues];

@@ -1,4 +1,6 @@
 import { stopAll, type RunningPart, type Services } from '../api/services';
+import { startPaymentJobs } from './payments/jobs';
+import { registerExpireGuests } from './jobs/expire-guests';
 
 /**
  * The `scheduler` role: timed work through pg-boss cron (guest clean-up, payment reconciliation,
@@ -6,6 +8,8 @@ import { stopAll, type RunningPart, type Services } from '../api/services';
  */
 export async function startScheduler(services: Services): Promise<RunningPart> {
   const parts: RunningPart[] = [];
+  parts.push(await startPaymentJobs(services));
+  await registerExpireGuests(services.boss, services);
   services.log.info({ role: 'scheduler', parts: parts.length }, 'role started');
   return stopAll(parts);
 }

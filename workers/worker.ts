@@ -1,4 +1,8 @@
 import { stopAll, type RunningPart, type Services } from '../api/services';
+import { startPushSendJobs } from '../api/devices/push-send-job';
+import { startProvider } from './generations/provider';
+import { startGenerationWorker } from './generations';
+import { registerRevokeIdpB } from './jobs/revoke-idp-b';
 
 /**
  * The `worker` role: the generation pipeline's provider side (lease a slot, submit, poll, finish,
@@ -6,6 +10,10 @@ import { stopAll, type RunningPart, type Services } from '../api/services';
  */
 export async function startWorker(services: Services): Promise<RunningPart> {
   const parts: RunningPart[] = [];
+  parts.push(await startPushSendJobs(services));
+  await registerRevokeIdpB(services.boss, services);
+  const provider = await startProvider(services);
+  parts.push(provider, await startGenerationWorker(services, provider.adapter));
   services.log.info({ role: 'worker', parts: parts.length }, 'role started');
   return stopAll(parts);
 }

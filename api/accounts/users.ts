@@ -1,0 +1,55 @@
+import type { Knex } from 'knex';
+import type { Storage } from '../../media/storage';
+import { schema } from '../http/validation';
+
+/** The User resource of the contract (in `GET /v1/me`, profile answers and every TokenResponse). */
+export interface UserView {
+  id: string;
+  email: string | null;
+  name: string | null;
+  locale: string;
+  is_anonymous: boolean;
+  providers: string[];
+  balance: number;
+  avatar_url: string | null;
+}
+
+export const userSchema = schema.object({
+  id: schema.uuid(),
+  email: schema.nullable(schema.string()),
+  name: schema.nullable(schema.string()),
+  locale: schema.string({ enum: ['ru', 'en'] }),
+  is_anonymous: schema.boolean(),
+  providers: schema.array(schema.string()),
+  balance: schema.integer(),
+  avatar_url: schema.nullable(schema.string()),
+});
+
+/**
+ * Sign-in methods in contract order: `email` when the account has an email and a password, then
+ * linked providers in link order; `idp_c` shows the button of its last sign-in.
+ */
+export async function providersOf(db: Knex, user: { id: string; email: string | null; password_hash: string | null }): Promise<string[]> {
+  const identities = await db('identities').where({ user_id: user.id }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select('provider', 'button');
+  const providers = user.email && user.password_hash ? ['email'] : [];
+  for (const identity of identities) {
+    const value = identity.provider === 'idp_c' ? (identity.button ?? 'btn_1') : identity.provider;
+    if (!providers.includes(value)) providers.push(value);
+  }
+  return providers;
+}
+
+export async function userView(db: Knex, storage: Storage, userId: string): Promise<UserView> {
+  const user = await db('users').where({ id: userId }).first('id', 'email', 'name', 'locale', 'is_anonymous', 'balance', 'avatar_key', 'password_hash');
+  if (!user) throw new Error(`user ${userId} does not exist`);
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    locale: user.locale,
+    is_anonymous: user.is_anonymous,
+    providers: await providersOf(db, user),
+    balance: user.balance,
+    avatar_url: user.avatar_key ? storage.publicUrl(user.avatar_key) : null,
+  };
+}

@@ -1,0 +1,24 @@
+import { caller } from '../http/authentication';
+import { readBudget } from '../http/rate-limit';
+import { defineRoute } from '../http/route';
+import { schema } from '../http/validation';
+import { referralStats } from './referrals';
+
+export const referralRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/v1/referral',
+    summary: 'Own referral code, share link and statistics; closed to guests.',
+    access: 'registered',
+    limits: [readBudget()],
+    responses: {
+      200: {
+        description: 'Referral statistics',
+        schema: schema.object({ code: schema.string(), link: schema.string(), invited: schema.integer(), credited: schema.integer(), earned: schema.integer() }),
+      },
+    },
+    handler: async (ctx) => {
+      ctx.body = await referralStats(ctx.services.db, ctx.services.config.linkBase, caller(ctx).id);
+    },
+  }),
+];

@@ -1,0 +1,117 @@
+import { expect } from 'chai';
+import { queues } from '../../db/boss';
+import { expireGuests, registerExpireGuests } from '../../workers/jobs/expire-guests';
+import { client } from '../client';
+import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
+import { guest, newDeviceId, registered, type Api } from './helpers';
+
+const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 3600 * 1000);
+
+describe('guest expiry job', () => {
+  let app: TestApp;
+  let api: Api;
+
+  before(async () => {
+    app = await startTestApp();
+    api = client(app.url);
+  });
+  after(() => app.close());
+  beforeEach(() => resetDatabase());
+
+  async function ageUser(userId: string, days: number): Promise<void> {
+    await services().db('users').where({ id: userId }).update({ last_sign_in_at: daysAgo(days) });
+  }
+
+  async function putFiles(userId: string): Promise<string[]> {
+    const keys = [`uploads/${userId}/photo.jpg`, `results/${userId}/result.jpg`, `avatars/${userId}/a.jpg`];
+    for (const key of keys) await services().storage.put(key, Buffer.from('x'), 'image/jpeg');
+    return keys;
+  }
+
+  it('deletes guests with no sign-in for more than 30 days, with their files; keeps recent guests and full accounts', async () => {
+    const oldDevice = newDeviceId();
+    const old = await guest(api, oldDevice);
+    const recent = await guest(api);
+    const full = await registered(api);
+    await ageUser(old.body.user.id, 31);
+    await ageUser(recent.body.user.id, 29);
+    await ageUser(full.body.user.id, 400);
+    const oldFiles = await putFiles(old.body.user.id);
+    const recentFiles = await putFiles(recent.body.user.id);
+
+    expect(await expireGuests(services())).to.equal(1);
+
+    const remaining = (await services().db('users').select('id')).map((row) => row.id).sort();
+    expect(remaining).to.deep.equal([recent.body.user.id, full.body.user.id].sort());
+    for (const key of oldFiles) expect(await services().storage.stat(key), key).to.equal(null);
+    for (const key of recentFiles) expect(await services().storage.stat(key), key).not.to.equal(null);
+
+    const again = await guest(api, oldDevice);
+    expect(again.body.user.id).not.to.equal(old.body.user.id);
+    expect(again.body.user.balance, 'the device keeps its start-credit mark').to.equal(0);
+  });
+
+  it('counts a token refresh as a sign-in, so an active guest is kept', async () => {
+    const active = await guest(api);
+    await ageUser(active.body.user.id, 31);
+    expect((await api.post('/v1/auth/refresh', { refresh_token: active.body.refresh_token })).status).to.equal(200);
+    expect(await expireGuests(services())).to.equal(0);
+  });
+
+  it('keeps a guest that signed in or registered while its files were being erased', async () => {
+    const signsIn = await guest(api);
+    const registers = await guest(api);
+    await ageUser(signsIn.body.user.id, 31);
+    await ageUser(registers.body.user.id, 31);
+    const base = services();
+    // A storage that lets both guests come back at the moment the job erases their files.
+    const racingStorage = Object.create(base.storage, {
+      removePrefix: {
+        value: async (prefix: string) => {
+          await base.db('users').where({ id: signsIn.body.user.id }).update({ last_sign_in_at: new Date() });
+          await base.db('users').where({ id: registers.body.user.id }).update({ is_anonymous: false });
+          return base.storage.removePrefix(prefix);
+        },
+      },
+    });
+    expect(await expireGuests({ ...base, storage: racingStorage })).to.equal(0);
+    expect(await base.db('users').count('* as count').first()).to.deep.equal({ count: 2 });
+  });
+
+  it('works through more guests than one batch', async () => {
+    const { db } = services();
+    await db('users').insert(Array.from({ length: 110 }, () => ({ is_anonymous: true, last_sign_in_at: daysAgo(40) })));
+    expect(await expireGuests(services())).to.equal(110);
+  });
+
+  it('honours GUEST_RETENTION_DAYS', async () => {
+    const short = await startTestApp({ config: { GUEST_RETENTION_DAYS: '2' } });
+    try {
+      const first = await guest(api);
+      await ageUser(first.body.user.id, 3);
+      expect(await expireGuests(short.services)).to.equal(1);
+    } finally {
+      await short.close();
+    }
+  });
+
+  it('is registered as an hourly cron job that does the work', async () => {
+    const { boss } = services();
+    const stale = await guest(api);
+    await ageUser(stale.body.user.id, 31);
+    await registerExpireGuests(boss, app.services);
+    try {
+      const schedules = await boss.getSchedules();
+      expect(schedules.find((schedule) => schedule.name === queues.expireGuests)?.cron).to.match(/^\d+ \* \* \* \*$/);
+      await boss.send(queues.expireGuests, {});
+      const deadline = Date.now() + 8000;
+      while ((await services().db('users').where({ id: stale.body.user.id }).first()) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(await services().db('users').where({ id: stale.body.user.id }).first()).to.equal(undefined);
+    } finally {
+      await boss.offWork(queues.expireGuests);
+      await boss.unschedule(queues.expireGuests);
+    }
+  });
+});
