@@ -6,6 +6,9 @@ import type { Config } from './config';
 import type { Logger } from './logger';
 import { startEmbeddedS3, Storage } from './media/storage';
 import type { Services } from './api/services';
+import { seedDemoCatalogIfEmpty } from './api/catalog/demo-catalog';
+import { createPaymentProcessor } from './api/payments/processor-of';
+import { seedPaymentShowcase } from './api/payments/seed';
 
 export interface Infrastructure {
   services: Services;
@@ -36,13 +39,15 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
     }
     const storage = new Storage(storageSettings);
     await storage.ensureBucket();
+    if (config.catalog.seedDemo) await seedDemoCatalogIfEmpty(db, storage, log);
+    if (config.payments.seedShowcase && (await seedPaymentShowcase(db))) log.info('demo payment showcase seeded');
 
     const boss = await startBoss(postgres.url, options);
     boss.on('error', (error) => log.error({ err: error }, 'pg-boss error'));
     stops.unshift(() => boss.stop({ graceful: true, wait: true, timeout: Math.max(1000, config.shutdownTimeoutMs - 5000) }));
 
     return {
-      services: { config, log, db, boss, storage },
+      services: { config, log, db, boss, storage, paymentProcessor: createPaymentProcessor(config) },
       stop: async () => {
         for (const stop of stops) await stop().catch((error) => log.error({ err: error }, 'error while stopping'));
       },

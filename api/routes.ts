@@ -2,10 +2,22 @@ import type { Route } from './http/route';
 import { openApiDocument } from './openapi';
 import { defineRoute } from './http/route';
 import { unbuiltRoutes } from './unbuilt';
+import { paymentRoutes } from './payments/routes';
+import { offerRoutes } from './offers/routes';
+import { catalogRoutes } from './catalog/routes';
+import { creditRoutes } from './credits/routes';
+import { authRoutes } from './accounts/routes';
+import { profileRoutes } from './accounts/profile-routes';
+import { identityRoutes } from './identity/routes';
+import { referralRoutes } from './referrals/routes';
+import { uploadRoutes } from './uploads/routes';
+import { generationRoutes } from './generations/routes';
+import { realtimeRoutes } from './realtime/routes';
+import { deviceRoutes } from './devices/routes';
 
 /** Every `/v1` route of the service: the domains' tables, then the contract paths not built yet. */
 export function allRoutes(publicBaseUrl: string): Route[] {
-  const built: Route[] = [];
+  const built: Route[] = [...paymentRoutes, ...offerRoutes, ...authRoutes, ...identityRoutes, ...profileRoutes, ...referralRoutes, ...creditRoutes, ...catalogRoutes(), ...uploadRoutes, ...generationRoutes, ...realtimeRoutes, ...deviceRoutes];
   const routes = [...built, ...unbuiltRoutes];
   let document: Record<string, unknown> | null = null;
   const openapi = defineRoute({

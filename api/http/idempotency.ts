@@ -101,6 +101,19 @@ export async function finishKey(db: Knex, userId: string, pair: KeyPair, key: st
   await db('idempotency_keys').where({ user_id: userId, pair, key }).update({ in_progress_until: null });
 }
 
+/**
+ * A retry after the first request broke on the server side (its in-progress mark ran out while its
+ * object was left unfinished): marks the key in progress again for this retry. False when another
+ * retry reclaimed it first, which then answers `409 request_in_progress`.
+ */
+export async function reclaimKey(db: Knex, userId: string, pair: KeyPair, key: string, inProgressForSeconds: number): Promise<boolean> {
+  const updated = await db('idempotency_keys')
+    .where({ user_id: userId, pair, key })
+    .andWhere((query) => query.whereNull('in_progress_until').orWhere('in_progress_until', '<=', db.fn.now()))
+    .update({ in_progress_until: db.raw('now() + make_interval(secs => ?)', [inProgressForSeconds]) });
+  return updated === 1;
+}
+
 /** The creation failed after the key was bound (the processor refused or was silent): the key is free again. */
 export async function releaseKey(db: Knex, userId: string, pair: KeyPair, key: string): Promise<void> {
   await db('idempotency_keys').where({ user_id: userId, pair, key }).delete();

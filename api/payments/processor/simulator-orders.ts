@@ -172,6 +172,19 @@ export class SimulatedOrderBook {
     return 'done';
   }
 
+  /**
+   * The bank confirms a capture after the order was declined or its session ended (a bank transfer
+   * that settled late): the rare move of a `failed` or `expired` payment to `succeeded`.
+   */
+  lateCapture(order: SimulatedOrder): Transition {
+    if (order.status !== OrderStatus.declined) return 'not_allowed';
+    order.status = OrderStatus.deposited;
+    order.actionCode = ActionCode.approved;
+    order.depositedAt = this.now();
+    this.onEvent({ order, operation: 'deposited', success: true });
+    return 'done';
+  }
+
   expire(order: SimulatedOrder): Transition {
     if (order.status !== OrderStatus.registered) return 'not_allowed';
     order.status = OrderStatus.declined;

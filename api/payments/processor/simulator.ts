@@ -155,6 +155,7 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
     chargeback: (order) => book.chargeback(order),
     expire: (order) => book.expire(order),
     'sbp-pay': (order) => book.pay(order, 'success', 'sbp'),
+    'late-capture': (order) => book.lateCapture(order),
   };
 
   router.post('/orders/:orderId/:action', (ctx, next) => {

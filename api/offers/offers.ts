@@ -1,0 +1,129 @@
+import type { Knex } from 'knex';
+import { errors } from '../http/errors';
+import type { Language, ProductRow, ProductView } from '../payments/interfaces';
+import { isUuid } from '../payments/payments';
+import { productView } from '../payments/products';
+
+/**
+ * Special offers (contract part B): an issue opens a window fixed at the moment of the issue; a
+ * repeat while it lives returns the same issue, so an app restart never extends it. The operator's
+ * `offers` table says what is offered, for how long and how many times per account.
+ */
+
+interface IssueRow {
+  id: string;
+  offer_id: string;
+  user_id: string;
+  issued_at: Date;
+  expires_at: Date;
+  dismissed_at: Date | null;
+}
+
+interface LiveIssue extends IssueRow {
+  code: string;
+  seconds_left: number;
+  product: ProductRow;
+}
+
+export interface OfferView {
+  id: string;
+  code: string;
+  expires_in: number;
+  is_dismissed: boolean;
+  product: ProductView;
+}
+
+/** Paid means money arrived once, whatever happened to it later. */
+const paidStatuses = ['succeeded', 'refunded'];
+
+/** The caller's issue whose window is open, whose offer and pack are on, and whose pack is not paid. */
+async function liveIssue(db: Knex, userId: string): Promise<LiveIssue | null> {
+  const row = await db('offer_issues as oi')
+    .join('offers as o', 'o.id', 'oi.offer_id')
+    .join('payment_products as p', 'p.id', 'o.product_id')
+    .where('oi.user_id', userId)
+    .andWhere('oi.expires_at', '>', db.fn.now())
+    .andWhere('o.enabled', true)
+    .andWhere('p.enabled', true)
+    .whereNotExists((paid) => paid.select(db.raw('1')).from('payments as pay')
+      .whereRaw('pay.user_id = oi.user_id and pay.product_id = o.product_id')
+      .whereIn('pay.status', paidStatuses))
+    .orderBy('oi.issued_at', 'desc')
+    .first(
+      'oi.*',
+      'o.code',
+      db.raw('greatest(0, floor(extract(epoch from oi.expires_at - now())))::integer as seconds_left'),
+      db.raw('row_to_json(p.*) as product'),
+    );
+  return row ?? null;
+}
+
+function offerView(issue: LiveIssue, language: Language): OfferView {
+  return {
+    id: issue.id,
+    code: issue.code,
+    expires_in: issue.seconds_left,
+    is_dismissed: issue.dismissed_at !== null,
+    product: productView(issue.product, language),
+  };
+}
+
+/** `GET /v1/offers/current`: the live offer, without side effects. */
+export async function currentOffer(db: Knex, userId: string, language: Language): Promise<OfferView | null> {
+  const issue = await liveIssue(db, userId);
+  return issue ? offerView(issue, language) : null;
+}
+
+/**
+ * `POST /v1/offers/paywall-dismissed`: the live offer, else a new issue of the first enabled offer
+ * this account still has issues of, else null. Never to an account with a paid purchase.
+ */
+export async function offerAfterPaywall(db: Knex, userId: string, language: Language): Promise<OfferView | null> {
+  const issued = await db.transaction(async (trx) => {
+    // Two taps at once must not open two windows.
+    await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`offers:${userId}`]);
+    const live = await liveIssue(trx, userId);
+    if (live) return true;
+    const paid = await trx('payments').where({ user_id: userId }).whereIn('status', paidStatuses).first('id');
+    if (paid) return false;
+    const offer = await trx('offers as o')
+      .join('payment_products as p', 'p.id', 'o.product_id')
+      .where({ 'o.enabled': true, 'p.enabled': true })
+      .andWhere('o.max_issues_per_account', '>', trx('offer_issues as oi').count('*').whereRaw('oi.offer_id = o.id').andWhere('oi.user_id', userId))
+      .orderBy([{ column: 'o.position' }, { column: 'o.created_at' }])
+      .first<{ id: string; window_seconds: number } | undefined>('o.id', 'o.window_seconds');
+    if (!offer) return false;
+    await trx('offer_issues').insert({
+      offer_id: offer.id,
+      user_id: userId,
+      expires_at: trx.raw('now() + make_interval(secs => ?)', [offer.window_seconds]),
+    });
+    return true;
+  });
+  return issued ? currentOffer(db, userId, language) : null;
+}
+
+/** `POST /v1/offers/{id}/dismiss`: marks the screen closed; the offer stays payable. */
+export async function dismissIssue(db: Knex, userId: string, issueId: string): Promise<void> {
+  const issue = isUuid(issueId) ? await db('offer_issues').where({ id: issueId, user_id: userId }).first('id') : undefined;
+  if (!issue) throw errors.notFound();
+  await db('offer_issues').where({ id: issueId }).whereNull('dismissed_at').update({ dismissed_at: db.fn.now() });
+}
+
+/**
+ * Before an order for an offer-only pack goes to the processor: the pack must have been issued to
+ * the caller, its window must be open and it must not be paid yet; otherwise `403 forbidden`.
+ * Returns the issue the payment is made under.
+ */
+export async function checkOfferPurchase(trx: Knex.Transaction, userId: string, product: ProductRow): Promise<string> {
+  const issue = await trx('offer_issues as oi')
+    .join('offers as o', 'o.id', 'oi.offer_id')
+    .where({ 'oi.user_id': userId, 'o.product_id': product.id })
+    .orderBy('oi.expires_at', 'desc')
+    .first<{ id: string; open: boolean } | undefined>('oi.id', trx.raw('(oi.expires_at > now() and o.enabled) as open'));
+  if (!issue) throw errors.forbidden('This offer was not issued to you.');
+  if (!issue.open) throw errors.forbidden('This offer is over.');
+  const paid = await trx('payments').where({ user_id: userId, product_id: product.id }).whereIn('status', paidStatuses).first('id');
+  if (paid) throw errors.forbidden('This offer is already paid.');
+  return issue.id;
+}

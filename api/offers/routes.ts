@@ -1,0 +1,66 @@
+import { caller } from '../http/authentication';
+import { readBudget } from '../http/rate-limit';
+import { defineRoute } from '../http/route';
+import { schema } from '../http/validation';
+import { profileLanguage } from '../payments/products';
+import type { ApiContext } from '../http/context';
+import { currentOffer, dismissIssue, offerAfterPaywall, type OfferView } from './offers';
+
+const offerSchema = schema.nullable(schema.object({
+  id: schema.uuid(),
+  code: schema.string(),
+  expires_in: schema.integer(),
+  is_dismissed: schema.boolean(),
+  product: schema.object({
+    id: schema.uuid(), code: schema.string(), title: schema.string(), price_minor: schema.integer(), credits: schema.integer(), badge: schema.nullable(schema.string()),
+  }),
+}));
+
+/** "No offer" is a JSON `null` body with 200 (Koa would turn a null body into a 204). */
+function answerOffer(ctx: ApiContext, offer: OfferView | null): void {
+  ctx.status = 200;
+  ctx.type = 'application/json';
+  ctx.body = offer === null ? 'null' : offer;
+}
+
+export const offerRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/v1/offers/paywall-dismissed',
+    summary: 'The main paywall was closed: the live special offer, a newly issued one, or null.',
+    access: 'registered',
+    limits: [readBudget()],
+    responses: { 200: { description: 'Offer or null', schema: offerSchema } },
+    handler: async (ctx) => {
+      const userId = caller(ctx).id;
+      const { db } = ctx.services;
+      answerOffer(ctx, await offerAfterPaywall(db, userId, await profileLanguage(db, userId)));
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/offers/current',
+    summary: 'The live special offer without side effects, or null.',
+    access: 'registered',
+    limits: [readBudget()],
+    responses: { 200: { description: 'Offer or null', schema: offerSchema } },
+    handler: async (ctx) => {
+      const userId = caller(ctx).id;
+      const { db } = ctx.services;
+      answerOffer(ctx, await currentOffer(db, userId, await profileLanguage(db, userId)));
+    },
+  }),
+  defineRoute<unknown, unknown, { id: string }>({
+    method: 'POST',
+    path: '/v1/offers/{id}/dismiss',
+    summary: 'The offer screen was closed: the offer stays payable and shows `is_dismissed: true`. 204, also on repeat.',
+    access: 'registered',
+    limits: [readBudget()],
+    params: schema.object({ id: schema.string() }, ['id']),
+    responses: { 204: { description: 'Dismissed' }, 404: { description: 'Absent or another user\'s issue' } },
+    handler: async (ctx, { params }) => {
+      await dismissIssue(ctx.services.db, caller(ctx).id, params.id);
+      ctx.status = 204;
+    },
+  }),
+];

@@ -1,0 +1,39 @@
+import type { Knex } from 'knex';
+import type { PaymentRow, PaymentView } from './interfaces';
+
+const uuidFormat = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(text: string): boolean {
+  return uuidFormat.test(text);
+}
+
+/** The caller's own payment; null for an absent one, another user's, or an id that is no UUID. */
+export async function findOwnPayment(db: Knex, userId: string, paymentId: string): Promise<PaymentRow | null> {
+  if (!isUuid(paymentId)) return null;
+  const row = await db('payments').where({ id: paymentId, user_id: userId }).first<PaymentRow | undefined>('*');
+  return row ?? null;
+}
+
+export async function findPayment(db: Knex, paymentId: string): Promise<PaymentRow | null> {
+  if (!isUuid(paymentId)) return null;
+  const row = await db('payments').where({ id: paymentId }).first<PaymentRow | undefined>('*');
+  return row ?? null;
+}
+
+/** The contract's Payment. `receipt_url` appears from `succeeded` on; `payment_url` only when asked. */
+export function paymentView(row: PaymentRow, paymentUrl?: string): PaymentView {
+  const paid = row.status === 'succeeded' || row.status === 'refunded';
+  return {
+    id: row.id,
+    status: row.status,
+    product_id: row.product_id,
+    amount_minor: row.amount_minor,
+    currency: row.currency,
+    credits: row.credits,
+    method: row.method,
+    created_at: row.created_at.toISOString(),
+    paid_at: row.paid_at?.toISOString() ?? null,
+    receipt_url: paid ? row.receipt_url : null,
+    ...(paymentUrl === undefined ? {} : { payment_url: paymentUrl }),
+  };
+}

@@ -1,0 +1,34 @@
+import type { Config } from '../../config';
+import type { Services } from '../services';
+import { ProcessorClient } from './processor/client';
+import type { PaymentProcessor } from './processor/payment-processor';
+import { SIMULATOR_PREFIX } from './processor/simulator';
+
+/** Where the processor's API is: the configured URL, or the simulator mounted on our own web app. */
+export function processorBaseUrl(config: Config): string {
+  return config.payments.processorUrl ?? `${config.publicBaseUrl}${SIMULATOR_PREFIX}`;
+}
+
+export function createPaymentProcessor(config: Config): PaymentProcessor {
+  const settings = config.payments;
+  return new ProcessorClient({
+    baseUrl: processorBaseUrl(config),
+    userName: settings.processorLogin,
+    password: settings.processorPassword,
+    notificationSecret: settings.notificationSecret,
+    timeouts: { registerMs: settings.registerTimeoutMs, statusMs: settings.statusTimeoutMs },
+  });
+}
+
+const builtFromConfig = new WeakMap<Config, PaymentProcessor>();
+
+/** The processor of these services; one built from their config when none was given. */
+export function paymentProcessorOf(services: Services): PaymentProcessor {
+  if (services.paymentProcessor) return services.paymentProcessor;
+  let processor = builtFromConfig.get(services.config);
+  if (!processor) {
+    processor = createPaymentProcessor(services.config);
+    builtFromConfig.set(services.config, processor);
+  }
+  return processor;
+}

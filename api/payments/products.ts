@@ -1,0 +1,37 @@
+import type { Knex } from 'knex';
+import { languageOf, type Language, type ProductRow, type ProductView } from './interfaces';
+
+/** The operator's showcase: enabled packs that are sold directly, in showcase order. */
+export async function showcase(db: Knex): Promise<ProductRow[]> {
+  return db('payment_products')
+    .where({ enabled: true, offer_only: false })
+    .orderBy([{ column: 'position' }, { column: 'created_at' }, { column: 'code' }])
+    .select<ProductRow[]>('*');
+}
+
+/** A pack payments may be created for: present and switched on (offer-only packs included). */
+export async function findPurchasableProduct(db: Knex, productId: string): Promise<ProductRow | null> {
+  const row = await db('payment_products').where({ id: productId, enabled: true }).first<ProductRow | undefined>('*');
+  return row ?? null;
+}
+
+export function productView(row: ProductRow, language: Language): ProductView {
+  return {
+    id: row.id,
+    code: row.code,
+    title: language === 'en' ? row.title_en : row.title_ru,
+    price_minor: row.price_minor,
+    credits: row.credits,
+    badge: row.badge,
+  };
+}
+
+/** The caller's profile locale, which picks titles and the payment page language. */
+export async function profileLocale(db: Knex, userId: string): Promise<string> {
+  const row = await db('users').where({ id: userId }).first<{ locale: string } | undefined>('locale');
+  return row?.locale ?? 'ru';
+}
+
+export async function profileLanguage(db: Knex, userId: string): Promise<Language> {
+  return languageOf(await profileLocale(db, userId));
+}

@@ -1,0 +1,119 @@
+import { caller } from '../http/authentication';
+import { errors } from '../http/errors';
+import { idempotencyKeyOf } from '../http/idempotency';
+import { readBudget, writeBudget } from '../http/rate-limit';
+import { defineRoute } from '../http/route';
+import { schema } from '../http/validation';
+import { createPayment, type CreatePaymentBody } from './create-payment';
+import { languageOf } from './interfaces';
+import { findOwnPayment, paymentView } from './payments';
+import { productView, profileLocale, showcase } from './products';
+import { refreshPayment } from './refresh';
+import { paymentStreamRoute } from './stream';
+
+const productSchema = schema.object({
+  id: schema.uuid(),
+  code: schema.string(),
+  title: schema.string(),
+  price_minor: schema.integer(),
+  credits: schema.integer(),
+  badge: schema.nullable(schema.string()),
+}, ['id', 'code', 'title', 'price_minor', 'credits', 'badge']);
+
+const paymentProperties = {
+  id: schema.uuid(),
+  status: schema.string({ enum: ['created', 'succeeded', 'failed', 'expired', 'refunded'] }),
+  product_id: schema.uuid(),
+  amount_minor: schema.integer(),
+  currency: schema.integer(),
+  credits: schema.integer(),
+  method: schema.string({ enum: ['card', 'sbp'] }),
+  created_at: schema.string({ format: 'date-time' }),
+  paid_at: schema.nullable(schema.string({ format: 'date-time' })),
+  receipt_url: schema.nullable(schema.string()),
+};
+const paymentSchema = schema.object(paymentProperties, Object.keys(paymentProperties));
+const createdPaymentSchema = schema.object({ ...paymentProperties, payment_url: schema.string() }, [...Object.keys(paymentProperties), 'payment_url']);
+
+const anyIdParams = schema.object({ id: schema.string() }, ['id']);
+
+const idempotencyHeader = schema.object({ 'idempotency-key': schema.string({ minLength: 16, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
+
+export const paymentRoutes = [
+  // Before `/v1/payments/{id}`, which would otherwise take "products" for an id.
+  defineRoute<unknown, { locale?: 'ru' | 'en' }>({
+    method: 'GET',
+    path: '/v1/payments/products',
+    summary: 'Credit packs in showcase order (offer-only packs never listed). Titles in `locale`, else in the profile locale.',
+    access: 'token',
+    limits: [readBudget()],
+    query: schema.object({ locale: schema.string({ enum: ['ru', 'en'] }) }),
+    responses: {
+      200: {
+        description: 'All packs; not paged in fact',
+        schema: schema.object({ items: schema.array(productSchema), total: schema.integer(), limit: schema.integer(), offset: schema.integer() }),
+      },
+    },
+    handler: async (ctx, { query }) => {
+      const { db } = ctx.services;
+      const language = query.locale ?? languageOf(await profileLocale(db, caller(ctx).id));
+      const items = (await showcase(db)).map((row) => productView(row, language));
+      ctx.body = { items, total: items.length, limit: Math.max(100, items.length), offset: 0 };
+    },
+  }),
+  defineRoute<CreatePaymentBody>({
+    method: 'POST',
+    path: '/v1/payments',
+    summary: 'Creates a payment for a pack and registers the order at the processor (up to ~10 s). Optional Idempotency-Key.',
+    access: 'registered',
+    limits: [writeBudget()],
+    headers: idempotencyHeader,
+    body: schema.object({ product_id: schema.uuid(), method: schema.string({ enum: ['card', 'sbp'] }) }, ['product_id', 'method']),
+    responses: {
+      201: { description: 'Payment with `status: created` and `payment_url`', schema: createdPaymentSchema },
+      403: { description: '`registration_required` for a guest; `forbidden` when the pack\'s purchase limit is used up or an offer-only pack is not payable' },
+      404: { description: 'Pack absent or switched off' },
+      409: { description: '`idempotency_key_reused`, or `request_in_progress` while the first request waits for the processor' },
+      429: { description: 'Write rate (with Retry-After) or more than five unfinished payments (without)' },
+      503: { description: 'Payments switched off or the processor unreachable; the key stays free' },
+    },
+    handler: async (ctx, { body }) => {
+      const key = idempotencyKeyOf(ctx);
+      const created = await createPayment(ctx.services, caller(ctx).id, { product_id: body.product_id.toLowerCase(), method: body.method }, key);
+      ctx.status = created.statusCode;
+      ctx.body = created.payment;
+    },
+  }),
+  defineRoute<unknown, unknown, { id: string }>({
+    method: 'GET',
+    path: '/v1/payments/{id}',
+    summary: 'The caller\'s payment (never with `payment_url`).',
+    access: 'token',
+    limits: [readBudget()],
+    params: schema.object({ id: schema.uuid() }, ['id']),
+    responses: { 200: { description: 'Payment', schema: paymentSchema }, 404: { description: 'Absent or another user\'s payment' } },
+    handler: async (ctx, { params }) => {
+      const payment = await findOwnPayment(ctx.services.db, caller(ctx).id, params.id);
+      if (!payment) throw errors.notFound();
+      ctx.body = paymentView(payment);
+    },
+  }),
+  defineRoute<unknown, unknown, { id: string }>({
+    method: 'POST',
+    path: '/v1/payments/{id}/refresh',
+    summary: 'The payment with its status refreshed from the processor (asked at most once per few seconds per payment).',
+    access: 'token',
+    limits: [readBudget()],
+    // Any id that cannot name the caller's payment is `404`, so the path is not checked as a UUID here.
+    params: anyIdParams,
+    responses: {
+      200: { description: 'Payment', schema: paymentSchema },
+      404: { description: 'Absent or another user\'s payment' },
+      503: { description: 'Payments switched off' },
+    },
+    handler: async (ctx, { params }) => {
+      ctx.body = await refreshPayment(ctx.services, caller(ctx).id, params.id);
+    },
+  }),
+  paymentStreamRoute,
+];

@@ -1,0 +1,54 @@
+import type { Middleware } from 'koa';
+import type { ApiContext } from '../http/context';
+import { checkOrder } from './check-order';
+import { findPayment } from './payments';
+import { paymentProcessorOf } from './processor-of';
+
+export const WEBHOOK_PATH = '/webhooks/payment-processor';
+
+/**
+ * The processor's signed notification (outside `/v1`: not part of the client API). It only says
+ * which order moved; the order's state is then read with a status query and applied, so a duplicate,
+ * a late or an out-of-order notification is harmless. A notification that is unsigned, badly signed
+ * or incomplete changes nothing and is logged. Non-2xx answers make the processor deliver again.
+ */
+export function paymentWebhook(): Middleware<ApiContext['state'], ApiContext> {
+  return async (ctx, next) => {
+    if (ctx.path !== WEBHOOK_PATH) return next();
+    ctx.state.route = WEBHOOK_PATH;
+    const { log } = ctx.services;
+    const answer = (status: number, text: string) => {
+      ctx.status = status;
+      ctx.type = 'text/plain';
+      ctx.body = text;
+    };
+    if (ctx.method !== 'POST' && ctx.method !== 'GET') {
+      ctx.set('Allow', 'GET, POST');
+      return answer(405, 'method not allowed');
+    }
+    const params = stringParams(ctx.method === 'GET' ? ctx.query : ctx.request.body);
+    if (!params.checksum) {
+      log.warn({ requestId: ctx.state.requestId, orderId: params.mdOrder }, 'payments: unsigned notification ignored');
+      return answer(400, 'unsigned notification');
+    }
+    const notification = paymentProcessorOf(ctx.services).verifyNotification(params);
+    if (!notification) {
+      log.warn({ requestId: ctx.state.requestId, orderId: params.mdOrder }, 'payments: notification with a bad signature or fields ignored');
+      return answer(403, 'bad signature');
+    }
+    const payment = await findPayment(ctx.services.db, notification.paymentId);
+    if (!payment || payment.processor_order_id !== notification.orderId) {
+      log.warn({ requestId: ctx.state.requestId, ...notification }, 'payments: notification about an unknown order');
+      return answer(404, 'unknown order');
+    }
+    const outcome = await checkOrder(ctx.services, payment);
+    if (outcome === 'unavailable') return answer(503, 'try again later');
+    log.info({ paymentId: payment.id, operation: notification.operation, outcome }, 'payments: notification handled');
+    return answer(200, 'OK');
+  };
+}
+
+function stringParams(source: unknown): Record<string, string> {
+  if (typeof source !== 'object' || source === null) return {};
+  return Object.fromEntries(Object.entries(source).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+}
