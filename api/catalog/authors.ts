@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import { imageFileType } from '../../media/file-types';
+import type { Storage } from '../../media/storage';
+import { errors } from '../http/errors';
+import { page, pageSchema, pagingProperties, type Page, type Paging } from '../http/paging';
+import { defineRoute } from '../http/route';
+import { schema } from '../http/validation';
+import { availableEffect, curatedOrder } from './catalog-order';
+import { effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
+import { isUuid } from './identifiers';
+import { localeProperty, type Locale } from './locale';
+
+export interface AuthorProfile {
+  id: string;
+  name: string | null;
+  avatar_url: string | null;
+  effects: Page<Effect>;
+}
+
+/**
+ * An author's public page: only what they published (listed effects, in curated order); never
+ * email, earnings, submissions or complaints. Null when the author does not exist, is disabled or
+ * deleted, or has no published effect.
+ */
+export async function authorProfile(db: Knex, url: PublicUrl, authorId: string, locale: Locale, paging: Paging): Promise<AuthorProfile | null> {
+  if (!isUuid(authorId)) return null;
+  const author = await db('authors').where({ id: authorId, disabled: false }).whereNull('deleted_at').first('id', 'name', 'avatar_key');
+  if (!author) return null;
+  const published = `from effects e where e.author_id = :authorId and ${availableEffect('e')}`;
+  const { rows } = await db.raw<{ rows: { total: number; ids: string[] }[] }>(
+    `select (select count(*) ${published}) as total,
+       array(select e.id ${published} order by ${curatedOrder('e')} limit :limit offset :offset) as ids`,
+    { authorId: author.id, ...paging },
+  );
+  const { total, ids } = rows[0];
+  if (!total) return null;
+  return {
+    id: author.id,
+    name: author.name?.trim() || null,
+    avatar_url: author.avatar_key && url(author.avatar_key),
+    effects: page(await loadEffects(db, url, ids, locale), total, paging),
+  };
+}
+
+/**
+ * Counts one view of a community effect's author per viewer per day; the author's own views do
+ * not count. Repeats the same day change nothing (the primary key).
+ */
+export async function countAuthorView(db: Knex, effectId: string, viewerId: string): Promise<void> {
+  await db.raw(
+    `insert into author_views (author_id, viewer_id, day)
+     select a.id, :viewerId, (now() at time zone 'utc')::date
+     from effects e join authors a on a.id = e.author_id
+     where e.id = :effectId and a.user_id is distinct from :viewerId::uuid
+     on conflict do nothing`,
+    { effectId, viewerId },
+  );
+}
+
+/** Stores an author's avatar under an immutable key (a new image gets a new address); returns the key. */
+export async function storeAuthorAvatar(storage: Storage, authorId: string, image: Buffer): Promise<string> {
+  const { extension, contentType } = await imageFileType(image);
+  const key = `authors/${authorId}/${createHash('sha256').update(image).digest('hex').slice(0, 24)}.${extension}`;
+  await storage.put(key, image, contentType);
+  return key;
+}
+
+export const authorRoutes = [
+  defineRoute<unknown, { locale: Locale } & Paging, { author_id: string }>({
+    method: 'GET',
+    path: '/v1/authors/{author_id}',
+    summary: "An author's public profile with the effects they published.",
+    access: 'public',
+    params: schema.object({ author_id: schema.string() }, ['author_id']),
+    query: schema.object({ locale: localeProperty, ...pagingProperties }),
+    responses: {
+      200: {
+        description: 'Author profile',
+        schema: schema.object({
+          id: schema.uuid(),
+          name: schema.nullable(schema.string()),
+          avatar_url: schema.nullable(schema.string()),
+          effects: pageSchema(effectSchema),
+        }),
+      },
+    },
+    handler: async (ctx, { params, query }) => {
+      const { db, storage } = ctx.services;
+      const profile = await authorProfile(db, publicUrlOf(storage), params.author_id, query.locale, { limit: query.limit, offset: query.offset });
+      if (!profile) throw errors.notFound('Author not found.');
+      ctx.body = profile;
+    },
+  }),
+];

@@ -1,0 +1,66 @@
+import type { Knex } from 'knex';
+import { defineRoute } from '../http/route';
+import { schema } from '../http/validation';
+import { byIdOrSlug } from './identifiers';
+import { localeProperty, type Locale } from './locale';
+
+export interface Category {
+  id: string;
+  slug: string;
+  name: string;
+  icon: string;
+  position: number;
+  effect_count: number;
+  gen_count: number;
+}
+
+export const categorySchema = schema.object({
+  id: schema.uuid(),
+  slug: schema.string(),
+  name: schema.string(),
+  icon: schema.string(),
+  position: schema.integer(),
+  effect_count: schema.integer(),
+  gen_count: schema.integer(),
+});
+
+/**
+ * Enabled categories in the operator's order, `position` counting from 0 among them. An effect
+ * counts in every category it is in (so the sum can exceed the number of effects); hidden effects
+ * do not count. `gen_count`, the popularity, is the successful generations of those effects.
+ */
+export async function listCategories(db: Knex, locale: Locale): Promise<Category[]> {
+  const { rows } = await db.raw<{ rows: Category[] }>(
+    `select c.id, c.slug, c.name_${locale} as name, c.icon,
+       (row_number() over (order by c.position, c.slug) - 1)::integer as position,
+       count(e.id)::integer as effect_count,
+       coalesce(sum(e.success_count), 0)::integer as gen_count
+     from categories c
+     left join effect_categories ec on ec.category_id = c.id
+     left join effects e on e.id = ec.effect_id and e.listed
+     where c.enabled
+     group by c.id
+     order by c.position, c.slug`,
+  );
+  return rows;
+}
+
+/** The id of an enabled category given by id or slug, or null. */
+export async function findEnabledCategoryId(db: Knex, idOrSlug: string): Promise<string | null> {
+  const row = await db('categories').where(byIdOrSlug(idOrSlug)).andWhere({ enabled: true }).first('id');
+  return row?.id ?? null;
+}
+
+export const categoryRoutes = [
+  defineRoute<unknown, { locale: Locale }>({
+    method: 'GET',
+    path: '/v1/categories',
+    summary: 'Enabled categories in the operator order, localized.',
+    access: 'public',
+    query: schema.object({ locale: localeProperty }),
+    responses: { 200: { description: 'Categories', schema: schema.array(categorySchema) } },
+    handler: async (ctx, { query }) => {
+      ctx.body = await listCategories(ctx.services.db, query.locale);
+    },
+  }),
+];

@@ -1,0 +1,182 @@
+import type { Knex } from 'knex';
+import type { Storage } from '../../media/storage';
+import { schema, type JsonSchema } from '../http/validation';
+import type { Locale } from './locale';
+
+/** One person an effect takes: `min_photos = 0` marks an optional person. */
+export interface Character {
+  min_photos: number;
+  max_photos: number;
+}
+
+export interface FocusPoint {
+  x: number;
+  y: number;
+}
+
+/** The copies of the poster (and clip) as `effects.preview` keeps them: object keys, not URLs. */
+export interface StoredPreview {
+  thumb: string;
+  card: string;
+  full: string;
+  animation: string | null;
+  video: string | null;
+  width: number;
+  height: number;
+  blurhash: string | null;
+}
+
+export interface EffectPreviewView extends StoredPreview {
+  focus: FocusPoint | null;
+  video_focus: FocusPoint | null;
+}
+
+/** Turns an object key into the address clients load it from (`storage.publicUrl`). */
+export type PublicUrl = (key: string) => string;
+
+/** The Effect of the contract (part B, "Effect"). */
+export interface Effect {
+  id: string;
+  slug: string;
+  category_id: string | null;
+  category_ids: string[];
+  name: string;
+  description: string;
+  preview_url: string;
+  preview_video_url: string | null;
+  preview_animation_url: string | null;
+  preview: EffectPreviewView | null;
+  cost: number;
+  characters: Character[];
+  max_inputs: number;
+  min_inputs: number;
+  output_type: 'image' | 'video';
+  author_id: string | null;
+  author_name: string | null;
+  tags: string[];
+}
+
+const focusSchema = schema.nullable(schema.object({ x: { type: 'number' }, y: { type: 'number' } }, ['x', 'y']));
+const url = schema.string();
+
+export const effectSchema: JsonSchema = schema.object({
+  id: schema.uuid(),
+  slug: schema.string(),
+  category_id: schema.nullable(schema.uuid()),
+  category_ids: schema.array(schema.uuid()),
+  name: schema.string(),
+  description: schema.string(),
+  preview_url: url,
+  preview_video_url: schema.nullable(url),
+  preview_animation_url: schema.nullable(url),
+  preview: schema.nullable(schema.object({
+    thumb: url, card: url, full: url, animation: schema.nullable(url), video: schema.nullable(url),
+    width: schema.integer(), height: schema.integer(), blurhash: schema.nullable(schema.string()),
+    focus: focusSchema, video_focus: focusSchema,
+  })),
+  cost: schema.integer(),
+  characters: schema.array(schema.object({ min_photos: schema.integer(), max_photos: schema.integer() })),
+  max_inputs: schema.integer(),
+  min_inputs: schema.integer(),
+  output_type: schema.string({ enum: ['image', 'video'] }),
+  author_id: schema.nullable(schema.uuid()),
+  author_name: schema.nullable(schema.string()),
+  tags: schema.array(schema.string()),
+});
+
+interface EffectRow {
+  id: string;
+  slug: string;
+  name: string;
+  description: string;
+  poster_key: string;
+  preview_video_key: string | null;
+  preview_animation_key: string | null;
+  preview: StoredPreview | null;
+  focus: FocusPoint | null;
+  video_focus: FocusPoint | null;
+  cost: number;
+  characters: Character[];
+  output_type: 'image' | 'video';
+  author_id: string | null;
+  author_name: string | null;
+  category_ids: string[];
+  tags: string[];
+}
+
+function previewOf(preview: StoredPreview, row: EffectRow, url: PublicUrl): EffectPreviewView {
+  return {
+    thumb: url(preview.thumb),
+    card: url(preview.card),
+    full: url(preview.full),
+    animation: preview.animation && url(preview.animation),
+    video: preview.video && url(preview.video),
+    width: preview.width,
+    height: preview.height,
+    blurhash: preview.blurhash,
+    focus: row.focus,
+    video_focus: preview.video ? row.video_focus : null,
+  };
+}
+
+function effectOf(row: EffectRow, url: PublicUrl): Effect {
+  return {
+    id: row.id,
+    slug: row.slug,
+    category_id: row.category_ids[0] ?? null,
+    category_ids: row.category_ids,
+    name: row.name,
+    description: row.description,
+    preview_url: url(row.poster_key),
+    preview_video_url: row.preview_video_key && url(row.preview_video_key),
+    preview_animation_url: row.preview_animation_key && url(row.preview_animation_key),
+    preview: row.preview && previewOf(row.preview, row, url),
+    cost: row.cost,
+    characters: row.characters,
+    max_inputs: row.characters.reduce((sum, character) => sum + character.max_photos, 0),
+    min_inputs: row.characters.reduce((sum, character) => sum + character.min_photos, 0),
+    output_type: row.output_type,
+    author_id: row.author_id,
+    author_name: row.author_name,
+    tags: row.tags,
+  };
+}
+
+/**
+ * Renders effects as the contract's Effect, in the order of `ids` (missing ids are skipped). Hidden
+ * and unlisted effects render too: a generation made with an effect shows it whatever became of it.
+ *
+ * `category_ids` puts enabled categories first, each group in the effect's own order; `author_name`
+ * is null for official effects, for an author without a name and for a deleted author.
+ */
+export async function loadEffects(db: Knex, url: PublicUrl, ids: string[], locale: Locale): Promise<Effect[]> {
+  if (!ids.length) return [];
+  const { rows } = await db.raw<{ rows: EffectRow[] }>(
+    `select e.id, e.slug, e.name_${locale} as name, e.description_${locale} as description,
+       e.poster_key, e.preview_video_key, e.preview_animation_key, e.preview, e.focus, e.video_focus,
+       e.cost, e.characters, e.output_type, e.author_id,
+       case when a.deleted_at is null then nullif(btrim(a.name), '') end as author_name,
+       array(select c.id from effect_categories ec join categories c on c.id = ec.category_id
+             where ec.effect_id = e.id order by c.enabled desc, ec.position, c.position, c.slug) as category_ids,
+       array(select t.slug from effect_tags et join tags t on t.id = et.tag_id
+             where et.effect_id = e.id order by et.position, t.slug) as tags
+     from effects e left join authors a on a.id = e.author_id
+     where e.id = any(:ids::uuid[])`,
+    { ids },
+  );
+  const byId = new Map(rows.map((row) => [row.id, effectOf(row, url)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/**
+ * One effect rendered for nesting (a generation's detail), or null when it no longer exists.
+ * `storage` makes the preview URLs from the stored keys.
+ */
+export async function effectView(db: Knex, storage: Storage, effectId: string, locale: Locale): Promise<Effect | null> {
+  const [effect] = await loadEffects(db, publicUrlOf(storage), [effectId], locale);
+  return effect ?? null;
+}
+
+export function publicUrlOf(storage: Storage): PublicUrl {
+  return (key) => storage.publicUrl(key);
+}

@@ -1,0 +1,69 @@
+import type { Knex } from 'knex';
+import { errors } from '../http/errors';
+import { pageSchema, pagingProperties, type Paging } from '../http/paging';
+import { defineRoute } from '../http/route';
+import { schema } from '../http/validation';
+import { countAuthorView } from './authors';
+import { effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
+import { listEffects } from './effect-list';
+import { byIdOrSlug } from './identifiers';
+import { localeProperty, type Locale } from './locale';
+import type { ThematicSearch } from './thematic-search';
+
+/** Catalog rule 1: an effect opens by id or slug even when no enabled category lists it; a hidden one does not. */
+export async function openEffect(db: Knex, url: PublicUrl, idOrSlug: string, locale: Locale): Promise<Effect | null> {
+  const row = await db('effects').where(byIdOrSlug(idOrSlug)).andWhere({ hidden: false }).first('id');
+  if (!row) return null;
+  const [effect] = await loadEffects(db, url, [row.id], locale);
+  return effect ?? null;
+}
+
+type ListQuery = { locale: Locale; category?: string; tag?: string; search?: string } & Paging;
+
+export function effectRoutes(options: { thematicSearch?: ThematicSearch }) {
+  return [
+    defineRoute<unknown, ListQuery>({
+      method: 'GET',
+      path: '/v1/effects',
+      summary: 'Listed effects: the curated flat list, one category in its server order, or search results.',
+      access: 'public',
+      query: schema.object({
+        locale: localeProperty,
+        category: schema.string({ maxLength: 64 }),
+        tag: schema.string({ maxLength: 64 }),
+        search: schema.string({ maxLength: 300 }),
+        ...pagingProperties,
+      }),
+      responses: { 200: { description: 'Page of effects', schema: pageSchema(effectSchema) } },
+      handler: async (ctx, { query }) => {
+        const { db, storage, config } = ctx.services;
+        ctx.body = await listEffects(db, publicUrlOf(storage), {
+          locale: query.locale,
+          category: query.category,
+          tag: query.tag,
+          search: query.search,
+          paging: { limit: query.limit, offset: query.offset },
+          newEffects: { slots: config.catalog.newEffectSlots, days: config.catalog.newEffectDays },
+          thematic: config.catalog.thematicSearch ? options.thematicSearch : null,
+        });
+      },
+    }),
+    defineRoute<unknown, { locale: Locale }, { id_or_slug: string }>({
+      method: 'GET',
+      path: '/v1/effects/{id_or_slug}',
+      summary: 'One effect by id or slug; with a valid token, a community effect counts a daily view for its author.',
+      access: 'public',
+      params: schema.object({ id_or_slug: schema.string() }, ['id_or_slug']),
+      query: schema.object({ locale: localeProperty }),
+      responses: { 200: { description: 'Effect', schema: effectSchema } },
+      handler: async (ctx, { params, query, user }) => {
+        const { db, storage } = ctx.services;
+        const effect = await openEffect(db, publicUrlOf(storage), params.id_or_slug, query.locale);
+        if (!effect) throw errors.notFound('Effect not found.');
+        // `public` access leaves `user` null for a missing, expired or broken token: no view then.
+        if (user && effect.author_id) await countAuthorView(db, effect.id, user.id);
+        ctx.body = effect;
+      },
+    }),
+  ];
+}

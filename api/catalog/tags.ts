@@ -1,0 +1,52 @@
+import type { Knex } from 'knex';
+import { defineRoute } from '../http/route';
+import { schema } from '../http/validation';
+import { availableEffect } from './catalog-order';
+import { localeProperty, type Locale } from './locale';
+
+export interface Tag {
+  slug: string;
+  name: string;
+  effect_count: number;
+}
+
+/**
+ * Tags on at least one listed effect, counted over the whole catalog (not per category), most
+ * frequent first; equal counts by slug, so the order is stable.
+ */
+export async function listTags(db: Knex, locale: Locale): Promise<Tag[]> {
+  const { rows } = await db.raw<{ rows: Tag[] }>(
+    `select t.slug, t.name_${locale} as name, count(*)::integer as effect_count
+     from tags t
+     join effect_tags et on et.tag_id = t.id
+     join effects e on e.id = et.effect_id
+     where ${availableEffect('e')}
+     group by t.id
+     order by effect_count desc, t.slug`,
+  );
+  return rows;
+}
+
+export async function findTagId(db: Knex, slug: string): Promise<string | null> {
+  const row = await db('tags').where({ slug }).first('id');
+  return row?.id ?? null;
+}
+
+export const tagRoutes = [
+  defineRoute<unknown, { locale: Locale }>({
+    method: 'GET',
+    path: '/v1/tags',
+    summary: 'Tags on listed effects, most frequent first, with counts over the whole catalog.',
+    access: 'public',
+    query: schema.object({ locale: localeProperty }),
+    responses: {
+      200: {
+        description: 'Tags',
+        schema: schema.array(schema.object({ slug: schema.string(), name: schema.string(), effect_count: schema.integer() })),
+      },
+    },
+    handler: async (ctx, { query }) => {
+      ctx.body = await listTags(ctx.services.db, query.locale);
+    },
+  }),
+];

@@ -1,0 +1,181 @@
+import type { Knex } from 'knex';
+import { createKnex } from '../db/knex';
+import { databaseUrl, startSharedInfrastructure, stopSharedInfrastructure, storageSettings } from '../test/harness';
+import { startBareKoa, startService } from './bench-processes';
+import { compareLoads, formatLoad, runLoad, type LoadOptions, type LoadResult } from './load';
+
+/**
+ * The catalog under load: 10,000 generated effects, then the flat list, a category page and
+ * search, each measured beside the bare Koa route in alternating rounds of the same run.
+ * `benchCatalog` is called by `npm run bench`; `node dist/scripts/bench-catalog.js` runs it alone.
+ */
+
+// Three word lists whose combinations name 10,000 effects differently, in both languages.
+const adjectives = [
+  ['Зимний', 'Winter'], ['Летний', 'Summer'], ['Золотой', 'Golden'], ['Королевский', 'Royal'], ['Неоновый', 'Neon'],
+  ['Винтажный', 'Vintage'], ['Сказочный', 'Fairy'], ['Космический', 'Cosmic'], ['Акварельный', 'Watercolor'], ['Кибер', 'Cyber'],
+  ['Ретро', 'Retro'], ['Мраморный', 'Marble'], ['Пиксельный', 'Pixel'], ['Лесной', 'Forest'], ['Морской', 'Sea'],
+  ['Огненный', 'Fiery'], ['Ледяной', 'Icy'], ['Джазовый', 'Jazz'], ['Уличный', 'Street'], ['Праздничный', 'Festive'],
+];
+const nouns = [
+  ['портрет', 'portrait'], ['пейзаж', 'landscape'], ['образ', 'look'], ['стикер', 'sticker'], ['танец', 'dance'],
+  ['герой', 'hero'], ['рыцарь', 'knight'], ['принцесса', 'princess'], ['самурай', 'samurai'], ['пилот', 'pilot'],
+  ['художник', 'painter'], ['детектив', 'detective'], ['волшебник', 'wizard'], ['астронавт', 'astronaut'], ['пират', 'pirate'],
+  ['музыкант', 'musician'], ['спортсмен', 'athlete'], ['модель', 'model'], ['шеф', 'chef'], ['ковбой', 'cowboy'],
+];
+const styles = [
+  ['аниме', 'anime'], ['комикс', 'comic'], ['масло', 'oil'], ['графика', 'graphics'], ['неон', 'neon'],
+  ['нуар', 'noir'], ['поп-арт', 'pop-art'], ['барокко', 'baroque'], ['импрессионизм', 'impressionism'], ['киберпанк', 'cyberpunk'],
+  ['стимпанк', 'steampunk'], ['минимализм', 'minimalism'], ['сюрреализм', 'surrealism'], ['фэнтези', 'fantasy'], ['укиё-э', 'ukiyo-e'],
+  ['витраж', 'stained-glass'], ['мозаика', 'mosaic'], ['гравюра', 'engraving'], ['пастель', 'pastel'], ['граффити', 'graffiti'],
+  ['кинематограф', 'cinema'], ['сепия', 'sepia'], ['голограмма', 'hologram'], ['оригами', 'origami'], ['пластилин', 'clay'],
+];
+const categories = [
+  ['Портреты', 'Portraits'], ['Весёлое', 'Fun'], ['Видео', 'Video'], ['Праздники', 'Holidays'], ['Аниме', 'Anime'], ['Ретро', 'Retro'],
+  ['Фэнтези', 'Fantasy'], ['Спорт', 'Sports'], ['Мода', 'Fashion'], ['Природа', 'Nature'], ['Семья', 'Family'], ['Архив', 'Archive'],
+];
+const tags = ['portrait', 'winter', 'summer', 'gold', 'royal', 'neon', 'vintage', 'fairy', 'space', 'art', 'retro', 'anime', 'comic',
+  'noir', 'fantasy', 'sport', 'fashion', 'nature', 'family', 'holiday', 'couple', 'kids', 'pets', 'video', 'sticker', 'cinema', 'music',
+  'street', 'sea', 'forest'];
+
+const column = (words: string[][], language: 0 | 1) => words.map((pair) => pair[language]);
+
+/**
+ * Adds `count` generated effects (`bench-effect-N`, replacing those of an earlier run) in 12 bench
+ * categories (the last one disabled, every third effect in a second category, a few pinned and new
+ * ones) with two of 30 tags each. Whatever else the database holds stays.
+ */
+export async function generateBenchCatalog(db: Knex, count: number): Promise<void> {
+  await db('effects').where('slug', 'like', 'bench-effect-%').delete();
+  await db.raw(
+    `insert into categories (slug, name_ru, name_en, position, enabled)
+     select 'bench-category-' || i, (:ru::text[])[i], (:en::text[])[i], 100 + i, i < 12 from generate_series(1, 12) i
+     on conflict (slug) do nothing`,
+    { ru: column(categories, 0), en: column(categories, 1) },
+  );
+  await db.raw(
+    `insert into tags (slug, name_ru, name_en) select slug, slug, slug from unnest(:tags::text[]) slug on conflict (slug) do nothing`,
+    { tags },
+  );
+  await db.raw(
+    `insert into effects (slug, name_ru, name_en, description_ru, description_en, cost, characters, model, position, success_count, poster_key)
+     select 'bench-effect-' || i,
+       (:adjRu::text[])[1 + i % 20] || ' ' || (:nounRu::text[])[1 + (i / 20) % 20] || ': ' || (:styleRu::text[])[1 + (i / 400) % 25],
+       (:adjEn::text[])[1 + i % 20] || ' ' || (:nounEn::text[])[1 + (i / 20) % 20] || ': ' || (:styleEn::text[])[1 + (i / 400) % 25],
+       'Фото превращается в ' || (:styleRu::text[])[1 + (i / 400) % 25] || ' с мягким светом и ярким фоном',
+       'Your photo becomes ' || (:styleEn::text[])[1 + (i / 400) % 25] || ' with soft light and a bright background',
+       10 + i % 40, '[{"min_photos": 1, "max_photos": 1}]', 'image', 1000 + i, (i * 7919) % 1000, 'effects/bench/' || i || '/poster.jpg'
+     from generate_series(0, :count - 1) i`,
+    {
+      count,
+      adjRu: column(adjectives, 0), adjEn: column(adjectives, 1),
+      nounRu: column(nouns, 0), nounEn: column(nouns, 1),
+      styleRu: column(styles, 0), styleEn: column(styles, 1),
+    },
+  );
+  // Generated numbers: the effect's index `n` (position - 1000) and its categories' numbers.
+  const bench = `(select e.id, e.position - 1000 as n from effects e where e.slug like 'bench-effect-%') b`;
+  await db.raw(
+    `insert into effect_categories (effect_id, category_id, position, pinned_top, new_since)
+     select b.id, c.id, 0,
+       case when b.n % 997 = 0 then b.n end,
+       case when b.n % 211 = 0 then now() - interval '1 day' end
+     from ${bench} join categories c on c.slug = 'bench-category-' || (1 + b.n % 12)
+     union all
+     select b.id, c.id, 1, null, null
+     from ${bench} join categories c on c.slug = 'bench-category-' || (1 + (b.n / 3 + 5) % 12)
+     where b.n % 3 = 0 and b.n % 12 <> (b.n / 3 + 5) % 12`,
+  );
+  await db.raw(
+    `insert into effect_tags (effect_id, tag_id, position)
+     select b.id, t.id, 0 from ${bench} join tags t on t.slug = (:tags::text[])[1 + b.n % 30]
+     union all
+     select b.id, t.id, 1 from ${bench} join tags t on t.slug = (:tags::text[])[1 + (b.n / 30 + 7) % 30]
+     where (b.n / 30 + 7) % 30 <> b.n % 30`,
+    { tags },
+  );
+  // Linking the effects rewrote every row (the `listed` trigger); compact the table as a catalog
+  // built over time would be, then as autovacuum would soon: statistics and a visibility map.
+  await db.raw('vacuum full effects');
+  await db.raw('vacuum analyze effects, effect_search, effect_categories, effect_tags, categories, tags, search_words');
+}
+
+export interface CatalogBenchTarget {
+  databaseUrl: string;
+  /** The service under test (`node dist/main.js web`) on that database. */
+  webUrl: string;
+  /** The bare Koa baseline. */
+  bareUrl: string;
+}
+
+export interface CatalogBenchResult {
+  name: string;
+  subject: LoadResult;
+  baseline: LoadResult;
+  ratio: number;
+}
+
+const searches = ['зимний портрет', 'портреты', 'партрет', 'неон', 'самурай аниме', 'эффект для фото рыцарь'];
+
+export async function benchCatalog(
+  target: CatalogBenchTarget,
+  options: LoadOptions & { effects?: number } = {},
+): Promise<CatalogBenchResult[]> {
+  const { effects = 10_000, concurrency = 50, durationMs = 5000, warmupMs = 1000 } = options;
+  const db = createKnex(target.databaseUrl, 2);
+  const started = Date.now();
+  try {
+    await generateBenchCatalog(db, effects);
+  } finally {
+    await db.destroy();
+  }
+  console.log(`\n## Catalog: ${effects} effects generated in ${Date.now() - started} ms; ${concurrency} concurrent loops, ${durationMs} ms each`);
+
+  const load = { concurrency, durationMs, warmupMs };
+  const subjects: [string, (index: number) => string][] = [
+    ['GET /v1/effects (flat list, curated order)', () => '/v1/effects?limit=20'],
+    ['GET /v1/effects?category= (category order)', (index) => `/v1/effects?category=bench-category-${1 + (index % 11)}&limit=20`],
+    ['GET /v1/effects?search= (words, forms, typos)', (index) => `/v1/effects?limit=20&search=${encodeURIComponent(searches[index % searches.length])}`],
+  ];
+  const results: CatalogBenchResult[] = [];
+  for (const [name, path] of subjects) {
+    const { baseline, subject, ratio } = await compareLoads(
+      () => runLoad(target.bareUrl, () => ({ path: '/healthz' }), load),
+      () => runLoad(target.webUrl, (index) => ({ path: path(index) }), load),
+      1,
+    );
+    results.push({ name, subject, baseline, ratio });
+    console.log(formatLoad('bare Koa', baseline));
+    console.log(`${formatLoad(name, subject)}   ${(ratio * 100).toFixed(1)}% of bare Koa`);
+  }
+  return results;
+}
+
+async function main(): Promise<void> {
+  await startSharedInfrastructure();
+  const storage = storageSettings();
+  const bare = await startBareKoa();
+  const web = await startService(['web'], {
+    DATABASE_URL: databaseUrl(),
+    S3_ENDPOINT: storage.endpoint,
+    S3_ACCESS_KEY: storage.accessKey,
+    S3_SECRET_KEY: storage.secretKey,
+    S3_BUCKET: storage.bucket,
+    TOKEN_SECRET: 'bench-token-secret-that-is-long-enough-0123456789',
+    SEED_DEMO_CATALOG: '0',
+  });
+  try {
+    await benchCatalog({ databaseUrl: databaseUrl(), webUrl: web.url, bareUrl: bare.url });
+  } finally {
+    await web.stop();
+    await bare.stop();
+    await stopSharedInfrastructure();
+  }
+}
+
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

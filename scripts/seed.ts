@@ -1,0 +1,29 @@
+import { loadConfig } from '../config';
+import { createLogger, flushLogs } from '../logger';
+import { startInfrastructure } from '../infrastructure';
+import { seedDemoCatalog } from '../api/catalog/demo-catalog';
+
+/**
+ * `npm run seed`: puts the demo catalog (decisions.md section 5) into the configured or embedded
+ * database, whether or not it is empty; effects are matched by slug, so nothing is duplicated.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel);
+  // Seeding on start is switched off here: this script seeds itself, and reports what it did.
+  const infrastructure = await startInfrastructure({ ...config, catalog: { ...config.catalog, seedDemo: false } }, log, { supervise: false, schedule: false });
+  try {
+    const started = Date.now();
+    const summary = await seedDemoCatalog(infrastructure.services.db, infrastructure.services.storage);
+    console.log(`demo catalog: ${summary.effectsCreated} effects created, ${summary.effectsUpdated} updated, `
+      + `${summary.previewsBuilt} previews built, ${summary.categories} categories, ${summary.tags} tags (${Date.now() - started} ms)`);
+  } finally {
+    await infrastructure.stop();
+    await flushLogs(log);
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
