@@ -13,7 +13,7 @@ export interface Services {
   boss: PgBoss;
   storage: Storage;
   /** The payment processor (the real one or the simulator over HTTP); built from config when absent. */
-  paymentProcessor?: PaymentProcessor;
+  paymentProcessor: PaymentProcessor;
 }
 
 /** Something a process role started and must stop at shutdown (a server, a job loop, a listener). */

@@ -15,6 +15,7 @@ import { startEmbeddedS3, Storage, type EmbeddedS3 } from '../media/storage';
 import { createApp } from '../api/app';
 import { allRoutes } from '../api/routes';
 import type { Services } from '../api/services';
+import { createPaymentProcessor } from '../api/payments/processor-of';
 import type { Route } from '../api/http/route';
 import type { ApiContext } from '../api/http/context';
 
@@ -104,7 +105,7 @@ export async function startSharedInfrastructure(): Promise<Services> {
   const storage = new Storage(s3.settings);
   await storage.ensureBucket();
   const boss = await startBoss(postgres.url, { supervise: false, schedule: false });
-  shared = { config, log, db, boss, storage };
+  shared = { config, log, db, boss, storage, paymentProcessor: createPaymentProcessor(config) };
   return shared;
 }
 
@@ -156,7 +157,8 @@ export async function startTestApp(options: {
   mounts?: Middleware<ApiContext['state'], ApiContext>[];
 } = {}): Promise<TestApp> {
   const base = services();
-  const appServices: Services = { ...base, config: options.config ? testConfig(options.config) : base.config, log: options.log ?? base.log };
+  const config = options.config ? testConfig(options.config) : base.config;
+  const appServices: Services = { ...base, config, log: options.log ?? base.log, paymentProcessor: options.config ? createPaymentProcessor(config) : base.paymentProcessor };
   const app = createApp(appServices, options.routes ?? allRoutes('http://127.0.0.1'), options.mounts ?? []);
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));

@@ -1,7 +1,6 @@
 import type { Services } from '../services';
 import { applyProcessorOrder } from './apply-order';
 import type { PaymentRow } from './interfaces';
-import { paymentProcessorOf } from './processor-of';
 import { ProcessorRejectedError, ProcessorUnavailableError } from './processor/errors';
 
 export type CheckOutcome = 'applied' | 'unavailable' | 'refused' | 'no_order';
@@ -14,7 +13,7 @@ export async function checkOrder(services: Services, payment: PaymentRow): Promi
   if (!payment.processor_order_id) return 'no_order';
   let order;
   try {
-    order = await paymentProcessorOf(services).getOrder(payment.processor_order_id);
+    order = await services.paymentProcessor.getOrder(payment.processor_order_id);
   } catch (error) {
     if (error instanceof ProcessorUnavailableError) {
       services.log.warn({ paymentId: payment.id, err: error }, 'payments: processor unavailable for a status check');

@@ -14,7 +14,6 @@ import { checkOfferPurchase } from '../offers/offers';
 import type { Services } from '../services';
 import { languageOf, type PaymentRow, type PaymentView, type ProductRow } from './interfaces';
 import { paymentView } from './payments';
-import { paymentProcessorOf } from './processor-of';
 import { ProcessorRejectedError, ProcessorUnavailableError } from './processor/errors';
 import type { PaymentMethod } from './processor/payment-processor';
 import { CURRENCY_RUB, SESSION_TIMEOUT_SECS } from './processor/protocol';
@@ -150,7 +149,7 @@ async function registerAtProcessor(services: Services, payment: PaymentRow, key:
   const locale = await profileLocale(db, payment.user_id);
   const pagesBase = `${config.publicBaseUrl}/v1/payments/${payment.id}`;
   try {
-    const order = await paymentProcessorOf(services).registerOrder({
+    const order = await services.paymentProcessor.registerOrder({
       paymentId: payment.id,
       amountMinor: payment.amount_minor,
       currency: CURRENCY_RUB,

@@ -1,5 +1,4 @@
 import type { Config } from '../../config';
-import type { Services } from '../services';
 import { ProcessorClient } from './processor/client';
 import type { PaymentProcessor } from './processor/payment-processor';
 import { SIMULATOR_PREFIX } from './processor/simulator';
@@ -18,17 +17,4 @@ export function createPaymentProcessor(config: Config): PaymentProcessor {
     notificationSecret: settings.notificationSecret,
     timeouts: { registerMs: settings.registerTimeoutMs, statusMs: settings.statusTimeoutMs },
   });
-}
-
-const builtFromConfig = new WeakMap<Config, PaymentProcessor>();
-
-/** The processor of these services; one built from their config when none was given. */
-export function paymentProcessorOf(services: Services): PaymentProcessor {
-  if (services.paymentProcessor) return services.paymentProcessor;
-  let processor = builtFromConfig.get(services.config);
-  if (!processor) {
-    processor = createPaymentProcessor(services.config);
-    builtFromConfig.set(services.config, processor);
-  }
-  return processor;
 }

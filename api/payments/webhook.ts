@@ -2,7 +2,6 @@ import type { Middleware } from 'koa';
 import type { ApiContext } from '../http/context';
 import { checkOrder } from './check-order';
 import { findPayment } from './payments';
-import { paymentProcessorOf } from './processor-of';
 
 export const WEBHOOK_PATH = '/webhooks/payment-processor';
 
@@ -31,7 +30,7 @@ export function paymentWebhook(): Middleware<ApiContext['state'], ApiContext> {
       log.warn({ requestId: ctx.state.requestId, orderId: params.mdOrder }, 'payments: unsigned notification ignored');
       return answer(400, 'unsigned notification');
     }
-    const notification = paymentProcessorOf(ctx.services).verifyNotification(params);
+    const notification = ctx.services.paymentProcessor.verifyNotification(params);
     if (!notification) {
       log.warn({ requestId: ctx.state.requestId, orderId: params.mdOrder }, 'payments: notification with a bad signature or fields ignored');
       return answer(403, 'bad signature');

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../config';
 import { paymentMounts } from '../../api/payments/mounts';
-import { processorBaseUrl } from '../../api/payments/processor-of';
+import { createPaymentProcessor, processorBaseUrl } from '../../api/payments/processor-of';
 import { startWeb } from '../../api/web';
 import { client } from '../client';
 import { freePort, services, testConfig } from '../harness';
@@ -39,8 +39,9 @@ describe('payments: configuration and the web role\'s wiring', () => {
   it('end to end on the web role with embedded defaults: pay on the simulator\'s page, the signed notification credits the pack', async () => {
     const products = await freshShowcase();
     const port = await freePort();
-    // No processor given: the web role builds it from config and mounts the simulator beside the API.
-    const web = await startWeb({ ...services(), config: testConfig({ PORT: String(port) }), paymentProcessor: undefined });
+    // No processor configured: the client points at the simulator mounted beside the API.
+    const config = testConfig({ PORT: String(port) });
+    const web = await startWeb({ ...services(), config, paymentProcessor: createPaymentProcessor(config) });
     try {
       const api = client(web.url);
       const user = await newUser();
