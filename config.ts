@@ -232,10 +232,11 @@ function providerAccounts(env: Env, name: string, fallback: string): { apiKey: s
 
 /**
  * The generation pipeline: provider accounts and their slots, waiting budgets, leases and the
- * pacing of the dispatcher and the poll loop (README "Generations" explains each).
+ * pacing of the dispatcher and the poll loop. The lease must outlast a poll claim plus the longest
+ * poll interval (SLOT_LEASE_S > POLL_CLAIM_S + POLL_MAX_INTERVAL_MS), else a slow poll loses its slot.
  */
 function generationSettings(env: Env) {
-  return {
+  const settings = {
     providerAccounts: providerAccounts(env, 'PROVIDER_ACCOUNTS', 'sim-account-1:4,sim-account-2:4'),
     pendingTimeoutS: integer(env, 'PENDING_TIMEOUT_S', 900, 1),
     providerTimeoutS: integer(env, 'PROVIDER_TIMEOUT_S', 3600, 1),
@@ -252,6 +253,10 @@ function generationSettings(env: Env) {
     maxQueuedGenerations: integer(env, 'MAX_QUEUED_GENERATIONS', 100_000, 1),
     resultUrlTtlS: integer(env, 'RESULT_URL_TTL_S', 3600, 60, 7 * 24 * 3600),
   };
+  if (settings.slotLeaseS * 1000 <= settings.pollClaimS * 1000 + settings.pollMaxIntervalMs) {
+    throw new ConfigError('SLOT_LEASE_S must be longer than POLL_CLAIM_S plus POLL_MAX_INTERVAL_MS');
+  }
+  return settings;
 }
 
 export type Config = ReturnType<typeof loadConfig>;

@@ -6,17 +6,21 @@ import { requestId } from './http/request-id';
 import { requestLog } from './http/request-log';
 import type { Route } from './http/route';
 import { buildRouter } from './http/router';
+import { httpMetrics, metricsRouter } from './metrics';
 import { operationsRouter } from './operations';
+import { Realtime } from './realtime/streams';
 import type { Services } from './services';
 
 /**
- * The API's middleware chain, in the order it runs: request id, request log, error envelope,
- * operations endpoints, body parsing, extra mounts (simulators, webhooks, web pages), then the
- * route table (authentication, limits, validation, handler per route).
+ * The API's middleware chain, in the order it runs: request id, request log, latency metric, error
+ * envelope, operations endpoints and `/metrics`, body parsing, extra mounts (simulators, webhooks,
+ * web pages), then the route table (authentication, limits, validation, handler per route). Each
+ * app owns the SSE streams of its process (`app.context.realtime`), ended by the web role's stop.
  */
 export function createApp(services: Services, routes: Route[], mounts: Middleware<ApiContext['state'], ApiContext>[] = []): Koa<ApiContext['state'], ApiContext> {
   const app = new Koa<ApiContext['state'], ApiContext>({ proxy: services.config.trustProxy });
   app.context.services = services;
+  app.context.realtime = new Realtime(services);
   app.silent = true;
 
   const operations = operationsRouter();
@@ -24,8 +28,10 @@ export function createApp(services: Services, routes: Route[], mounts: Middlewar
 
   app.use(requestId());
   app.use(requestLog(services.log));
+  app.use(httpMetrics());
   app.use(errorEnvelope(services.log));
   app.use(operations.routes());
+  app.use(metricsRouter().routes());
   app.use(bodyParser(services.config.jsonBodyLimitBytes));
   for (const mount of mounts) app.use(mount);
   app.use(router.routes());

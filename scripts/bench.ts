@@ -1,55 +1,22 @@
-import { startSharedInfrastructure, stopSharedInfrastructure, databaseUrl, storageSettings } from '../test/harness';
-import { benchAccounts } from './bench-accounts';
-import { startBareKoa, startService, type ServiceProcess } from './bench-processes';
-import { compareLoads, formatLoad, runLoad, type LoadResult } from './load';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 
 /**
- * `npm run bench`: every figure is reported beside a baseline measured in the same run (a bare Koa
- * route in its own process), because these machines are noisy. Ratios are what to compare.
+ * `npm run bench`: runs each benchmark in its own process (each starts its own Postgres and object
+ * store), one after the other. Every figure is printed beside a baseline measured in the same run
+ * (a bare Koa route, raw pg-boss throughput), because these machines are noisy: compare ratios.
  */
-async function benchHttpStack(bare: ServiceProcess, web: ServiceProcess): Promise<LoadResult> {
-  const { baseline, subject, ratio } = await compareLoads(
-    () => runLoad(bare.url, () => ({ path: '/healthz' }), { durationMs: 3000 }),
-    () => runLoad(web.url, () => ({ path: '/healthz' }), { durationMs: 3000 }),
-  );
-  console.log('\n## HTTP stack: GET /healthz through every middleware vs a bare Koa route');
-  console.log(formatLoad('bare Koa', baseline));
-  console.log(formatLoad('full stack (id, log, envelope, body, router)', subject));
-  console.log(`ratio: ${(ratio * 100).toFixed(1)}% of bare Koa (target >= 80%)`);
-  return baseline;
-}
+const benches = [
+  ['bench-http.js', 'HTTP stack and accounts'],
+  ['bench-catalog.js', 'catalog on 10,000 effects'],
+  ['bench-generations.js', 'generation pipeline'],
+  ['bench-streams.js', 'SSE streams'],
+] as const;
 
-async function main(): Promise<void> {
-  await startSharedInfrastructure();
-  const storage = storageSettings();
-  const env = {
-    DATABASE_URL: databaseUrl(),
-    S3_ENDPOINT: storage.endpoint,
-    S3_ACCESS_KEY: storage.accessKey,
-    S3_SECRET_KEY: storage.secretKey,
-    S3_BUCKET: storage.bucket,
-    TOKEN_SECRET: 'bench-token-secret-that-is-long-enough-0123456789',
-    // Every request of a benchmark comes from one address and a handful of users.
-    RATE_AUTH_BURST: '100000000',
-    RATE_AUTH_PER_MINUTE: '100000000',
-    RATE_WRITE_BURST: '100000000',
-    RATE_WRITE_PER_MINUTE: '100000000',
-    RATE_READ_BURST: '100000000',
-    RATE_READ_PER_MINUTE: '100000000',
-  };
-  const bare = await startBareKoa();
-  const web = await startService(['web'], env);
-  try {
-    const baseline = await benchHttpStack(bare, web);
-    await benchAccounts(web.url, baseline);
-  } finally {
-    await web.stop();
-    await bare.stop();
-    await stopSharedInfrastructure();
-  }
+let failed = 0;
+for (const [script, title] of benches) {
+  console.log(`\n# ${title}`);
+  const run = spawnSync(process.execPath, [path.join(__dirname, script)], { stdio: 'inherit' });
+  if (run.status !== 0) failed += 1;
 }
-
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+process.exit(failed ? 1 : 0);

@@ -15,6 +15,7 @@ import { startEmbeddedS3, Storage, type EmbeddedS3 } from '../media/storage';
 import { createApp } from '../api/app';
 import { allRoutes } from '../api/routes';
 import type { Services } from '../api/services';
+import type { Realtime } from '../api/realtime/streams';
 import { createPaymentProcessor } from '../api/payments/processor-of';
 import type { Route } from '../api/http/route';
 import type { ApiContext } from '../api/http/context';
@@ -146,6 +147,8 @@ export async function resetDatabase(): Promise<void> {
 export interface TestApp {
   url: string;
   services: Services;
+  /** This app's stream mechanism: one web process's LISTEN hub and open streams. */
+  realtime: Realtime;
   close(): Promise<void>;
 }
 
@@ -166,10 +169,11 @@ export async function startTestApp(options: {
   return {
     url: `http://127.0.0.1:${port}`,
     services: appServices,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    realtime: app.context.realtime,
+    close: async () => {
+      await app.context.realtime.stop();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

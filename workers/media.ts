@@ -1,4 +1,5 @@
 import { stopAll, type RunningPart, type Services } from '../api/services';
+import { startGenerationMedia } from './generations/media';
 
 /**
  * The `media` role: CPU-heavy copies (generation previews) on their own queue and process type, so
@@ -6,6 +7,7 @@ import { stopAll, type RunningPart, type Services } from '../api/services';
  */
 export async function startMedia(services: Services): Promise<RunningPart> {
   const parts: RunningPart[] = [];
+  parts.push(await startGenerationMedia(services));
   services.log.info({ role: 'media', parts: parts.length }, 'role started');
   return stopAll(parts);
 }

@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { debit } from '../credits/ledger';
+import { findLaunchableEffect } from '../catalog/launchable';
+import { isUuid } from '../catalog/identifiers';
+import { errors, invalidField } from '../http/errors';
+import { createOnce, findBoundKey, requestFingerprint, type BoundKey, type IdempotencyScope } from '../http/idempotency';
+import type { Services } from '../services';
+import { findOwnUploads, maxUploadBytes } from '../uploads/uploads';
+import type { GenerationStatus } from './model';
+import { assignPhotos, uploadIdsOf, uploadLocations, type PhotoRequest } from './photos';
+import { insertPending } from './transitions/insertPending';
+
+export interface CreateGenerationBody extends PhotoRequest {
+  effect_id: string;
+}
+
+export interface GenerationAccepted {
+  id: string;
+  status: GenerationStatus;
+}
+
+export const generationScope: IdempotencyScope = { pair: 'generation', endpoint: 'POST /v1/generations' };
+
+/**
+ * `POST /v1/generations`. Every check runs before any credit moves, in the contract's order:
+ * 404 (effect or an upload absent or another's), 422 (upload not completed or above 15 MB), 422
+ * (characters rules), 422 `characters_required` (ambiguous flat list), 422 (price not assigned
+ * yet), then inside one transaction 402 (reserve), 503 (queue beyond MAX_QUEUED_GENERATIONS), and
+ * the pending generation with its FIFO ticket and its NOTIFY. A refused request leaves the
+ * Idempotency-Key free; a repeat of an accepted one answers the same generation, charged once.
+ */
+export async function createGeneration(
+  services: Services,
+  userId: string,
+  body: CreateGenerationBody,
+  key: string | null,
+): Promise<{ statusCode: number; body: GenerationAccepted }> {
+  const { db } = services;
+  const existing = (bound: BoundKey) => currentStatus(db, bound.objectId);
+  if (key) {
+    // A repeat answers with what was created, even if the effect or the balance changed since.
+    const bound = await findBoundKey(db, userId, generationScope, key, requestFingerprint(generationScope.endpoint, body));
+    if (bound) return { statusCode: bound.statusCode, body: await existing(bound) };
+  }
+  const plan = await planGeneration(services, userId, body);
+  return createOnce({
+    db,
+    userId,
+    scope: generationScope,
+    key,
+    body,
+    existing,
+    create: async (trx) => {
+      if (key) {
+        const winner = await waitForConcurrentTwin(trx, userId, key, body);
+        // Answering with the winner makes createOnce's own binding conflict: it rolls back and answers the winner.
+        if (winner) return winner;
+      }
+      const started = await reserveAndQueue(trx, services, userId, plan);
+      if (started === 'insufficient') throw errors.insufficientCredits();
+      if (started === 'queue_full') throw errors.providerUnavailable('Too many generations are waiting; try again later.');
+      return { objectId: started, statusCode: 202 };
+    },
+  });
+}
+
+/**
+ * Inside the caller's transaction: reserve the cost (5, 402), check the queue (6, 503) and insert
+ * the pending generation with its ticket. Answers the new id, or why it could not start (nothing
+ * is written then, once the caller rolls back). Also used by scripts/replay-failed.ts.
+ */
+export async function reserveAndQueue(trx: Knex.Transaction, services: Services, userId: string, plan: GenerationPlan): Promise<string | 'insufficient' | 'queue_full'> {
+  const id = randomUUID();
+  const reserved = await debit(trx, { userId, kind: 'reserve', amount: plan.cost, reference: id });
+  if (reserved === 'insufficient') return 'insufficient';
+  if (reserved === null) throw new Error(`reserve for generation ${id} existed before the generation`);
+  if (await queueIsFull(trx, services.config.generations.maxQueuedGenerations)) return 'queue_full';
+  await insertPending(trx, services.boss, { id, userId, ...plan });
+  return id;
+}
+
+export interface GenerationPlan {
+  effectId: string;
+  cost: number;
+  outputType: 'image' | 'video';
+  model: string;
+  inputs: { upload_id: string; object_key: string; person: number }[];
+}
+
+/** The checks that need no transaction, in the contract's order; throws the first refusal. */
+async function planGeneration(services: Services, userId: string, body: CreateGenerationBody): Promise<GenerationPlan> {
+  const { db, storage } = services;
+  // 1. The effect and every upload exist and are the caller's. A hidden effect is gone for launching.
+  const effect = await findLaunchableEffect(db, body.effect_id);
+  if (!effect || effect.hidden) throw errors.notFound('Effect not found.');
+  const uploadIds = uploadIdsOf(body);
+  if (uploadIds.some((id) => !isUuid(id))) throw errors.notFound('Upload not found.');
+  const uploads = await findOwnUploads(db, userId, uploadIds.map((id) => id.toLowerCase()));
+  const byId = new Map(uploads.map((upload) => [upload.id, upload]));
+  if (uploadIds.some((id) => !byId.has(id.toLowerCase()))) throw errors.notFound('Upload not found.');
+
+  // 2. Each upload is in storage and within 15 MB (the embedded S3 does not enforce the POST policy).
+  const places = uploadLocations(body);
+  const stored = await Promise.all(uploadIds.map((id) => storage.stat(byId.get(id.toLowerCase())!.object_key)));
+  uploadIds.forEach((id, index) => {
+    const object = stored[index];
+    if (!object) throw invalidField(places.get(id)!, 'the upload is not completed: no file was put into storage', 'upload_pending');
+    if (object.size > maxUploadBytes) throw invalidField(places.get(id)!, 'the upload is larger than 15 MB', 'upload_too_large');
+  });
+
+  // 3 and 4. Who is on which photo.
+  const photos = assignPhotos(effect, body);
+
+  // 8. A template whose price is not assigned yet.
+  if (effect.cost <= 0) throw invalidField(['body', 'effect_id'], 'the effect has no price yet; try again in a few seconds', 'cost_not_assigned');
+
+  return {
+    effectId: effect.id,
+    cost: effect.cost,
+    outputType: effect.output_type,
+    model: effect.model,
+    inputs: photos.map((photo) => ({ upload_id: photo.upload_id.toLowerCase(), object_key: byId.get(photo.upload_id.toLowerCase())!.object_key, person: photo.person })),
+  };
+}
+
+/**
+ * Concurrent duplicates (same user and key) queue on an advisory lock, so only the first runs the
+ * reserve; the others, once it committed, find the key bound. Without this a loser could answer 402
+ * for credits the winner just reserved, instead of the winner's generation.
+ */
+async function waitForConcurrentTwin(trx: Knex.Transaction, userId: string, key: string, body: CreateGenerationBody): Promise<BoundKey | null> {
+  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`idempotency:${userId}:${generationScope.pair}:${key}`]);
+  return findBoundKey(trx, userId, generationScope, key, requestFingerprint(generationScope.endpoint, body));
+}
+
+/**
+ * `503 provider_unavailable` only in the extreme case: `max` generations already wait in total, so
+ * this one would be one too many. Counting stops at `max`, so the check stays cheap.
+ */
+async function queueIsFull(trx: Knex.Transaction, max: number): Promise<boolean> {
+  const { rows } = await trx.raw<{ rows: { waiting: number }[] }>(
+    "select count(*)::integer as waiting from (select 1 from generations where status = 'pending' limit :limit) w",
+    { limit: max },
+  );
+  return rows[0].waiting >= max;
+}
+
+async function currentStatus(db: Knex, id: string): Promise<GenerationAccepted> {
+  const row: { id: string; status: GenerationStatus } | undefined = await db('generations').where({ id }).first('id', 'status');
+  if (!row) throw new Error(`generation ${id} bound to an Idempotency-Key does not exist`);
+  return { id: row.id, status: row.status };
+}

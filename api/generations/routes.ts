@@ -1,0 +1,94 @@
+import { caller } from '../http/authentication';
+import { errors } from '../http/errors';
+import { idempotencyKeyOf } from '../http/idempotency';
+import { pagingProperties, type Paging } from '../http/paging';
+import { readBudget, writeBudget } from '../http/rate-limit';
+import { defineRoute } from '../http/route';
+import { schema } from '../http/validation';
+import { isUuid } from '../catalog/identifiers';
+import { createGeneration, type CreateGenerationBody } from './create';
+import { generationStatuses, type GenerationStatus } from './model';
+import { hideGeneration } from './transitions/hideGeneration';
+import { findOwnGeneration, generationDetail, generationDetailSchema, generationList, generationListSchema } from './views';
+
+const uploadId = schema.string({ minLength: 1, maxLength: 64 });
+const idParams = schema.object({ id: schema.string() }, ['id']);
+
+export const generationRoutes = [
+  defineRoute<CreateGenerationBody>({
+    method: 'POST',
+    path: '/v1/generations',
+    summary: 'Starts a generation: checks the photos, reserves the cost and queues the work; 202 with the pending generation.',
+    access: 'token',
+    limits: [writeBudget()],
+    headers: {
+      type: 'object',
+      properties: { 'idempotency-key': schema.string({ minLength: 16, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) },
+    },
+    body: schema.object({
+      effect_id: schema.string({ minLength: 1, maxLength: 200 }),
+      characters: schema.array(schema.array(uploadId, { maxItems: 4 }), { maxItems: 4 }),
+      upload_id: uploadId,
+      additional_uploads: schema.array(uploadId, { maxItems: 15 }),
+    }, ['effect_id']),
+    responses: {
+      202: { description: 'Accepted (also the repeat of an accepted request with the same Idempotency-Key)', schema: schema.object({ id: schema.uuid(), status: schema.string() }) },
+      402: { description: 'insufficient_credits' },
+      404: { description: 'effect or upload absent or another user\'s' },
+      409: { description: 'idempotency_key_reused' },
+      422: { description: 'validation_error or characters_required' },
+      503: { description: 'provider_unavailable: more than MAX_QUEUED_GENERATIONS generations waiting' },
+    },
+    handler: async (ctx, { body }) => {
+      const key = idempotencyKeyOf(ctx);
+      const created = await createGeneration(ctx.services, caller(ctx).id, body, key);
+      ctx.status = created.statusCode;
+      ctx.set('Location', `/v1/generations/${created.body.id}`);
+      ctx.body = created.body;
+    },
+  }),
+  defineRoute<unknown, Paging & { status?: GenerationStatus }>({
+    method: 'GET',
+    path: '/v1/generations',
+    summary: 'The caller\'s generations, newest first; hidden ones are left out.',
+    access: 'token',
+    limits: [readBudget()],
+    query: schema.object({ ...pagingProperties, status: schema.string({ enum: generationStatuses }) }),
+    responses: { 200: { description: 'Page of generations', schema: generationListSchema } },
+    handler: async (ctx, { query }) => {
+      const { db, storage, config } = ctx.services;
+      ctx.body = await generationList(db, storage, caller(ctx).id, query, config.generations.resultUrlTtlS);
+    },
+  }),
+  defineRoute<unknown, unknown, { id: string }>({
+    method: 'GET',
+    path: '/v1/generations/{id}',
+    summary: 'A generation with its effect, signed result and preview links (about an hour).',
+    access: 'token',
+    limits: [readBudget()],
+    params: idParams,
+    responses: { 200: { description: 'GenerationDetail', schema: generationDetailSchema } },
+    handler: async (ctx, { params }) => {
+      const { db, storage, config } = ctx.services;
+      const row = isUuid(params.id) ? await findOwnGeneration(db, caller(ctx).id, params.id.toLowerCase()) : null;
+      if (!row) throw errors.notFound('Generation not found.');
+      ctx.body = await generationDetail(db, storage, row, config.generations.resultUrlTtlS);
+    },
+  }),
+  defineRoute<unknown, unknown, { id: string }>({
+    method: 'POST',
+    path: '/v1/generations/{id}/hide',
+    summary: 'Soft delete: the generation leaves the list, its history stays.',
+    access: 'token',
+    // The contract's write budget names creations only; reads and hiding share the /generations budget.
+    limits: [readBudget()],
+    params: idParams,
+    responses: { 204: { description: 'Hidden' } },
+    handler: async (ctx, { params }) => {
+      if (!isUuid(params.id) || !(await hideGeneration(ctx.services.db, caller(ctx).id, params.id.toLowerCase()))) {
+        throw errors.notFound('Generation not found.');
+      }
+      ctx.status = 204;
+    },
+  }),
+];

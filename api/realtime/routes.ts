@@ -1,0 +1,4 @@
+import { generationStreamRoute } from './generation-stream';
+
+/** The SSE endpoints built on the stream mechanism (the payment stream lives with payments). */
+export const realtimeRoutes = [generationStreamRoute];

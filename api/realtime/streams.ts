@@ -1,0 +1,318 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import pLimit from 'p-limit';
+import type pg from 'pg';
+import type { ApiContext } from '../http/context';
+import { errors } from '../http/errors';
+import { listenReconnects, streamsOpen, streamsOpened, streamsRefused } from '../metric-definitions';
+import type { Services } from '../services';
+import { ListenHub, withTimeout, type HubSubscriber } from './listen-hub';
+import { formatEvent, heartbeatFrame, SseWriter, sseHeaders } from './sse';
+import { acquireLease, releaseLease, releaseProcessLeases, renewLeases } from './stream-leases';
+
+/**
+ * The one stream mechanism behind every SSE endpoint (generation, payment, user-effect). The
+ * contract's common rules live here, once:
+ * - the first event is a snapshot of the current state, also when it is already terminal;
+ * - later events follow changes, announced by NOTIFY on the kind's channel: each announcement makes
+ *   the stream reread its object (so an old or duplicate announcement can never move it backwards)
+ *   and write an event when what it shows changed;
+ * - the server ends the stream at a terminal state (each kind says which states are terminal);
+ * - `: ping` comments keep proxies from timing the connection out; the same beat renews the stream
+ *   slots of this process;
+ * - opening takes a slot under the per-user cap shared by all kinds and all web processes
+ *   (`429 too_many_streams`); a disconnect frees the slot, the subscription and every timer.
+ */
+export type StreamKind = 'generation' | 'payment' | 'user_effect';
+
+export interface StreamSpec<State> {
+  kind: StreamKind;
+  /** The NOTIFY channel whose JSON payloads carry `id` (the object id) among small fields. */
+  channel: string;
+  objectId: string;
+  userId: string;
+  /** Reads the current state; null when the object is absent or not the user's (`404`, or the stream ends). */
+  snapshot: () => Promise<State | null>;
+  isTerminal: (state: State) => boolean;
+  /** The `event:` name, or null for bare `data:` lines (the payment stream). */
+  event: string | null;
+  /** The event's `data` object. */
+  render: (state: State) => object;
+}
+
+type CloseReason = 'terminal' | 'client' | 'gone' | 'slow' | 'shutdown';
+
+declare module '../http/context' {
+  interface ApiContextExtras {
+    /** The SSE stream mechanism of this process; `createApp` makes one per app. */
+    realtime: Realtime;
+  }
+}
+
+/**
+ * Opens an SSE stream on this request: checks the object (`404`), takes a stream slot (`429`), then
+ * hands the response over to the stream and returns, so the middleware chain finishes (the request
+ * log records the open) while the stream lives on.
+ */
+export function openStream<State>(ctx: ApiContext, spec: StreamSpec<State>): Promise<void> {
+  return ctx.realtime.open(ctx, spec);
+}
+
+/** The streams of one web process: its LISTEN hub, its stream slots, its heartbeat. */
+export class Realtime {
+  /** Names this process's stream slots in `stream_leases`. */
+  readonly processId = randomUUID();
+  private readonly hub: ListenHub;
+  private readonly streams = new Set<LiveStream<unknown>>();
+  /** Slots this process holds or is taking right now: the heartbeat renews exactly these. */
+  private readonly liveLeases = new Set<string>();
+  /** Rereads after notifications share a part of the pool, so a burst never starves API requests. */
+  private readonly rereads: pLimit.Limit;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private ticks = 0;
+  private beating = false;
+  private stopping = false;
+
+  constructor(private readonly services: Services) {
+    this.hub = new ListenHub({ connection: connectionSettings(services.db), log: services.log, onReconnect: () => listenReconnects.inc() });
+    this.rereads = pLimit(Math.max(2, Math.floor(services.config.databasePoolSize / 2)));
+  }
+
+  /** Streams open in this process. */
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
+  /** The backend pid of the LISTEN connection, or null when it is not connected. */
+  listenBackendPid(): number | null {
+    return this.hub.backendPid();
+  }
+
+  async open<State>(ctx: ApiContext, spec: StreamSpec<State>): Promise<void> {
+    if (this.stopping) throw errors.internal();
+    const { db, config, log } = this.services;
+    const stream = new LiveStream<State>(spec, new SseWriter(ctx.res), {
+      reread: () => this.rereads(spec.snapshot),
+      closed: (closed, reason) => this.forget(closed as LiveStream<unknown>, reason),
+      log,
+    });
+    ctx.res.once('close', () => stream.close('client'));
+
+    // Subscribed (LISTEN in effect) before the snapshot is read: a change committed after the read
+    // is then always announced; one committed in between is announced and deduplicated.
+    stream.attach(await this.hub.subscribe(spec.channel, spec.objectId, stream));
+    try {
+      const state = await spec.snapshot();
+      if (state === null) throw errors.notFound();
+      this.liveLeases.add(stream.leaseId);
+      const leased = await acquireLease(db, {
+        id: stream.leaseId, userId: spec.userId, processId: this.processId, kind: spec.kind, objectId: spec.objectId,
+      }, { cap: config.streams.capPerUser, leaseS: config.streams.leaseS });
+      if (!leased) {
+        streamsRefused.inc({ kind: spec.kind });
+        throw errors.tooManyStreams();
+      }
+      stream.leased = true;
+      if (this.stopping) throw errors.internal();
+      // The client left while the slot was taken: closing already ran, except the release.
+      if (stream.closed) return this.forget(stream as LiveStream<unknown>, 'client');
+      // The response is the stream's from here on; Koa must not write it.
+      ctx.status = 200;
+      ctx.respond = false;
+      stream.writer.open(sseHeaders);
+      stream.pingSlot = this.streams.size + this.ticks;
+      this.streams.add(stream as LiveStream<unknown>);
+      streamsOpen.inc({ kind: spec.kind });
+      streamsOpened.inc({ kind: spec.kind });
+      this.startHeartbeat();
+      stream.start(state);
+    } catch (error) {
+      stream.close('gone');
+      throw error;
+    }
+  }
+
+  /** Ends every stream (the web role is stopping), frees this process's slots, closes the LISTEN connection. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    for (const stream of [...this.streams]) stream.close('shutdown');
+    // Bounded: with the database gone the slots simply lapse, and shutdown must not wait for it.
+    await withTimeout(releaseProcessLeases(this.services.db, this.processId), 2000, 'timed out')
+      .catch((error) => this.services.log.warn({ err: error }, 'could not release stream slots at shutdown; they lapse'));
+    await this.hub.stop();
+  }
+
+  /** Settles once the stream's slot is free (or left to the heartbeat); never rejects. */
+  private forget(stream: LiveStream<unknown>, reason: CloseReason): Promise<void> {
+    if (this.streams.delete(stream)) streamsOpen.dec({ kind: stream.spec.kind });
+    this.liveLeases.delete(stream.leaseId);
+    // At shutdown one statement frees them all. If this fails, the next heartbeat deletes the row.
+    if (!stream.leased || reason === 'shutdown') return Promise.resolve();
+    stream.leased = false;
+    return releaseLease(this.services.db, stream.leaseId).catch((error) =>
+      this.services.log.warn({ err: error }, 'stream slot release failed; the heartbeat drops it'));
+  }
+
+  /**
+   * One tick a second. Each stream is pinged every `heartbeatS` ticks, in its own slot of the cycle,
+   * so ten thousand streams never get their pings in one burst that stalls every event behind it.
+   * The slots are renewed every `heartbeatS` ticks, and at least three times per lease.
+   */
+  private startHeartbeat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => void this.beat(), 1000);
+    this.heartbeat.unref();
+  }
+
+  private async beat(): Promise<void> {
+    const { heartbeatS, leaseS } = this.services.config.streams;
+    this.ticks += 1;
+    const slot = this.ticks % heartbeatS;
+    for (const stream of this.streams) if (stream.pingSlot % heartbeatS === slot) stream.ping();
+    if (this.ticks % Math.max(1, Math.min(heartbeatS, Math.floor(leaseS / 3))) !== 0 || this.beating) return;
+    this.beating = true;
+    try {
+      await renewLeases(this.services.db, this.processId, [...this.liveLeases], leaseS);
+      await this.hub.probe();
+    } catch (error) {
+      this.services.log.warn({ err: error }, 'stream heartbeat: renewing slots failed');
+    } finally {
+      this.beating = false;
+    }
+    // The renewal after the last stream closed has dropped any slot left behind; nothing to renew now.
+    if (this.streams.size === 0 && this.liveLeases.size === 0 && this.heartbeat) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = null;
+    }
+  }
+}
+
+interface StreamHooks<State> {
+  reread: () => Promise<State | null>;
+  closed: (stream: LiveStream<State>, reason: CloseReason) => Promise<void>;
+  log: Services['log'];
+}
+
+/** One open stream. Rereads are serialized and coalesced: at most one runs and one waits. */
+class LiveStream<State> implements HubSubscriber {
+  readonly leaseId = randomUUID();
+  /** Which tick of the heartbeat cycle pings this stream. */
+  pingSlot = 0;
+  leased = false;
+  closed = false;
+  private started = false;
+  private lastSent: string | null = null;
+  private running = false;
+  private again = false;
+  private forceNext = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(
+    readonly spec: StreamSpec<State>,
+    readonly writer: SseWriter,
+    private readonly hooks: StreamHooks<State>,
+  ) {}
+
+  attach(unsubscribe: () => void): void {
+    if (this.closed) unsubscribe();
+    else this.unsubscribe = unsubscribe;
+  }
+
+  notify(): void {
+    this.schedule(false);
+  }
+
+  /** After a lost LISTEN connection: send a fresh snapshot even if nothing seems to have changed. */
+  resync(): void {
+    this.schedule(this.started);
+  }
+
+  /** Writes the snapshot; announcements that came while it was read get their reread now. */
+  start(state: State): void {
+    this.started = true;
+    this.show(state, true);
+    if (this.again && !this.closed) {
+      this.again = false;
+      this.schedule(false);
+    }
+  }
+
+  ping(): void {
+    if (!this.closed && !this.writer.write(heartbeatFrame)) this.close('slow');
+  }
+
+  close(reason: CloseReason): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.unsubscribe?.();
+    const released = this.hooks.closed(this, reason);
+    if (reason === 'shutdown') this.writer.end(true);
+    // The slot is free before the client sees the end, so opening the next stream at once never
+    // meets a cap still counting this one.
+    else if (reason !== 'client') void released.then(() => this.writer.end());
+  }
+
+  private schedule(force: boolean): void {
+    if (this.closed) return;
+    this.forceNext ||= force;
+    if (!this.started || this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        const force = this.forceNext;
+        this.forceNext = false;
+        await this.refresh(force);
+      } while (this.again && !this.closed);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async refresh(force: boolean): Promise<void> {
+    let state: State | null;
+    try {
+      state = await this.hooks.reread();
+    } catch (error) {
+      // The database is away for a moment: try again, or a terminal status could be missed.
+      this.hooks.log.warn({ err: error, kind: this.spec.kind }, 'stream reread failed; retrying');
+      this.forceNext ||= force;
+      this.retryTimer ??= setTimeout(() => {
+        this.retryTimer = null;
+        this.schedule(false);
+      }, 1000);
+      return;
+    }
+    if (this.closed) return;
+    if (state === null) this.close('gone');
+    else this.show(state, force);
+  }
+
+  private show(state: State, force: boolean): void {
+    const data = JSON.stringify(this.spec.render(state));
+    if (force || data !== this.lastSent) {
+      if (!this.writer.write(formatEvent(this.spec.event, data))) return this.close('slow');
+      this.lastSent = data;
+    }
+    if (this.spec.isTerminal(state)) this.close('terminal');
+  }
+}
+
+/** The settings of the knex pool's connections, for the hub's own session connection. */
+function connectionSettings(db: Knex): pg.ClientConfig {
+  const connection = (db.client as { config: Knex.Config }).config.connection;
+  if (typeof connection === 'string') return { connectionString: connection };
+  if (connection && typeof connection === 'object') return { ...(connection as pg.ClientConfig) };
+  throw new Error('the knex connection settings are not a string or an object');
+}

@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Storage, StoredObject } from '../../media/storage';
+
+/** Decisions section 4: photo uploads go straight to storage by a presigned multipart POST. */
+export const uploadContentTypes: Record<string, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp' };
+/** Contract B, limits: an upload file is at most 15 MB. */
+export const maxUploadBytes = 15 * 1024 * 1024;
+export const uploadTicketTtlS = 600;
+
+export interface UploadRow {
+  id: string;
+  user_id: string;
+  object_key: string;
+  content_type: string;
+  created_at: Date;
+}
+
+export interface UploadTicketView {
+  id: string;
+  url: string;
+  fields: Record<string, string>;
+  object_key: string;
+  expires_in: number;
+}
+
+export interface UploadView {
+  id: string;
+  status: 'pending' | 'completed';
+  content_type: string;
+  size: number | null;
+  created_at: string;
+}
+
+/** A new upload: the row first, so the key is the caller's before anything can be put under it. */
+export async function createUpload(db: Knex, storage: Storage, userId: string, contentType: string): Promise<UploadTicketView> {
+  const id = randomUUID();
+  const objectKey = `uploads/${userId}/${id}.${uploadContentTypes[contentType]}`;
+  await db('uploads').insert({ id, user_id: userId, object_key: objectKey, content_type: contentType });
+  const ticket = await storage.presignedPost(objectKey, { contentType, maxBytes: maxUploadBytes, expiresInSeconds: uploadTicketTtlS });
+  return { id, url: ticket.url, fields: ticket.fields, object_key: objectKey, expires_in: uploadTicketTtlS };
+}
+
+/** The caller's uploads among `ids` (others' and absent ones are simply not there). */
+export async function findOwnUploads(db: Knex, userId: string, ids: string[]): Promise<UploadRow[]> {
+  if (!ids.length) return [];
+  return db('uploads').where({ user_id: userId }).whereIn('id', ids).select('id', 'user_id', 'object_key', 'content_type', 'created_at');
+}
+
+/** Completed means the object exists in storage; the size is the stored object's. */
+export function uploadView(row: UploadRow, stored: StoredObject | null): UploadView {
+  return {
+    id: row.id,
+    status: stored ? 'completed' : 'pending',
+    content_type: row.content_type,
+    size: stored?.size ?? null,
+    created_at: row.created_at.toISOString(),
+  };
+}

@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { ProviderAccount } from './provider/adapter';
+
+/** An account as configured: `PROVIDER_ACCOUNTS` = `key:slots,...`. */
+export interface ConfiguredAccount {
+  apiKey: string;
+  slots: number;
+}
+
+/** What the database keeps instead of the key: keys stay in configuration, never in rows or backups. */
+export function keyFingerprint(apiKey: string): string {
+  return createHash('sha256').update(apiKey).digest('hex');
+}
+
+function labelOf(apiKey: string): string {
+  return apiKey.length <= 8 ? `${apiKey.slice(0, 2)}…` : `${apiKey.slice(0, 4)}…${apiKey.slice(-3)}`;
+}
+
+/**
+ * Makes `provider_accounts` and `provider_slots` match the configuration, at every worker start:
+ * configured keys are enabled with their slot count, keys no longer configured are disabled (their
+ * running tasks finish), one slot row exists per slot. Surplus slot rows of a shrunk account are
+ * deleted once free; until then the lease statement ignores them (`slot_no < slots`). An advisory
+ * lock serialises workers that start together.
+ */
+export async function syncProviderAccounts(db: Knex, accounts: ConfiguredAccount[]): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx.raw("select pg_advisory_xact_lock(hashtext('provider_accounts_sync'))");
+    const fingerprints = accounts.map((account) => keyFingerprint(account.apiKey));
+    for (const [index, account] of accounts.entries()) {
+      await trx.raw(
+        `insert into provider_accounts (key_fingerprint, label, slots, enabled) values (:fingerprint, :label, :slots, true)
+         on conflict (key_fingerprint) do update set slots = excluded.slots, label = excluded.label, enabled = true, updated_at = now()
+           where provider_accounts.slots <> excluded.slots or not provider_accounts.enabled`,
+        { fingerprint: fingerprints[index], label: labelOf(account.apiKey), slots: account.slots },
+      );
+    }
+    await trx.raw(
+      'update provider_accounts set enabled = false, updated_at = now() where enabled and key_fingerprint <> all(:fingerprints::text[])',
+      { fingerprints },
+    );
+    await trx.raw(
+      `insert into provider_slots (account_id, slot_no)
+       select a.id, n from provider_accounts a cross join lateral generate_series(0, a.slots - 1) as n
+       where a.enabled
+       on conflict do nothing`,
+    );
+    await trx.raw(
+      `delete from provider_slots s using provider_accounts a
+       where a.id = s.account_id and s.slot_no >= a.slots and (s.generation_id is null or s.lease_expires_at < now())`,
+    );
+  });
+}
+
+/** Maps the pool's account ids back to the keys this process was configured with. */
+export class AccountKeys {
+  private byId = new Map<number, ProviderAccount>();
+
+  constructor(
+    private readonly db: Knex,
+    private readonly accounts: ConfiguredAccount[],
+  ) {}
+
+  /** Fingerprints of the keys this process was configured with: the only accounts it leases slots of. */
+  get fingerprints(): string[] {
+    return this.accounts.map((account) => keyFingerprint(account.apiKey));
+  }
+
+  /** The key of account `id`, or null when this process does not know it (a key removed from configuration). */
+  async keyOf(id: number): Promise<ProviderAccount | null> {
+    if (!this.byId.has(id)) await this.load();
+    return this.byId.get(id) ?? null;
+  }
+
+  private async load(): Promise<void> {
+    const keys = new Map(this.accounts.map((account) => [keyFingerprint(account.apiKey), account.apiKey]));
+    const rows: { id: number; key_fingerprint: string }[] = await this.db('provider_accounts').select('id', 'key_fingerprint');
+    this.byId = new Map(rows.flatMap((row) => {
+      const apiKey = keys.get(row.key_fingerprint);
+      return apiKey === undefined ? [] : [[row.id, { apiKey }] as const];
+    }));
+  }
+}

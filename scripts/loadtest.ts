@@ -1,0 +1,233 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { demoPhoto } from '../media/demo-assets';
+import { startProviderSimulator } from '../pool/simulator/provider-simulator';
+import { databaseUrl, startSharedInfrastructure, stopSharedInfrastructure, storageSettings } from '../test/harness';
+import { parseOptions, type LoadTestOptions } from './loadtest/options';
+import { chartPage, creditInvariant, percentiles, sampleGenerations, storedGenerations, type TimelinePoint } from './loadtest/report';
+import { openServiceLog, startServiceProcess, type ServiceProcess } from './loadtest/service';
+import { runUser, type ClientStats, type GenerationRecord } from './loadtest/user';
+
+/**
+ * `node dist/scripts/loadtest.js [flags]`: drives the real service end to end. It starts a fresh
+ * Postgres and object store (the test harness's), the provider simulator with M accounts x K slots
+ * and latency L, and the service processes (`node dist/main.js <roles>`); then N guest users each
+ * sign in, upload a photo through the presigned POST, create generations and follow their streams.
+ * It reports throughput against the ideal M*K/L, slot utilisation, queue wait and time to terminal
+ * (p50/p95/p99), the most streams open at once, and two invariants checked in SQL: no generation
+ * lost, credits conserved. Writes `loadtest-report.json`, `loadtest-report.html` (charts) and the
+ * services' warnings (`loadtest-services.log`) under `--out` (default `.data/loadtest`).
+ */
+export async function runLoadTest(options: LoadTestOptions, progress: (line: string) => void = () => undefined) {
+  const services = await startSharedInfrastructure();
+  const { db } = services;
+  const accounts = Object.fromEntries(Array.from({ length: options.accounts }, (_, index) => [`loadtest-account-${index + 1}`, options.slots]));
+  const simulator = await startProviderSimulator({ latencyMs: options.latencyMs, failureRate: options.failureRate, accounts });
+  mkdirSync(options.outDir, { recursive: true });
+  const serviceLog = openServiceLog(path.join(options.outDir, 'loadtest-services.log'));
+  const storage = storageSettings();
+  const env: Record<string, string> = {
+    DATABASE_URL: databaseUrl(),
+    S3_ENDPOINT: storage.endpoint,
+    S3_ACCESS_KEY: storage.accessKey,
+    S3_SECRET_KEY: storage.secretKey,
+    S3_BUCKET: storage.bucket,
+    TOKEN_SECRET: 'loadtest-token-secret-that-is-long-enough-0123456789',
+    PROVIDER_URL: simulator.url,
+    PROVIDER_ACCOUNTS: Object.entries(accounts).map(([key, slots]) => `${key}:${slots}`).join(','),
+    // Every simulated user comes from one address: the per-source and per-user budgets are not under test.
+    RATE_AUTH_BURST: '1000000',
+    RATE_WRITE_BURST: '1000000',
+    RATE_READ_BURST: '1000000',
+  };
+  const processes: ServiceProcess[] = [];
+  const capacity = options.accounts * options.slots;
+  try {
+    // One at a time: the first one seeds the demo catalog into the empty database.
+    for (const roles of options.processes) {
+      progress(`starting "${roles}"`);
+      processes.push(await startServiceProcess(roles, env, serviceLog));
+    }
+    const webUrls = processes.map((service) => service.url).filter((url): url is string => url !== null);
+    const effect = await (await fetch(`${webUrls[0]}/v1/effects/${options.effect}`)).json() as { id?: string };
+    if (!effect.id) throw new Error(`effect ${options.effect} not found: ${JSON.stringify(effect)}`);
+    const photo = await demoPhoto();
+
+    const stats: ClientStats = { usersDone: 0, streamsOpen: 0, maxStreamsOpen: 0, streamsOpened: 0, streamReopens: 0, streamsRefused: 0, failures: {} };
+    const records: GenerationRecord[] = [];
+    const runId = randomBytes(4).toString('hex');
+    const started = performance.now();
+    const deadline = Date.now() + options.deadlineS * 1000;
+    const expected = options.users * options.perUser;
+    const timeline: TimelinePoint[] = [];
+    let sampling = false;
+    const sample = async () => {
+      if (sampling) return;
+      sampling = true;
+      try {
+        const counts = await sampleGenerations(db);
+        const busySlots = Object.values(simulator.stats().running).reduce((sum, held) => sum + held, 0);
+        timeline.push({ t: (performance.now() - started) / 1000, ...counts, busySlots, streamsOpen: stats.streamsOpen });
+        progress(progressLine(counts.finished, expected, counts, busySlots, capacity, stats, (performance.now() - started) / 1000));
+      } finally {
+        sampling = false;
+      }
+    };
+    const sampler = setInterval(() => void sample().catch(() => undefined), 500);
+
+    const users = Array.from({ length: options.users }, (_, index) => new Promise<void>((resolve, reject) => {
+      setTimeout(() => runUser(index, {
+        baseUrl: webUrls[index % webUrls.length], runId, effectId: effect.id!, photo, perUser: options.perUser, deadline, stats, records,
+      }).then(resolve, reject), (index * options.rampS * 1000) / options.users);
+    }));
+    await Promise.all(users);
+    clearInterval(sampler);
+    await sample();
+
+    return await summarize({ options, records, stats, timeline, capacity, startedWall: Date.now() - (performance.now() - started), processes, serviceLog, db });
+  } finally {
+    for (const service of processes.reverse()) await service.stop();
+    await simulator.stop();
+    serviceLog.stream.end();
+    await stopSharedInfrastructure();
+  }
+}
+
+async function summarize(run: {
+  options: LoadTestOptions;
+  records: GenerationRecord[];
+  stats: ClientStats;
+  timeline: TimelinePoint[];
+  capacity: number;
+  startedWall: number;
+  processes: ServiceProcess[];
+  serviceLog: { file: string; warnings: number; errors: number };
+  db: Parameters<typeof storedGenerations>[0];
+}) {
+  const { options, records, stats, timeline, capacity, db } = run;
+  const stored = await storedGenerations(db);
+  const storedById = new Map(stored.map((row) => [row.id, row]));
+  const terminal = stored.filter((row) => row.status === 'succeeded' || row.status === 'failed');
+  const notTerminal = stored.filter((row) => row.status !== 'succeeded' && row.status !== 'failed');
+  const missing = records.filter((record) => !storedById.has(record.id));
+  const credits = await creditInvariant(db);
+
+  // The busy window: first creation to last terminal status, in database time.
+  const firstCreated = Math.min(...stored.map((row) => row.created_at.getTime()));
+  const lastFinished = Math.max(...terminal.map((row) => row.finished_at!.getTime()));
+  const windowS = terminal.length ? (lastFinished - firstCreated) / 1000 : 0;
+  const idealPerS = capacity / (options.latencyMs / 1000);
+  const achievedPerS = windowS > 0 ? terminal.length / windowS : 0;
+  // While generations wait for a slot, every slot should be busy: the pool's own efficiency.
+  const saturated = timeline.filter((point) => point.pending > 0);
+  const busyWindow = timeline.filter((point) => point.finished < terminal.length || point.pending + point.processing > 0);
+  const mean = (values: number[]) => (values.length ? values.reduce((sum, value) => sum + value, 0) / values.length : 0);
+  let saturatedFinished = 0;
+  let saturatedSeconds = 0;
+  for (let index = 1; index < timeline.length; index += 1) {
+    if (timeline[index - 1].pending === 0) continue;
+    saturatedFinished += timeline[index].finished - timeline[index - 1].finished;
+    saturatedSeconds += timeline[index].t - timeline[index - 1].t;
+  }
+  const byErrorCode: Record<string, number> = {};
+  for (const row of terminal) if (row.error_code) byErrorCode[row.error_code] = (byErrorCode[row.error_code] ?? 0) + 1;
+
+  const report = {
+    settings: { ...options, capacity },
+    startedAt: new Date(run.startedWall).toISOString(),
+    generations: {
+      requested: options.users * options.perUser,
+      created: records.length,
+      stored: stored.length,
+      succeeded: terminal.filter((row) => row.status === 'succeeded').length,
+      failed: terminal.filter((row) => row.status === 'failed').length,
+      byErrorCode,
+    },
+    throughput: {
+      windowS: round(windowS),
+      achievedPerS: round(achievedPerS),
+      whileSaturatedPerS: saturatedSeconds > 0 ? round(saturatedFinished / saturatedSeconds) : null,
+      idealPerS: round(idealPerS),
+      ratioToIdeal: round(achievedPerS / idealPerS),
+    },
+    slots: {
+      capacity,
+      meanBusy: round(mean(busyWindow.map((point) => point.busySlots))),
+      utilisation: round(mean(busyWindow.map((point) => point.busySlots)) / capacity),
+      utilisationWhileSaturated: saturated.length ? round(mean(saturated.map((point) => point.busySlots)) / capacity) : null,
+      peakBusy: Math.max(0, ...timeline.map((point) => point.busySlots)),
+      meanLeasedWhileSaturated: saturated.length ? round(mean(saturated.map((point) => point.leasedSlots))) : null,
+    },
+    queueWaitMs: percentiles(stored.filter((row) => row.queue_wait_ms !== null).map((row) => row.queue_wait_ms!)),
+    timeToTerminalMs: percentiles(terminal.map((row) => row.to_terminal_ms!)),
+    clientTimeToTerminalMs: percentiles(records.filter((record) => record.terminalAt !== null).map((record) => record.terminalAt! - record.createdAt)),
+    streams: {
+      maxOpen: stats.maxStreamsOpen,
+      opened: stats.streamsOpened,
+      reopened: stats.streamReopens,
+      refusedTooMany: stats.streamsRefused,
+      terminalSeenOnStream: records.filter((record) => record.terminalAt !== null).length,
+    },
+    invariants: {
+      noGenerationLost: missing.length === 0 && notTerminal.length === 0 && records.length === options.users * options.perUser
+        && records.every((record) => storedById.get(record.id)?.status === record.status),
+      notTerminal: notTerminal.length,
+      missing: missing.length,
+      creditsConserved: credits.conserved,
+      credits,
+    },
+    clientFailures: stats.failures,
+    service: { processes: run.processes.map((service) => service.roles), log: run.serviceLog.file, warnings: run.serviceLog.warnings, errors: run.serviceLog.errors },
+    timeline,
+  };
+  return report;
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+function progressLine(finished: number, expected: number, counts: { pending: number; processing: number }, busySlots: number, capacity: number, stats: ClientStats, seconds: number): string {
+  const width = 30;
+  const done = Math.min(width, Math.round((finished / Math.max(1, expected)) * width));
+  return `[${'#'.repeat(done)}${'.'.repeat(width - done)}] ${finished}/${expected} terminal | pending ${counts.pending} | processing ${counts.processing} | slots ${busySlots}/${capacity} | streams ${stats.streamsOpen} | ${seconds.toFixed(1)} s`;
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const interactive = process.stderr.isTTY;
+  let lastLine = 0;
+  const report = await runLoadTest(options, (line) => {
+    if (interactive) process.stderr.write(`\r${line.padEnd(120)}`);
+    else if (Date.now() - lastLine > 5000 || line.startsWith('starting')) {
+      lastLine = Date.now();
+      process.stderr.write(`${line}\n`);
+    }
+  });
+  if (interactive) process.stderr.write('\n');
+  const { timeline, ...summary } = report;
+  const jsonFile = path.join(options.outDir, 'loadtest-report.json');
+  const htmlFile = path.join(options.outDir, 'loadtest-report.html');
+  writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(htmlFile, chartPage(`Load test ${report.startedAt}`, timeline, report.slots.capacity, {
+    settings: `${options.users} users x ${options.perUser} generations; ${options.accounts} accounts x ${options.slots} slots; latency ${options.latencyMs} ms; failure rate ${options.failureRate}`,
+    throughput: `${report.throughput.achievedPerS}/s over the busy window (while saturated ${report.throughput.whileSaturatedPerS}/s); ideal ${report.throughput.idealPerS}/s`,
+    'slot utilisation': `${report.slots.utilisation} (while saturated ${report.slots.utilisationWhileSaturated})`,
+    'queue wait p50/p95/p99': `${report.queueWaitMs.p50} / ${report.queueWaitMs.p95} / ${report.queueWaitMs.p99} ms`,
+    'time to terminal p50/p95/p99': `${report.timeToTerminalMs.p50} / ${report.timeToTerminalMs.p95} / ${report.timeToTerminalMs.p99} ms`,
+    'max streams open': String(report.streams.maxOpen),
+    invariants: `no generation lost: ${report.invariants.noGenerationLost}; credits conserved: ${report.invariants.creditsConserved}`,
+  }));
+  console.log(JSON.stringify(summary, null, 2));
+  console.log(`\nwrote ${jsonFile} and ${htmlFile}`);
+  if (!report.invariants.noGenerationLost || !report.invariants.creditsConserved) process.exitCode = 1;
+}
+
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

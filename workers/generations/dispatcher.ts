@@ -1,0 +1,226 @@
+import { queues } from '../../db/boss';
+import type { RunningPart, Services } from '../../api/services';
+import { bossIn } from '../../api/generations/boss-transaction';
+import type { SubmitJobData } from '../../api/generations/model';
+import { finishSubmitJob, returnSubmitJob } from '../../api/generations/submit-job';
+import { claimForSubmission, type ClaimedGeneration } from '../../api/generations/transitions/claimForSubmission';
+import { claimInputChecks, markInputsChecked } from '../../api/generations/transitions/claimInputChecks';
+import { markFailed } from '../../api/generations/transitions/markFailed';
+import { markProcessing } from '../../api/generations/transitions/markProcessing';
+import { releaseClaim } from '../../api/generations/transitions/releaseClaim';
+import type { AccountKeys } from '../../pool/accounts';
+import { coolDownAccount } from '../../pool/coolDownAccount';
+import { countFreeSlots } from '../../pool/countFreeSlots';
+import { leaseSlots, type Lease } from '../../pool/leaseSlot';
+import { releaseLease } from '../../pool/releaseSlot';
+import type { ProviderAdapter } from '../../pool/provider/adapter';
+import { unusableInputPhoto } from './input-photos';
+import type { Wakeup } from './wakeup';
+
+/** How long the provider may take to download the photos from their presigned links. */
+const inputLinkTtlS = 3600;
+/** After the provider was unreachable, this process waits this long before submitting again. */
+const unavailablePauseMs = 1000;
+/** Photo checks ahead of the slot that one process runs at once. */
+const checksAhead = 4;
+
+interface Submission {
+  generation: ClaimedGeneration;
+  lease: Lease;
+  jobId: string;
+}
+
+/**
+ * The dispatcher loop, one per worker process. A round counts the free slots (of the accounts this
+ * process has keys for), fetches at most that many `generation-submit` jobs (pg-boss hands them out
+ * oldest first: FIFO), claims their generations and leases them slots in one guarded statement, all
+ * in ONE transaction (a crash before commit leaves everything as it was); a generation that found no
+ * slot after all goes back to its place in line. Then each submission runs on its own. It never sleeps while a provider works and never submits without a lease: when every slot is
+ * taken, generations simply wait as `pending` (backpressure, no provider 429s).
+ *
+ * Wakes at once when a generation is created (NOTIFY), when a slot is released in this process,
+ * and otherwise every DISPATCH_TICK_MS.
+ */
+export class Dispatcher {
+  private inFlight = new Set<Promise<void>>();
+  private checking = new Set<Promise<void>>();
+  /** The last round found every slot taken: waiting generations may be checked ahead meanwhile. */
+  private saturated = false;
+  private stopped = false;
+  private pausedUntil = 0;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly services: Services,
+    private readonly adapter: ProviderAdapter,
+    private readonly keys: AccountKeys,
+    private readonly wakeup: Wakeup,
+    /** Called when a generation became `processing` here, so the poll loop looks at it soon. */
+    private readonly onSubmitted: () => void,
+    /** Extra work done between rounds (the sweeps). */
+    private readonly between: () => Promise<void>,
+  ) {}
+
+  start(): RunningPart {
+    this.loop = this.run();
+    return {
+      stop: async () => {
+        this.stopped = true;
+        this.wakeup.wake();
+        await this.loop;
+        await Promise.allSettled([...this.inFlight, ...this.checking]);
+      },
+    };
+  }
+
+  private async run(): Promise<void> {
+    const { config, log } = this.services;
+    while (!this.stopped) {
+      let started = 0;
+      try {
+        await this.between();
+        started = await this.round();
+        if (this.saturated) await this.checkAhead();
+      } catch (error) {
+        log.error({ err: error }, 'dispatch round failed');
+      }
+      // A full round may have left more work behind: go again without waiting.
+      const capacity = config.generations.submitConcurrency - this.inFlight.size;
+      await this.wakeup.wait(started > 0 && capacity > 0 ? 0 : config.generations.dispatchTickMs);
+    }
+  }
+
+  /** One round; answers how many submissions it started. */
+  async round(): Promise<number> {
+    const { db, boss, config } = this.services;
+    if (Date.now() < this.pausedUntil) return 0;
+    const capacity = config.generations.submitConcurrency - this.inFlight.size;
+    if (capacity <= 0) return 0;
+    // An estimate (no locks) that keeps a saturated pool from fetching jobs it cannot serve.
+    const free = await countFreeSlots(db, this.keys.fingerprints);
+    this.saturated = free === 0;
+    const want = Math.min(capacity, free);
+    if (want === 0) return 0;
+    const leaseS = config.generations.slotLeaseS;
+    const submissions = await db.transaction(async (trx) => {
+      const jobs = await boss.fetch<SubmitJobData>(queues.generationSubmit, { batchSize: want, db: await bossIn(trx) });
+      if (!jobs.length) return [];
+      const jobOf = new Map(jobs.map((job) => [job.data.generationId, job.id]));
+      const claimed = await claimForSubmission(trx, jobs.map((job) => job.data.generationId), leaseS);
+      const claimedIds = new Set(claimed.map((generation) => generation.id));
+      for (const job of jobs.filter((candidate) => !claimedIds.has(candidate.data.generationId))) {
+        // A ticket whose generation moved on (failed by expiry, already submitted) is done; one still
+        // pending (under a live claim of a stalled worker) goes back in line.
+        const row: { status: string } | undefined = await trx('generations').where({ id: job.data.generationId }).first('status');
+        if (row?.status === 'pending') await returnSubmitJob(boss, trx, job.id);
+        else await finishSubmitJob(boss, trx, job.id);
+      }
+      const leases = new Map((await leaseSlots(trx, [...claimedIds], leaseS, this.keys.fingerprints)).map((lease) => [lease.generationId, lease]));
+      const ready: Submission[] = [];
+      for (const generation of claimed) {
+        const lease = leases.get(generation.id);
+        const jobId = jobOf.get(generation.id)!;
+        if (lease) {
+          ready.push({ generation, lease, jobId });
+        } else {
+          // Another worker took the last slots since the estimate: back in line, at the same place.
+          await releaseClaim(trx, generation.id);
+          await returnSubmitJob(boss, trx, jobId);
+        }
+      }
+      return ready;
+    });
+    for (const submission of submissions) this.track(this.submit(submission));
+    return submissions.length;
+  }
+
+  /**
+   * While every slot is busy, the photos of the next waiting generations are read here: a broken or
+   * oversized one fails at once (refunded) instead of at the head of the line, and a checked one is
+   * later submitted without reading its photos again. Checks never hold a slot.
+   */
+  private async checkAhead(): Promise<void> {
+    const { db, storage, log, config } = this.services;
+    const claimed = await claimInputChecks(db, checksAhead - this.checking.size, config.generations.slotLeaseS);
+    for (const generation of claimed) {
+      const work = (async () => {
+        try {
+          const unusable = await unusableInputPhoto(storage, generation.inputs);
+          if (unusable) await this.fail(generation.id, 'bad_input_image', unusable);
+          else await markInputsChecked(db, generation.id);
+        } catch (error) {
+          // The claim runs out; the dispatcher checks the photos itself at submission.
+          log.warn({ err: error, generationId: generation.id }, 'photo check ahead of the slot failed');
+        }
+      })();
+      this.checking.add(work);
+      void work.finally(() => this.checking.delete(work));
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight.add(work);
+    void work.finally(() => {
+      this.inFlight.delete(work);
+      this.wakeup.wake();
+    });
+  }
+
+  private async submit({ generation, lease, jobId }: Submission): Promise<void> {
+    const { db, boss, storage, log } = this.services;
+    const context = { generationId: generation.id, accountId: lease.accountId, slot: lease.slotNo };
+    try {
+      const account = await this.keys.keyOf(lease.accountId);
+      if (!account) return await this.fail(generation.id, 'lost_account', 'the leased account has no key in this process');
+      const unusable = generation.inputs_checked_at ? null : await unusableInputPhoto(storage, generation.inputs);
+      if (unusable) return await this.fail(generation.id, 'bad_input_image', unusable);
+      const inputs = await Promise.all(generation.inputs.map(async (input) => ({
+        url: await storage.presignedGet(input.object_key, inputLinkTtlS),
+        person: input.person,
+      })));
+      const outcome = await this.adapter.submit(account, { model: generation.model, inputs });
+      switch (outcome.kind) {
+        case 'accepted': {
+          const firstPollInMs = this.services.config.generations.pollMinIntervalMs;
+          const started = await db.transaction((trx) => markProcessing(trx, boss, { generationId: generation.id, accountId: lease.accountId, taskId: outcome.taskId, firstPollInMs }));
+          if (started) this.onSubmitted();
+          else {
+            // Submitted twice (this worker stalled past its claim and another one took over): the other
+            // submission is the generation's; this task runs unwatched, its slot goes back.
+            log.warn({ ...context, taskId: outcome.taskId }, 'generation left pending before its submission was recorded');
+            await releaseLease(db, lease);
+          }
+          return;
+        }
+        case 'busy':
+          log.info({ ...context, retryAfterS: outcome.retryAfterS }, 'provider account busy; cooling down');
+          return await this.backInLine(generation.id, lease, jobId, outcome.retryAfterS);
+        case 'rejected':
+          return await this.fail(generation.id, outcome.errorCode, outcome.message ?? 'refused by the provider');
+        case 'unavailable':
+          log.warn({ ...context, reason: outcome.reason }, 'provider unavailable; the generation waits');
+          this.pausedUntil = Date.now() + unavailablePauseMs;
+          return await this.backInLine(generation.id, lease, jobId, null);
+      }
+    } catch (error) {
+      log.error({ err: error, ...context }, 'submission failed; the generation waits');
+      // If even this fails, the claim and the lease run out and the sweep puts the ticket back.
+      await this.backInLine(generation.id, lease, jobId, null).catch(() => undefined);
+    }
+  }
+
+  private async fail(generationId: string, errorCode: string, reason: string): Promise<void> {
+    this.services.log.info({ generationId, errorCode, reason }, 'generation failed at submission');
+    await this.services.db.transaction((trx) => markFailed(trx, this.services.boss, { generationId, from: 'pending', errorCode }));
+  }
+
+  /** The submission did not happen: the slot goes back (and its account cools down after a 429), the ticket back in line. */
+  private async backInLine(generationId: string, lease: Lease, jobId: string, coolDownS: number | null): Promise<void> {
+    const { db, boss } = this.services;
+    await db.transaction(async (trx) => {
+      if (coolDownS !== null) await coolDownAccount(trx, lease.accountId, coolDownS);
+      await releaseLease(trx, lease);
+      if (await releaseClaim(trx, generationId)) await returnSubmitJob(boss, trx, jobId);
+    });
+  }
+}

@@ -1,0 +1,150 @@
+import type { RunningPart, Services } from '../../api/services';
+import { markFailed } from '../../api/generations/transitions/markFailed';
+import { markResultStored } from '../../api/generations/transitions/markResultStored';
+import type { AccountKeys } from '../../pool/accounts';
+import { releaseSlot } from '../../pool/releaseSlot';
+import { renewLease } from '../../pool/renewLease';
+import type { ProviderAdapter } from '../../pool/provider/adapter';
+import { claimDuePolls, nextPollDueInMs, type DuePoll } from './claimDuePolls';
+import { extendPollClaim, schedulePoll } from './schedulePoll';
+import { resultFileType, storeResult } from './store-result';
+import type { Wakeup } from './wakeup';
+
+/**
+ * The poll loop, one per worker process, shared with every other worker through the database
+ * (`claimDuePolls`). No handler ever sleeps while a provider works: each task has its `next_poll_at`
+ * and the loop wakes for the earliest one (any worker's), at most DISPATCH_TICK_MS apart.
+ */
+export class PollLoop {
+  private inFlight = new Set<Promise<void>>();
+  private stopped = false;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly services: Services,
+    private readonly adapter: ProviderAdapter,
+    private readonly keys: AccountKeys,
+    private readonly wakeup: Wakeup,
+    /** Called when this process released a slot, so the dispatcher hands it on at once. */
+    private readonly onSlotReleased: () => void,
+  ) {}
+
+  start(): RunningPart {
+    this.loop = this.run();
+    return {
+      stop: async () => {
+        this.stopped = true;
+        this.wakeup.wake();
+        await this.loop;
+        await Promise.allSettled([...this.inFlight]);
+      },
+    };
+  }
+
+  private async run(): Promise<void> {
+    const { config, log, db } = this.services;
+    const settings = config.generations;
+    while (!this.stopped) {
+      let wait = settings.dispatchTickMs;
+      try {
+        // When every poll slot of this process is busy, a finishing poll wakes the loop.
+        const room = Math.min(settings.pollConcurrency - this.inFlight.size, settings.pollBatch);
+        if (room > 0) {
+          const due = await claimDuePolls(db, room, settings.pollClaimS, settings.providerTimeoutS, this.keys.fingerprints);
+          for (const task of due) this.track(this.pollOne(task));
+          if (due.length === room) wait = 0;
+          else {
+            const dueInMs = await nextPollDueInMs(db);
+            if (dueInMs !== null) wait = Math.max(5, Math.min(settings.dispatchTickMs, dueInMs));
+          }
+        }
+      } catch (error) {
+        log.error({ err: error }, 'poll round failed');
+      }
+      await this.wakeup.wait(wait);
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight.add(work);
+    void work.finally(() => {
+      this.inFlight.delete(work);
+      this.wakeup.wake();
+    });
+  }
+
+  private async pollOne(task: DuePoll): Promise<void> {
+    const { log } = this.services;
+    try {
+      if (task.timed_out) return await this.fail(task, 'provider_timeout');
+      const account = task.provider_account_id === null ? null : await this.keys.keyOf(task.provider_account_id);
+      if (!account || !task.provider_task_id) return await this.fail(task, 'lost_account');
+      const outcome = await this.adapter.poll(account, task.provider_task_id);
+      switch (outcome.kind) {
+        case 'running':
+          return await this.later(task);
+        case 'unavailable':
+          log.warn({ generationId: task.id, reason: outcome.reason }, 'provider unavailable while polling');
+          return await this.later(task);
+        case 'failed':
+          return await this.fail(task, outcome.errorCode);
+        case 'succeeded':
+          if (outcome.resultUrl === null) return await this.fail(task, 'no_result_url');
+          // The provider's work is over: its slot goes to the next pending now, not after the copy.
+          if (await releaseSlot(this.services.db, task.id)) this.onSlotReleased();
+          return await this.copyResult(task, outcome.resultUrl);
+      }
+    } catch (error) {
+      // The claim runs out and this task is polled again.
+      log.error({ err: error, generationId: task.id }, 'poll failed');
+    }
+  }
+
+  private async later(task: DuePoll): Promise<void> {
+    const { db, config } = this.services;
+    const settings = config.generations;
+    await schedulePoll(db, task.id, settings.pollMinIntervalMs, settings.pollMaxIntervalMs);
+    await renewLease(db, task.id, settings.slotLeaseS);
+  }
+
+  private async fail(task: DuePoll, errorCode: string): Promise<void> {
+    const { db, boss, log } = this.services;
+    const failed = await db.transaction((trx) => markFailed(trx, boss, { generationId: task.id, from: 'processing', errorCode }));
+    if (failed) {
+      log.info({ generationId: task.id, errorCode }, 'generation failed');
+      this.onSlotReleased();
+    }
+  }
+
+  /**
+   * The provider is done (its slot is back in the pool already): the result is copied into our
+   * storage under its real format and the preview is left to the media role. A download that fails is tried again
+   * at the next poll (until the provider timeout); a file that is not a real image or video is
+   * `result_rejected`.
+   */
+  private async copyResult(task: DuePoll, url: string): Promise<void> {
+    const { db, boss, storage, log, config } = this.services;
+    // A download may outlast the poll claim: a heartbeat keeps it while this process lives, and a
+    // crashed worker's claim still runs out within POLL_CLAIM_S.
+    const claimS = config.generations.pollClaimS;
+    const heartbeat = setInterval(() => {
+      extendPollClaim(db, task.id, claimS).catch((error: unknown) => log.warn({ err: error, generationId: task.id }, 'could not extend a poll claim'));
+    }, (claimS * 1000) / 3);
+    try {
+      let body: Buffer;
+      try {
+        ({ body } = await this.adapter.fetchResult(url));
+      } catch (error) {
+        log.warn({ err: error, generationId: task.id }, 'result download failed; polling again');
+        return await this.later(task);
+      }
+      const type = await resultFileType(body, task.output_type);
+      if (!type) return await this.fail(task, 'result_rejected');
+      const key = await storeResult(storage, task, body, type);
+      const stored = await db.transaction((trx) => markResultStored(trx, boss, { generationId: task.id, key, contentType: type.contentType }));
+      if (!stored) log.info({ generationId: task.id }, 'result already stored by another worker');
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+}
