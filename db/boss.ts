@@ -38,6 +38,15 @@ function ignoreDuplicateQueue(error: unknown): void {
   if (!/already exists|duplicate key/i.test(String((error as Error).message))) throw error;
 }
 
+/**
+ * pg-boss's `db` option bound to a knex transaction: send, fetch, complete and fail then happen in
+ * the caller's transaction, so a job changes state exactly when the rows beside it do.
+ */
+export async function bossIn(trx: Knex.Transaction): Promise<PgBoss.Db> {
+  const connection = await connectionOf(trx);
+  return { executeSql: (text: string, values: unknown[]) => connection.query(text, values) };
+}
+
 /** Enqueues inside the caller's transaction, so the job exists exactly when the transaction commits. */
 export async function enqueueInTransaction(
   boss: PgBoss,
@@ -46,9 +55,5 @@ export async function enqueueInTransaction(
   data: object,
   options: PgBoss.SendOptions = {},
 ): Promise<string | null> {
-  const connection = await connectionOf(trx);
-  return boss.send(queue, data, {
-    ...options,
-    db: { executeSql: (text: string, values: unknown[]) => connection.query(text, values) },
-  });
+  return boss.send(queue, data, { ...options, db: await bossIn(trx) });
 }

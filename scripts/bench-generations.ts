@@ -8,6 +8,7 @@ import { reserveAndQueue } from '../api/generations/create';
 import type { Services } from '../api/services';
 import { startProviderSimulator } from '../pool/simulator/provider-simulator';
 import { databaseUrl, resetDatabase, services as testServices, startSharedInfrastructure, stopSharedInfrastructure, storageSettings } from '../test/harness';
+import { uploadKey } from '../media/object-keys';
 
 /**
  * `node dist/scripts/bench-generations.js [--count 300] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 8]`
@@ -72,7 +73,7 @@ async function queueGenerations(services: Services, count: number): Promise<{ id
   }).returning('id');
   const photo = await sharp({ create: { width: 256, height: 256, channels: 3, background: '#808080' } }).jpeg().toBuffer();
   const uploadId = (await db.raw('select gen_random_uuid() as id')).rows[0].id as string;
-  const objectKey = `uploads/${user.id}/${uploadId}.jpg`;
+  const objectKey = uploadKey(user.id, uploadId, 'jpg');
   await db('uploads').insert({ id: uploadId, user_id: user.id, object_key: objectKey, content_type: 'image/jpeg' });
   await storage.put(objectKey, photo, 'image/jpeg');
   const generous = { ...services, config: { ...config, generations: { ...config.generations, maxQueuedGenerations: 1_000_000 } } };

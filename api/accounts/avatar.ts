@@ -3,6 +3,7 @@ import { UnreadableImageError } from '../../media/errors';
 import { probeImage, reencodeJpegWithoutMetadata } from '../../media/images';
 import { errors, invalidField } from '../http/errors';
 import type { Services } from '../services';
+import { avatarKey, avatarPrefix } from '../../media/object-keys';
 
 /**
  * The avatar flow: a presigned POST ticket for `avatars/<user_id>/<uuid>.<ext>`, then binding the
@@ -23,14 +24,14 @@ export interface AvatarTicket {
 }
 
 export async function avatarUploadTicket(services: Services, userId: string, contentType: AvatarContentType): Promise<AvatarTicket> {
-  const key = `avatars/${userId}/${randomUUID()}.${avatarContentTypes[contentType]}`;
+  const key = avatarKey(userId, randomUUID(), avatarContentTypes[contentType]);
   const ticket = await services.storage.presignedPost(key, { contentType, maxBytes: services.config.avatarMaxBytes, expiresInSeconds: ticketLifetimeS });
   return { url: ticket.url, fields: ticket.fields, object_key: key, expires_in: ticketLifetimeS };
 }
 
 /** Only one plain file name directly under the caller's own folder; `..` and sub-folders are refused too. */
 function isOwnAvatarKey(userId: string, key: string): boolean {
-  const prefix = `avatars/${userId}/`;
+  const prefix = avatarPrefix(userId);
   const name = key.slice(prefix.length);
   return key.startsWith(prefix) && /^[A-Za-z0-9._-]+$/.test(name) && !name.includes('..');
 }

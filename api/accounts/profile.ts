@@ -3,6 +3,7 @@ import { enqueueInTransaction, queues } from '../../db/boss';
 import type { Storage } from '../../media/storage';
 import { invalidField } from '../http/errors';
 import type { Services } from '../services';
+import { userPrefixes } from '../../media/object-keys';
 
 /** Profile changes and account deletion. */
 
@@ -23,13 +24,9 @@ export async function updateProfile(db: Knex, userId: string, changes: { name?: 
   if (Object.keys(update).length) await db('users').where({ id: userId }).update(update);
 }
 
-/** Every folder of object storage that holds a user's files. */
-export function userFilePrefixes(userId: string): string[] {
-  return [`avatars/${userId}/`, `uploads/${userId}/`, `results/${userId}/`];
-}
-
+/** Erases every file of the user from object storage (uploads, results, previews, avatar). */
 export async function eraseUserFiles(storage: Storage, userId: string): Promise<void> {
-  await Promise.all(userFilePrefixes(userId).map((prefix) => storage.removePrefix(prefix)));
+  await Promise.all(userPrefixes(userId).map((prefix) => storage.removePrefix(prefix)));
 }
 
 /**

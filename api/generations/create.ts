@@ -4,7 +4,7 @@ import { debit } from '../credits/ledger';
 import { findLaunchableEffect } from '../catalog/launchable';
 import { isUuid } from '../catalog/identifiers';
 import { errors, invalidField } from '../http/errors';
-import { createOnce, findBoundKey, requestFingerprint, type BoundKey, type IdempotencyScope } from '../http/idempotency';
+import { createOnce, type IdempotencyScope } from '../http/idempotency';
 import type { Services } from '../services';
 import { findOwnUploads, maxUploadBytes } from '../uploads/uploads';
 import type { GenerationStatus } from './model';
@@ -37,26 +37,15 @@ export async function createGeneration(
   key: string | null,
 ): Promise<{ statusCode: number; body: GenerationAccepted }> {
   const { db } = services;
-  const existing = (bound: BoundKey) => currentStatus(db, bound.objectId);
-  if (key) {
-    // A repeat answers with what was created, even if the effect or the balance changed since.
-    const bound = await findBoundKey(db, userId, generationScope, key, requestFingerprint(generationScope.endpoint, body));
-    if (bound) return { statusCode: bound.statusCode, body: await existing(bound) };
-  }
-  const plan = await planGeneration(services, userId, body);
   return createOnce({
     db,
     userId,
     scope: generationScope,
     key,
     body,
-    existing,
-    create: async (trx) => {
-      if (key) {
-        const winner = await waitForConcurrentTwin(trx, userId, key, body);
-        // Answering with the winner makes createOnce's own binding conflict: it rolls back and answers the winner.
-        if (winner) return winner;
-      }
+    existing: (bound) => currentStatus(db, bound.objectId),
+    prepare: () => planGeneration(services, userId, body),
+    create: async (trx, plan) => {
       const started = await reserveAndQueue(trx, services, userId, plan);
       if (started === 'insufficient') throw errors.insufficientCredits();
       if (started === 'queue_full') throw errors.providerUnavailable('Too many generations are waiting; try again later.');
@@ -122,16 +111,6 @@ async function planGeneration(services: Services, userId: string, body: CreateGe
     model: effect.model,
     inputs: photos.map((photo) => ({ upload_id: photo.upload_id.toLowerCase(), object_key: byId.get(photo.upload_id.toLowerCase())!.object_key, person: photo.person })),
   };
-}
-
-/**
- * Concurrent duplicates (same user and key) queue on an advisory lock, so only the first runs the
- * reserve; the others, once it committed, find the key bound. Without this a loser could answer 402
- * for credits the winner just reserved, instead of the winner's generation.
- */
-async function waitForConcurrentTwin(trx: Knex.Transaction, userId: string, key: string, body: CreateGenerationBody): Promise<BoundKey | null> {
-  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`idempotency:${userId}:${generationScope.pair}:${key}`]);
-  return findBoundKey(trx, userId, generationScope, key, requestFingerprint(generationScope.endpoint, body));
 }
 
 /**

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import type PgBoss from 'pg-boss';
-import { enqueueInTransaction, queues } from '../../db/boss';
-import { bossIn } from './boss-transaction';
+import { bossIn, enqueueInTransaction, queues } from '../../db/boss';
 import type { SubmitJobData } from './model';
 
 /**

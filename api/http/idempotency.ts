@@ -120,37 +120,55 @@ export async function releaseKey(db: Knex, userId: string, pair: KeyPair, key: s
 }
 
 /**
- * Runs `create` in a transaction with the key bound to what it creates, or answers with the object
- * the key is already bound to. `create` returns the new object's id and status code; `existing`
- * renders any bound object with its current state.
+ * Serialises concurrent requests with the same key (same user, same pair) until the transaction
+ * ends, so the second one sees the first one's binding instead of racing it to a refusal (a 402
+ * for the credits the first just reserved). The primary key of `idempotency_keys` stays the last word.
  */
-export async function createOnce<T>(options: {
+export async function lockKey(trx: Knex.Transaction, userId: string, pair: KeyPair, key: string): Promise<void> {
+  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`idempotency:${userId}:${pair}:${key}`]);
+}
+
+/**
+ * Creates an object at most once per key, or answers with the object the key is bound to (with
+ * its current state, via `existing`). In order: a repeat is answered before anything else, even if
+ * the request would now be refused; `prepare` runs the request's checks outside any transaction;
+ * `create` reserves and inserts in one transaction that also binds the key. A refusal thrown by
+ * `prepare` or `create` leaves the key free.
+ */
+export async function createOnce<T, Prepared = void>(options: {
   db: Knex;
   userId: string;
   scope: IdempotencyScope;
   key: string | null;
   body: unknown;
-  create: (trx: Knex.Transaction) => Promise<BoundKey>;
+  prepare?: () => Promise<Prepared>;
+  create: (trx: Knex.Transaction, prepared: Prepared) => Promise<BoundKey>;
   existing: (bound: BoundKey) => Promise<T>;
 }): Promise<{ statusCode: number; body: T }> {
   const { db, userId, scope, key } = options;
   const fingerprint = requestFingerprint(scope.endpoint, options.body);
+  const answer = async (bound: BoundKey) => ({ statusCode: bound.statusCode, body: await options.existing(bound) });
   if (key) {
     const bound = await findBoundKey(db, userId, scope, key, fingerprint);
-    if (bound) return { statusCode: bound.statusCode, body: await options.existing(bound) };
+    if (bound) return answer(bound);
   }
+  const prepared = (options.prepare ? await options.prepare() : undefined) as Prepared;
   const lostRace = Symbol('lost race');
   try {
-    const created = await db.transaction(async (trx) => {
-      const result = await options.create(trx);
-      if (key && !(await bindKey(trx, userId, scope, key, fingerprint, result))) throw lostRace;
-      return result;
-    });
-    return { statusCode: created.statusCode, body: await options.existing(created) };
+    return await answer(await db.transaction(async (trx) => {
+      if (key) {
+        await lockKey(trx, userId, scope.pair, key);
+        const twin = await findBoundKey(trx, userId, scope, key, fingerprint);
+        if (twin) return twin;
+      }
+      const created = await options.create(trx, prepared);
+      if (key && !(await bindKey(trx, userId, scope, key, fingerprint, created))) throw lostRace;
+      return created;
+    }));
   } catch (error) {
     if (error !== lostRace || !key) throw error;
     const winner = await findBoundKey(db, userId, scope, key, fingerprint);
     if (!winner) throw error;
-    return { statusCode: winner.statusCode, body: await options.existing(winner) };
+    return answer(winner);
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Storage, StoredObject } from '../../media/storage';
+import { uploadKey } from '../../media/object-keys';
 
 /** Decisions section 4: photo uploads go straight to storage by a presigned multipart POST. */
 export const uploadContentTypes: Record<string, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp' };
@@ -35,7 +36,7 @@ export interface UploadView {
 /** A new upload: the row first, so the key is the caller's before anything can be put under it. */
 export async function createUpload(db: Knex, storage: Storage, userId: string, contentType: string): Promise<UploadTicketView> {
   const id = randomUUID();
-  const objectKey = `uploads/${userId}/${id}.${uploadContentTypes[contentType]}`;
+  const objectKey = uploadKey(userId, id, uploadContentTypes[contentType]);
   await db('uploads').insert({ id, user_id: userId, object_key: objectKey, content_type: contentType });
   const ticket = await storage.presignedPost(objectKey, { contentType, maxBytes: maxUploadBytes, expiresInSeconds: uploadTicketTtlS });
   return { id, url: ticket.url, fields: ticket.fields, object_key: objectKey, expires_in: uploadTicketTtlS };

@@ -65,7 +65,7 @@ describe('profile: /v1/me', () => {
 
   describe('DELETE', () => {
     async function putFiles(userId: string): Promise<string[]> {
-      const keys = [`avatars/${userId}/a.jpg`, `uploads/${userId}/u.jpg`, `uploads/${userId}/nested/v.png`, `results/${userId}/r.mp4`];
+      const keys = [`avatars/${userId}/a.jpg`, `uploads/${userId}/u.jpg`, `uploads/${userId}/nested/v.png`, `results/${userId}/r.mp4`, `previews/${userId}/g/thumb.webp`];
       for (const key of keys) await services().storage.put(key, Buffer.from('data'), 'application/octet-stream');
       return keys;
     }

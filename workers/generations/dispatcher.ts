@@ -1,6 +1,5 @@
-import { queues } from '../../db/boss';
+import { bossIn, queues } from '../../db/boss';
 import type { RunningPart, Services } from '../../api/services';
-import { bossIn } from '../../api/generations/boss-transaction';
 import type { SubmitJobData } from '../../api/generations/model';
 import { finishSubmitJob, returnSubmitJob } from '../../api/generations/submit-job';
 import { claimForSubmission, type ClaimedGeneration } from '../../api/generations/transitions/claimForSubmission';

@@ -1,12 +1,12 @@
 import type PgBoss from 'pg-boss';
-import { queues } from '../../db/boss';
+import { bossIn, queues } from '../../db/boss';
 import { buildGenerationPreview } from '../../media/generation-preview';
 import type { RunningPart, Services } from '../../api/services';
-import { bossIn } from '../../api/generations/boss-transaction';
 import { mediaChannel, type GenerationRow, type MediaJobData, type StoredGenerationPreview } from '../../api/generations/model';
 import { markSucceeded } from '../../api/generations/transitions/markSucceeded';
 import { listenTo } from './listener';
 import { Wakeup } from './wakeup';
+import { previewThumbKey } from '../../media/object-keys';
 
 /** Without a NOTIFY, the media loop looks for jobs this often (retried jobs, missed notifications). */
 const idleWaitMs = 500;
@@ -30,7 +30,7 @@ export async function makePreview(services: Services, job: MediaJobData, jobId?:
   let preview: StoredGenerationPreview | null = null;
   try {
     const built = await buildGenerationPreview(await storage.get(row.result_key!), row.output_type);
-    const thumbKey = `previews/${row.user_id}/${row.id}/thumb.webp`;
+    const thumbKey = previewThumbKey(row.user_id, row.id);
     await storage.put(thumbKey, built.thumb, 'image/webp');
     preview = { thumb_key: thumbKey, poster_key: built.posterIsThumb ? thumbKey : null, width: built.width, height: built.height, blurhash: built.blurhash };
   } catch (error) {

@@ -2,6 +2,7 @@ import { UnreadableImageError, UnreadableVideoError, UnsupportedImageFormatError
 import { imageFileType, videoFileType, type FileType } from '../../media/file-types';
 import type { Storage } from '../../media/storage';
 import type { OutputType } from '../../api/generations/model';
+import { resultKey } from '../../media/object-keys';
 
 /**
  * The file type of a result by its real content, not by what the provider said: an image keeps its
@@ -19,7 +20,7 @@ export async function resultFileType(body: Buffer, outputType: OutputType): Prom
 
 /** `results/<user_id>/<generation_id>.<ext>`, written with its real content type. */
 export async function storeResult(storage: Storage, generation: { id: string; user_id: string }, body: Buffer, type: FileType): Promise<string> {
-  const key = `results/${generation.user_id}/${generation.id}.${type.extension}`;
+  const key = resultKey(generation.user_id, generation.id, type.extension);
   await storage.put(key, body, type.contentType);
   return key;
 }

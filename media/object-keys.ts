@@ -1,0 +1,29 @@
+/**
+ * Where each kind of user file lives in object storage, in one place: every key of a user's file
+ * starts with one of `userPrefixes(userId)`, so deleting an account erases them all.
+ */
+const folders = { avatars: 'avatars', uploads: 'uploads', results: 'results', previews: 'previews' } as const;
+
+export function userPrefixes(userId: string): string[] {
+  return Object.values(folders).map((folder) => `${folder}/${userId}/`);
+}
+
+export function avatarPrefix(userId: string): string {
+  return `${folders.avatars}/${userId}/`;
+}
+
+export function avatarKey(userId: string, fileId: string, extension: string): string {
+  return `${avatarPrefix(userId)}${fileId}.${extension}`;
+}
+
+export function uploadKey(userId: string, uploadId: string, extension: string): string {
+  return `${folders.uploads}/${userId}/${uploadId}.${extension}`;
+}
+
+export function resultKey(userId: string, generationId: string, extension: string): string {
+  return `${folders.results}/${userId}/${generationId}.${extension}`;
+}
+
+export function previewThumbKey(userId: string, generationId: string): string {
+  return `${folders.previews}/${userId}/${generationId}/thumb.webp`;
+}
