@@ -6,13 +6,13 @@ import { requestId } from './http/request-id';
 import { requestLog } from './http/request-log';
 import type { Route } from './http/route';
 import { buildRouter } from './http/router';
-import { httpMetrics, metricsRouter } from './metrics';
+import { metricsRouter } from './metrics';
 import { operationsRouter } from './operations';
 import { Realtime } from './realtime/streams';
 import type { Services } from './services';
 
 /**
- * The API's middleware chain, in the order it runs: request id, request log, latency metric, error
+ * The API's middleware chain, in the order it runs: request id, request log and latency metric, error
  * envelope, operations endpoints and `/metrics`, body parsing, extra mounts (simulators, webhooks,
  * web pages), then the route table (authentication, limits, validation, handler per route). Each
  * app owns the SSE streams of its process (`app.context.realtime`), ended by the web role's stop.
@@ -28,7 +28,6 @@ export function createApp(services: Services, routes: Route[], mounts: Middlewar
 
   app.use(requestId());
   app.use(requestLog(services.log));
-  app.use(httpMetrics());
   app.use(errorEnvelope(services.log));
   app.use(operations.routes());
   app.use(metricsRouter().routes());

@@ -1,10 +1,9 @@
 import Router from '@koa/router';
 import type { Knex } from 'knex';
-import type { Middleware } from 'koa';
 import { queues } from '../db/boss';
 import type { ApiContext } from './http/context';
 import {
-  generationsFinished, generationTimeToTerminal, httpRequestDuration, metricsRegistry, providerSlotsLeased,
+  generationsFinished, generationTimeToTerminal, metricsRegistry, providerSlotsLeased,
   providerSlots, queueJobsDeferred, queueJobsWaiting, queueOldestJobAge, streamLeasesActive,
 } from './metric-definitions';
 import type { Logger } from '../logger';
@@ -27,23 +26,6 @@ export function metricsRouter(): Router<ApiContext['state'], ApiContext> {
     ctx.body = await metricsRegistry.metrics();
   });
   return router;
-}
-
-/** Request latency by route template; SSE streams count until their snapshot is sent. */
-export function httpMetrics(): Middleware<ApiContext['state'], ApiContext> {
-  return async (ctx, next) => {
-    const started = process.hrtime.bigint();
-    try {
-      await next();
-    } finally {
-      // Only templates, never raw paths: unknown paths must not create a series each.
-      const route = ctx.state.route ?? (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      httpRequestDuration.observe(
-        { method: ctx.method, route, status: String(ctx.status) },
-        Number(process.hrtime.bigint() - started) / 1e9,
-      );
-    }
-  };
 }
 
 async function refreshDatabaseMetrics(db: Knex, finished: FinishedGenerations, log: Logger): Promise<void> {

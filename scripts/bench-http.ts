@@ -1,21 +1,23 @@
 import { startSharedInfrastructure, stopSharedInfrastructure, databaseUrl, storageSettings } from '../test/harness';
 import { benchAccounts } from './bench-accounts';
 import { startBareKoa, startService, type ServiceProcess } from './bench-processes';
-import { compareLoads, formatLoad, runLoad, type LoadResult } from './load';
+import { compareLoads, formatLoad, runLoad, withServerCpu, type LoadResult } from './load';
 
 /**
  * The HTTP part of `npm run bench`: every figure is reported beside a baseline measured in the same run (a bare Koa
  * route in its own process), because these machines are noisy. Ratios are what to compare.
  */
 async function benchHttpStack(bare: ServiceProcess, web: ServiceProcess): Promise<LoadResult> {
-  const { baseline, subject, ratio } = await compareLoads(
-    () => runLoad(bare.url, () => ({ path: '/healthz' }), { durationMs: 3000 }),
-    () => runLoad(web.url, () => ({ path: '/healthz' }), { durationMs: 3000 }),
-  );
+  const healthz = (server: ServiceProcess) => () =>
+    withServerCpu(server.child.pid!, () => runLoad(server.url, () => ({ path: '/healthz' }), { durationMs: 3000 }));
+  const { baseline, subject, ratio } = await compareLoads(healthz(bare), healthz(web));
+  const bareCpu = baseline.serverCpuUsPerRequest;
+  const stackCpu = subject.serverCpuUsPerRequest;
   console.log('\n## HTTP stack: GET /healthz through every middleware vs a bare Koa route');
-  console.log(formatLoad('bare Koa', baseline));
-  console.log(formatLoad('full stack (id, log, envelope, body, router)', subject));
-  console.log(`ratio: ${(ratio * 100).toFixed(1)}% of bare Koa (target >= 80%)`);
+  console.log(`${formatLoad('bare Koa', baseline)}   server CPU ${bareCpu} us/request`);
+  console.log(`${formatLoad('full stack (id, log, envelope, body, router)', subject)}   server CPU ${stackCpu} us/request`);
+  console.log(`throughput under the same client: ${(ratio * 100).toFixed(1)}% of bare Koa (target >= 80%)`);
+  console.log(`server capacity by CPU per request: ${((bareCpu / stackCpu) * 100).toFixed(1)}% of bare Koa (the client shares the 2 cores, so this is the stricter figure)`);
   return baseline;
 }
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 
 /**
@@ -6,7 +7,10 @@ import http from 'node:http';
  * the same run; no absolute claims.
  */
 export interface LoadResult {
+  /** Requests answered inside the measured window (after the warm-up). */
   requests: number;
+  /** Every request sent, warm-up included: the divisor for server CPU time. */
+  sent: number;
   errors: number;
   rps: number;
   p50Ms: number;
@@ -59,6 +63,7 @@ export async function runLoops(step: (loop: number, agent: http.Agent) => Promis
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const latencies: number[] = [];
   let errors = 0;
+  let sent = 0;
   const measureFrom = Date.now() + warmupMs;
   const ends = measureFrom + durationMs;
 
@@ -67,6 +72,7 @@ export async function runLoops(step: (loop: number, agent: http.Agent) => Promis
       const startedAt = Date.now();
       const started = process.hrtime.bigint();
       const ok = await step(loop, agent).catch(() => false);
+      sent += 1;
       if (startedAt < measureFrom || Date.now() > ends) continue;
       if (ok) latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
       else errors += 1;
@@ -76,6 +82,7 @@ export async function runLoops(step: (loop: number, agent: http.Agent) => Promis
   latencies.sort((a, b) => a - b);
   return {
     requests: latencies.length,
+    sent,
     errors,
     rps: Math.round(latencies.length / (durationMs / 1000)),
     p50Ms: round(percentile(latencies, 0.5)),
@@ -90,6 +97,24 @@ export function runLoad(baseUrl: string, next: (index: number) => LoadRequest, o
   return runLoops(async (_, agent) => (await send(agent, baseUrl, next(counter++))).status < 400, options);
 }
 
+/** CPU time (user + system) a process has used so far, from /proc (Linux). */
+export function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  // utime and stime are the 12th and 13th fields after the command name, in clock ticks (100 Hz).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * Runs a load against a server process and tells the server's CPU time per request. On a 2-core
+ * machine the load generator competes with the server, so throughput alone can hide what the
+ * server spends; CPU per request cannot.
+ */
+export async function withServerCpu(pid: number, run: () => Promise<LoadResult>): Promise<LoadResult & { serverCpuUsPerRequest: number }> {
+  const before = processCpuMs(pid);
+  const result = await run();
+  return { ...result, serverCpuUsPerRequest: Math.round(((processCpuMs(pid) - before) * 1000) / Math.max(1, result.sent)) };
+}
+
 export function formatLoad(name: string, result: LoadResult): string {
   return `${name.padEnd(46)} ${String(result.rps).padStart(7)} req/s   p50 ${result.p50Ms} ms   p95 ${result.p95Ms} ms   p99 ${result.p99Ms} ms${result.errors ? `   errors ${result.errors}` : ''}`;
 }
@@ -98,13 +123,13 @@ export function formatLoad(name: string, result: LoadResult): string {
  * Measures a baseline and a subject in alternating rounds (A B A B …) so drift in machine load
  * touches both alike, and keeps each one's best round.
  */
-export async function compareLoads(
-  baseline: () => Promise<LoadResult>,
-  subject: () => Promise<LoadResult>,
+export async function compareLoads<Result extends LoadResult>(
+  baseline: () => Promise<Result>,
+  subject: () => Promise<Result>,
   rounds = 2,
-): Promise<{ baseline: LoadResult; subject: LoadResult; ratio: number }> {
-  let bestBaseline: LoadResult | null = null;
-  let bestSubject: LoadResult | null = null;
+): Promise<{ baseline: Result; subject: Result; ratio: number }> {
+  let bestBaseline: Result | null = null;
+  let bestSubject: Result | null = null;
   for (let round = 0; round < rounds; round += 1) {
     const a = await baseline();
     const b = await subject();

@@ -11,7 +11,6 @@ export interface ApiState {
   requestId: string;
   route?: string;
   user: SessionUser | null;
-  durationMs?: number;
 }
 
 export interface ApiContextExtras {
