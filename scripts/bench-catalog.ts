@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { createKnex } from '../db/knex';
-import { databaseUrl, startSharedInfrastructure, stopSharedInfrastructure, storageSettings } from '../test/harness';
+import { databaseUrl, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
 import { startBareKoa, startService } from './bench-processes';
 import { compareLoads, formatLoad, runLoad, type LoadOptions, type LoadResult } from './load';
 
@@ -153,17 +153,8 @@ export async function benchCatalog(
 
 async function main(): Promise<void> {
   await startSharedInfrastructure();
-  const storage = storageSettings();
   const bare = await startBareKoa();
-  const web = await startService(['web'], {
-    DATABASE_URL: databaseUrl(),
-    S3_ENDPOINT: storage.endpoint,
-    S3_ACCESS_KEY: storage.accessKey,
-    S3_SECRET_KEY: storage.secretKey,
-    S3_BUCKET: storage.bucket,
-    TOKEN_SECRET: 'bench-token-secret-that-is-long-enough-0123456789',
-    SEED_DEMO_CATALOG: '0',
-  });
+  const web = await startService(['web'], serviceEnv());
   try {
     await benchCatalog({ databaseUrl: databaseUrl(), webUrl: web.url, bareUrl: bare.url });
   } finally {

@@ -7,7 +7,7 @@ import { credit } from '../api/credits/ledger';
 import { reserveAndQueue } from '../api/generations/create';
 import type { Services } from '../api/services';
 import { startProviderSimulator } from '../pool/simulator/provider-simulator';
-import { databaseUrl, resetDatabase, services as testServices, startSharedInfrastructure, stopSharedInfrastructure, storageSettings } from '../test/harness';
+import { resetDatabase, services as testServices, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
 import { uploadKey } from '../media/object-keys';
 
 /**
@@ -106,15 +106,9 @@ async function listeningWorkers(services: Services): Promise<number> {
  */
 async function startPipelineProcesses(services: Services, latencyMs: number, slotsPerAccount: number): Promise<PipelineProcesses> {
   const simulator = await startProviderSimulator({ latencyMs, accounts: { 'bench-a': slotsPerAccount, 'bench-b': slotsPerAccount } });
-  const storage = storageSettings();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    DATABASE_URL: databaseUrl(),
-    S3_ENDPOINT: storage.endpoint,
-    S3_ACCESS_KEY: storage.accessKey,
-    S3_SECRET_KEY: storage.secretKey,
-    S3_BUCKET: storage.bucket,
-    S3_REGION: storage.region,
+    ...serviceEnv(),
     PROVIDER_URL: simulator.url,
     PROVIDER_ACCOUNTS: `bench-a:${slotsPerAccount},bench-b:${slotsPerAccount}`,
     SUBMIT_CONCURRENCY: '32',

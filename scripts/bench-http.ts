@@ -1,4 +1,4 @@
-import { startSharedInfrastructure, stopSharedInfrastructure, databaseUrl, storageSettings } from '../test/harness';
+import { startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
 import { benchAccounts } from './bench-accounts';
 import { startBareKoa, startService, type ServiceProcess } from './bench-processes';
 import { compareLoads, formatLoad, runLoad, withServerCpu, type LoadResult } from './load';
@@ -23,14 +23,7 @@ async function benchHttpStack(bare: ServiceProcess, web: ServiceProcess): Promis
 
 async function main(): Promise<void> {
   await startSharedInfrastructure();
-  const storage = storageSettings();
-  const env = {
-    DATABASE_URL: databaseUrl(),
-    S3_ENDPOINT: storage.endpoint,
-    S3_ACCESS_KEY: storage.accessKey,
-    S3_SECRET_KEY: storage.secretKey,
-    S3_BUCKET: storage.bucket,
-    TOKEN_SECRET: 'bench-token-secret-that-is-long-enough-0123456789',
+  const env = serviceEnv({
     // Every request of a benchmark comes from one address and a handful of users.
     RATE_AUTH_BURST: '100000000',
     RATE_AUTH_PER_MINUTE: '100000000',
@@ -38,7 +31,7 @@ async function main(): Promise<void> {
     RATE_WRITE_PER_MINUTE: '100000000',
     RATE_READ_BURST: '100000000',
     RATE_READ_PER_MINUTE: '100000000',
-  };
+  });
   const bare = await startBareKoa();
   const web = await startService(['web'], env);
   try {

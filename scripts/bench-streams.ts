@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { signAccessToken } from '../api/tokens/access-token';
-import { databaseUrl, startSharedInfrastructure, stopSharedInfrastructure, storageSettings } from '../test/harness';
+import { startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
 import { openServiceLog, startServiceProcess } from './loadtest/service';
 import { openSse, type SseConnection } from './loadtest/sse-client';
 import { percentiles, type Percentiles } from './loadtest/report';
@@ -47,16 +47,10 @@ export async function benchStreams(options: { levels?: number[]; eventsPerLevel?
   const targetMs = options.targetMs ?? 100;
   const { db } = await startSharedInfrastructure();
   const tokenSecret = 'bench-token-secret-that-is-long-enough-0123456789';
-  const storage = storageSettings();
   const serviceLog = openServiceLog('/dev/null');
   const web = await startServiceProcess('web', {
-    DATABASE_URL: databaseUrl(),
-    S3_ENDPOINT: storage.endpoint,
-    S3_ACCESS_KEY: storage.accessKey,
-    S3_SECRET_KEY: storage.secretKey,
-    S3_BUCKET: storage.bucket,
+    ...serviceEnv(),
     TOKEN_SECRET: tokenSecret,
-    SEED_DEMO_CATALOG: '0',
     LOG_LEVEL: 'warn',
     STREAM_CAP_PER_USER: '1000',
     RATE_READ_BURST: '1000000',

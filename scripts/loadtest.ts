@@ -4,9 +4,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { demoPhoto } from '../media/demo-assets';
 import { startProviderSimulator } from '../pool/simulator/provider-simulator';
-import { databaseUrl, startSharedInfrastructure, stopSharedInfrastructure, storageSettings } from '../test/harness';
+import { startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
 import { parseOptions, type LoadTestOptions } from './loadtest/options';
-import { chartPage, creditInvariant, percentiles, sampleGenerations, storedGenerations, type TimelinePoint } from './loadtest/report';
+import { chartPage, chartPng, creditInvariant, loadTestCharts, percentiles, sampleGenerations, storedGenerations, type TimelinePoint } from './loadtest/report';
 import { openServiceLog, startServiceProcess, type ServiceProcess } from './loadtest/service';
 import { runUser, type ClientStats, type GenerationRecord } from './loadtest/user';
 
@@ -27,14 +27,9 @@ export async function runLoadTest(options: LoadTestOptions, progress: (line: str
   const simulator = await startProviderSimulator({ latencyMs: options.latencyMs, failureRate: options.failureRate, accounts });
   mkdirSync(options.outDir, { recursive: true });
   const serviceLog = openServiceLog(path.join(options.outDir, 'loadtest-services.log'));
-  const storage = storageSettings();
   const env: Record<string, string> = {
-    DATABASE_URL: databaseUrl(),
-    S3_ENDPOINT: storage.endpoint,
-    S3_ACCESS_KEY: storage.accessKey,
-    S3_SECRET_KEY: storage.secretKey,
-    S3_BUCKET: storage.bucket,
-    TOKEN_SECRET: 'loadtest-token-secret-that-is-long-enough-0123456789',
+    // The users launch a demo effect (winter-portrait), so the demo catalog is seeded.
+    ...serviceEnv({ SEED_DEMO_CATALOG: '1' }),
     PROVIDER_URL: simulator.url,
     PROVIDER_ACCOUNTS: Object.entries(accounts).map(([key, slots]) => `${key}:${slots}`).join(','),
     // Every simulated user comes from one address: the per-source and per-user budgets are not under test.
@@ -210,8 +205,10 @@ async function main(): Promise<void> {
   const { timeline, ...summary } = report;
   const jsonFile = path.join(options.outDir, 'loadtest-report.json');
   const htmlFile = path.join(options.outDir, 'loadtest-report.html');
+  const pngFile = path.join(options.outDir, 'loadtest-chart.png');
+  const charts = loadTestCharts(timeline, report.slots.capacity);
   writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(htmlFile, chartPage(`Load test ${report.startedAt}`, timeline, report.slots.capacity, {
+  writeFileSync(htmlFile, chartPage(`Load test ${report.startedAt}`, charts, {
     settings: `${options.users} users x ${options.perUser} generations; ${options.accounts} accounts x ${options.slots} slots; latency ${options.latencyMs} ms; failure rate ${options.failureRate}`,
     throughput: `${report.throughput.achievedPerS}/s over the busy window (while saturated ${report.throughput.whileSaturatedPerS}/s); ideal ${report.throughput.idealPerS}/s`,
     'slot utilisation': `${report.slots.utilisation} (while saturated ${report.slots.utilisationWhileSaturated})`,
@@ -221,7 +218,8 @@ async function main(): Promise<void> {
     invariants: `no generation lost: ${report.invariants.noGenerationLost}; credits conserved: ${report.invariants.creditsConserved}`,
   }));
   console.log(JSON.stringify(summary, null, 2));
-  console.log(`\nwrote ${jsonFile} and ${htmlFile}`);
+  writeFileSync(pngFile, await chartPng(charts));
+  console.log(`\nwrote ${jsonFile}, ${htmlFile} and ${pngFile}`);
   if (!report.invariants.noGenerationLost || !report.invariants.creditsConserved) process.exitCode = 1;
 }
 

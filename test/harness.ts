@@ -134,6 +134,25 @@ export function storageSettings() {
   return s3!.settings;
 }
 
+/**
+ * The environment of a service process (`node dist/main.js <roles>`, a script) on this run's
+ * database and storage, with a fixed token secret and no demo seeding; `overrides` on top.
+ */
+export function serviceEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  const storage = s3!.settings;
+  return {
+    DATABASE_URL: postgres!.url,
+    S3_ENDPOINT: storage.endpoint,
+    S3_ACCESS_KEY: storage.accessKey,
+    S3_SECRET_KEY: storage.secretKey,
+    S3_BUCKET: storage.bucket,
+    S3_REGION: storage.region,
+    TOKEN_SECRET: 'service-token-secret-that-is-long-enough-0123456789',
+    SEED_DEMO_CATALOG: '0',
+    ...overrides,
+  };
+}
+
 /** Empties every table of the service (not the migrations' bookkeeping) and pg-boss's jobs. */
 export async function resetDatabase(): Promise<void> {
   const { db } = services();

@@ -1,3 +1,4 @@
+import sharp from 'sharp';
 import type { Knex } from 'knex';
 
 /** Figures of a finished run: percentiles, the database's view of the generations, the invariants, the chart. */
@@ -89,7 +90,14 @@ export async function creditInvariant(db: Knex) {
 }
 
 /** A self-contained HTML page of SVG line charts: throughput, queue depth and streams, provider slots. */
-export function chartPage(title: string, timeline: TimelinePoint[], capacity: number, summary: Record<string, string>): string {
+export interface Chart {
+  title: string;
+  svg: string;
+  height: number;
+}
+
+/** Throughput, queue depth with open streams, and slot use over the run. */
+export function loadTestCharts(timeline: TimelinePoint[], capacity: number): Chart[] {
   const windowS = 3;
   const throughput = timeline.map((point, index) => {
     let from = index;
@@ -98,7 +106,7 @@ export function chartPage(title: string, timeline: TimelinePoint[], capacity: nu
     return { t: point.t, value: seconds > 0 ? (point.finished - timeline[from].finished) / seconds : 0 };
   });
   const series = (pick: (point: TimelinePoint) => number) => timeline.map((point) => ({ t: point.t, value: pick(point) }));
-  const charts = [
+  return [
     svgChart(`Throughput (terminal generations per second, ${windowS} s window)`, [{ name: 'throughput', colour: '#1f77b4', points: throughput }]),
     svgChart('Queue depth and open streams', [
       { name: 'pending (waiting for a slot)', colour: '#d62728', points: series((point) => point.pending) },
@@ -110,10 +118,26 @@ export function chartPage(title: string, timeline: TimelinePoint[], capacity: nu
       { name: 'capacity', colour: '#999999', points: series(() => capacity) },
     ]),
   ];
+}
+
+export function chartPage(title: string, charts: Chart[], summary: Record<string, string>): string {
   const rows = Object.entries(summary).map(([key, value]) => `<tr><th>${escape(key)}</th><td>${escape(value)}</td></tr>`).join('');
   return `<!doctype html><html><head><meta charset="utf-8"><title>${escape(title)}</title>
 <style>body{font:14px system-ui,sans-serif;margin:24px;color:#222}th{text-align:left;padding-right:16px;font-weight:600}svg{display:block;margin:16px 0}</style>
-</head><body><h1>${escape(title)}</h1><table>${rows}</table>${charts.join('')}</body></html>\n`;
+</head><body><h1>${escape(title)}</h1><table>${rows}</table>${charts.map((chart) => `<h2>${escape(chart.title)}</h2>${chart.svg}`).join('')}</body></html>\n`;
+}
+
+/** The same charts stacked in one PNG, for a README. */
+export function chartPng(charts: Chart[]): Promise<Buffer> {
+  let top = 0;
+  const parts = charts.map((chart) => {
+    const part = `<text x="10" y="${top + 18}" font-size="15" font-family="sans-serif">${escape(chart.title)}</text>`
+      + `<g transform="translate(0,${top + 24})">${chart.svg.replace(/^<svg[^>]*>/, '').replace(/<\/svg>$/, '')}</g>`;
+    top += chart.height + 34;
+    return part;
+  });
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="900" height="${top}"><rect width="100%" height="100%" fill="white"/>${parts.join('')}</svg>`;
+  return sharp(Buffer.from(svg)).png().toBuffer();
 }
 
 interface Series {
@@ -122,7 +146,7 @@ interface Series {
   points: { t: number; value: number }[];
 }
 
-function svgChart(title: string, series: Series[]): string {
+function svgChart(title: string, series: Series[]): Chart {
   const width = 900;
   const height = 280;
   const left = 50;
@@ -143,7 +167,7 @@ function svgChart(title: string, series: Series[]): string {
     line.points.map((point) => `${x(point.t).toFixed(1)},${y(point.value).toFixed(1)}`).join(' ')}"/>`).join('');
   const legend = series.map((line, index) =>
     `<rect x="${left + 10 + index * 200}" y="8" width="12" height="12" fill="${line.colour}"/><text x="${left + 28 + index * 200}" y="18" font-size="12">${escape(line.name)}</text>`).join('');
-  return `<h2>${escape(title)}</h2><svg width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">${ticks}${timeTicks}${lines}${legend}</svg>`;
+  return { title, height, svg: `<svg width="${width}" height="${height}" xmlns="http://www.w3.org/2000/svg">${ticks}${timeTicks}${lines}${legend}</svg>` };
 }
 
 function escape(text: string): string {

@@ -8,7 +8,7 @@ import { CatalogImportError, type CatalogDocument, type ImportProgress } from '.
 import { demoPoster } from '../../media/demo-assets';
 import { CatalogFileError, importCatalogFile } from '../../scripts/import-catalog';
 import { client } from '../client';
-import { databaseUrl, resetDatabase, services, startTestApp, storageSettings, type TestApp } from '../harness';
+import { resetDatabase, services, startTestApp, type TestApp, serviceEnv } from '../harness';
 import { slugsOf } from './fixtures';
 
 const goodCatalog: CatalogDocument = {
@@ -124,11 +124,7 @@ describe('catalog import', function () {
   });
 
   it('runs as a script: progress on stderr, a summary on stdout, exit 1 with the problems of a bad file', async () => {
-    const storage = storageSettings();
-    const env = {
-      ...process.env, DATABASE_URL: databaseUrl(), S3_ENDPOINT: storage.endpoint, S3_ACCESS_KEY: storage.accessKey,
-      S3_SECRET_KEY: storage.secretKey, S3_BUCKET: storage.bucket, LOG_LEVEL: 'silent', TOKEN_SECRET: 'x'.repeat(40),
-    };
+    const env = { ...process.env, ...serviceEnv({ LOG_LEVEL: 'silent' }) };
     const run = (file: string) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       const child = spawn(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'import-catalog.js'), file], { env });
       let stdout = '';

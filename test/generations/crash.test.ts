@@ -7,7 +7,7 @@ import { createGeneration } from '../../api/generations/create';
 import type { RunningPart } from '../../api/services';
 import { startProviderSimulator, type ProviderSimulator } from '../../pool/simulator/provider-simulator';
 import { startGenerationMedia } from '../../workers/generations/media';
-import { databaseUrl, resetDatabase, services, storageSettings, testConfig } from '../harness';
+import { resetDatabase, services, testConfig, serviceEnv } from '../harness';
 import { insertEffect, makeUser, photo, storedUpload, waitFor } from './fixtures';
 
 interface Worker {
@@ -52,15 +52,9 @@ describe('crash of a worker process mid-flight', function () {
   });
 
   it('loses nothing when one of two workers is SIGKILLed: every generation ends, no lease outlives itself, credits add up', async () => {
-    const storage = storageSettings();
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      DATABASE_URL: databaseUrl(),
-      S3_ENDPOINT: storage.endpoint,
-      S3_ACCESS_KEY: storage.accessKey,
-      S3_SECRET_KEY: storage.secretKey,
-      S3_BUCKET: storage.bucket,
-      S3_REGION: storage.region,
+      ...serviceEnv(),
       PROVIDER_URL: simulator.url,
       PROVIDER_ACCOUNTS: 'crash-a:3,crash-b:3',
       SLOT_LEASE_S: '2',
