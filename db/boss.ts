@@ -5,7 +5,6 @@ import { connectionOf } from './knex';
 /** Every pg-boss queue of the service, created at start. */
 export const queues = {
   generationSubmit: 'generation-submit',
-  generationPoll: 'generation-poll',
   generationMedia: 'generation-media',
   pushSend: 'push-send',
   paymentReconcile: 'payment-reconcile',
