@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import zlib from 'node:zlib';
 import sharp from 'sharp';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
 import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
@@ -8,21 +7,7 @@ import {
   balanceOf, insertDemoEffects, ledgerOf, makeUser, photo, startPipeline, storedUpload, waitFor, waitForTerminal,
   type DemoSlug, type Pipeline, type TestUser,
 } from './fixtures';
-
-/** A PNG whose header announces 20000x20000 pixels (400 MP) in a few hundred bytes. */
-function hugePngHeader(): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const typed = Buffer.concat([Buffer.from(type), data]);
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(zlib.crc32(typed));
-    return Buffer.concat([length, typed, crc]);
-  };
-  const header = Buffer.from([0, 0, 0x4e, 0x20, 0, 0, 0x4e, 0x20, 8, 2, 0, 0, 0]);
-  const signature = Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]);
-  return Buffer.concat([signature, chunk('IHDR', header), chunk('IDAT', zlib.deflateSync(Buffer.alloc(16))), chunk('IEND', Buffer.alloc(0))]);
-}
+import { hugePngHeader } from '../images';
 
 describe('generation pipeline with the provider simulator', function () {
   this.timeout(60_000);

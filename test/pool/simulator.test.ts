@@ -4,12 +4,12 @@ import { existsSync, readdirSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import sharp from 'sharp';
 import { ConfigError } from '../../config';
 import { HttpProviderAdapter } from '../../pool/provider/http-client';
 import { runProviderSimulatorFromEnv } from '../../pool/simulator/env';
 import { startProviderSimulator, type ProviderSimulator } from '../../pool/simulator/provider-simulator';
+import { hugePngHeader } from '../images';
 
 /** A stand-in for presigned storage links: serves the given bytes by path. */
 async function startPhotoServer(files: Record<string, Buffer>): Promise<{ url: string; close(): Promise<void> }> {
@@ -26,21 +26,6 @@ async function startPhotoServer(files: Record<string, Buffer>): Promise<{ url: s
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-/** A PNG whose header announces 20000x20000 pixels, so only the header is worth reading. */
-function hugePngHeader(): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const typed = Buffer.concat([Buffer.from(type), data]);
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(zlib.crc32(typed));
-    return Buffer.concat([length, typed, crc]);
-  };
-  const header = Buffer.from([0, 0, 0x4e, 0x20, 0, 0, 0x4e, 0x20, 8, 2, 0, 0, 0]);
-  const signature = Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]);
-  return Buffer.concat([signature, chunk('IHDR', header), chunk('IDAT', zlib.deflateSync(Buffer.alloc(16))), chunk('IEND', Buffer.alloc(0))]);
 }
 
 interface ApiAnswer {
