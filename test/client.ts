@@ -40,3 +40,5 @@ export function client(baseUrl: string) {
     delete: <T = any>(path: string, options?: RequestOptions) => request<T>('DELETE', path, undefined, options),
   };
 }
+
+export type Api = ReturnType<typeof client>;

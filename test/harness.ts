@@ -19,6 +19,7 @@ import type { Realtime } from '../api/realtime/streams';
 import { createPaymentProcessor } from '../api/payments/processor-of';
 import type { Route } from '../api/http/route';
 import type { ApiContext } from '../api/http/context';
+import { client, type Api } from './client';
 
 /**
  * The test harness: one real Postgres (embedded in a temporary directory, or a fresh database on
@@ -171,13 +172,15 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The real API on a random loopback port, over the shared infrastructure. */
-export async function startTestApp(options: {
+export interface TestAppOptions {
   config?: Record<string, string>;
   log?: Logger;
   routes?: Route[];
   mounts?: Middleware<ApiContext['state'], ApiContext>[];
-} = {}): Promise<TestApp> {
+}
+
+/** The real API on a random loopback port, over the shared infrastructure. */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const base = services();
   const config = options.config ? testConfig(options.config) : base.config;
   const appServices: Services = { ...base, config, log: options.log ?? base.log, paymentProcessor: options.config ? createPaymentProcessor(config) : base.paymentProcessor };
@@ -195,4 +198,18 @@ export async function startTestApp(options: {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The hooks most API test files share: one app for the whole file and a client for it, closed
+ * after the file. Read `app` and `api` inside tests and hooks (they exist from the first `before`).
+ */
+export function useTestApp(options: TestAppOptions | (() => TestAppOptions) = {}): { app: TestApp; api: Api } {
+  const handle = {} as { app: TestApp; api: Api };
+  before(async () => {
+    handle.app = await startTestApp(typeof options === 'function' ? options() : options);
+    handle.api = client(handle.app.url);
+  });
+  after(() => handle.app.close());
+  return handle;
 }

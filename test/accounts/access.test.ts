@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { allRoutes } from '../../api/routes';
-import { client } from '../client';
-import { resetDatabase, startTestApp, type TestApp } from '../harness';
-import { expectError, guest, registered, type Api } from './helpers';
+import { resetDatabase, useTestApp } from '../harness';
+import { expectError, guest, registered } from './helpers';
 
 /** Contract part A, Auth columns and the guest-access table, for every part A route. */
 const partA: [string, string, 'public' | 'optional' | 'token' | 'registered'][] = [
@@ -28,14 +27,7 @@ const partA: [string, string, 'public' | 'optional' | 'token' | 'registered'][] 
 ];
 
 describe('access levels of the part A routes', () => {
-  let app: TestApp;
-  let api: Api;
-
-  before(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  after(() => app.close());
+  const t = useTestApp();
   beforeEach(() => resetDatabase());
 
   it('declares each route with the access level of the contract, and builds it (no 501)', () => {
@@ -50,29 +42,29 @@ describe('access levels of the part A routes', () => {
 
   it('answers 401 auth_required without a token on every T route', async () => {
     for (const [method, path] of partA.filter(([, , level]) => level === 'token' || level === 'registered')) {
-      expectError(await api.request(method, path, method === 'GET' || method === 'DELETE' ? undefined : {}), 401, 'auth_required');
+      expectError(await t.api.request(method, path, method === 'GET' || method === 'DELETE' ? undefined : {}), 401, 'auth_required');
     }
   });
 
   it('answers a guest 403 registration_required exactly on the routes closed to guests', async () => {
-    const first = await guest(api);
+    const first = await guest(t.api);
     const token = first.body.access_token;
-    expectError(await api.get('/v1/referral', { token }), 403, 'registration_required');
-    expectError(await api.post('/v1/auth/change-password', { new_password: 'whatever long' }, { token }), 403, 'registration_required');
-    expect((await api.get('/v1/me', { token })).status).to.equal(200);
-    expect((await api.get('/v1/credits/balance', { token })).status).to.equal(200);
-    expect((await api.get('/v1/credits/transactions', { token })).status).to.equal(200);
-    expect((await api.post('/v1/me/avatar/upload-url', { content_type: 'image/png' }, { token })).status).to.equal(200);
+    expectError(await t.api.get('/v1/referral', { token }), 403, 'registration_required');
+    expectError(await t.api.post('/v1/auth/change-password', { new_password: 'whatever long' }, { token }), 403, 'registration_required');
+    expect((await t.api.get('/v1/me', { token })).status).to.equal(200);
+    expect((await t.api.get('/v1/credits/balance', { token })).status).to.equal(200);
+    expect((await t.api.get('/v1/credits/transactions', { token })).status).to.equal(200);
+    expect((await t.api.post('/v1/me/avatar/upload-url', { content_type: 'image/png' }, { token })).status).to.equal(200);
   });
 
   it('lets a full account through the registered routes', async () => {
-    const account = await registered(api);
-    expect((await api.get('/v1/referral', { token: account.body.access_token })).status).to.equal(200);
+    const account = await registered(t.api);
+    expect((await t.api.get('/v1/referral', { token: account.body.access_token })).status).to.equal(200);
   });
 
   it('answers 401 for a broken token on the optional (G) routes, and ignores it on the public ones', async () => {
-    expectError(await api.post('/v1/auth/register', {}, { token: 'broken' }), 401, 'auth_required');
-    expectError(await api.post('/v1/auth/idp_c', { access_token: 'x' }, { token: 'broken' }), 401, 'auth_required');
-    expect((await api.post('/v1/auth/anonymous', { device_id: 'dev-broken-token' }, { token: 'broken' })).status).to.equal(200);
+    expectError(await t.api.post('/v1/auth/register', {}, { token: 'broken' }), 401, 'auth_required');
+    expectError(await t.api.post('/v1/auth/idp_c', { access_token: 'x' }, { token: 'broken' }), 401, 'auth_required');
+    expect((await t.api.post('/v1/auth/anonymous', { device_id: 'dev-broken-token' }, { token: 'broken' })).status).to.equal(200);
   });
 });

@@ -1,35 +1,27 @@
 import { expect } from 'chai';
 import { credit, debit } from '../../api/credits/ledger';
-import { client } from '../client';
-import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
-import { expectError, guest, registered, type Api } from './helpers';
+import { resetDatabase, services, useTestApp } from '../harness';
+import { expectError, guest, registered } from './helpers';
 
 describe('credits: GET /v1/credits/balance and /v1/credits/transactions', () => {
-  let app: TestApp;
-  let api: Api;
-
-  before(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  after(() => app.close());
+  const t = useTestApp();
   beforeEach(() => resetDatabase());
 
   it('answers the balance with plan_credits 0 and plan_expires_at null', async () => {
-    const first = await guest(api);
-    const answer = await api.get('/v1/credits/balance', { token: first.body.access_token });
+    const first = await guest(t.api);
+    const answer = await t.api.get('/v1/credits/balance', { token: first.body.access_token });
     expect(answer.status).to.equal(200);
     expect(answer.body).to.deep.equal({ balance: 100, plan_credits: 0, plan_expires_at: null });
   });
 
   it('lists the history newest first with signed amounts, as one record per operation', async () => {
-    const account = await registered(api);
+    const account = await registered(t.api);
     const userId = account.body.user.id;
     await services().db.transaction(async (trx) => {
       await debit(trx, { userId, kind: 'reserve', amount: 10, reference: 'gen-1' });
       await credit(trx, { userId, kind: 'refund', amount: 10, reference: 'gen-1' });
     });
-    const answer = await api.get('/v1/credits/transactions', { token: account.body.access_token });
+    const answer = await t.api.get('/v1/credits/transactions', { token: account.body.access_token });
     expect(answer.status).to.equal(200);
     expect(answer.body).to.include({ total: 3, limit: 20, offset: 0 });
     expect(answer.body.items.map((item: { kind: string; amount: number; balance_after: number; reference: string }) =>
@@ -44,29 +36,29 @@ describe('credits: GET /v1/credits/balance and /v1/credits/transactions', () => 
   });
 
   it('pages with limit and offset and validates their bounds', async () => {
-    const account = await registered(api);
+    const account = await registered(t.api);
     const userId = account.body.user.id;
     await services().db.transaction(async (trx) => {
       for (let index = 0; index < 4; index += 1) await credit(trx, { userId, kind: 'purchase', amount: index + 1, reference: `pay-${index}` });
     });
     const token = account.body.access_token;
-    const page = await api.get('/v1/credits/transactions?limit=2&offset=1', { token });
+    const page = await t.api.get('/v1/credits/transactions?limit=2&offset=1', { token });
     expect(page.body).to.include({ total: 5, limit: 2, offset: 1 });
     expect(page.body.items.map((item: { reference: string }) => item.reference)).to.deep.equal(['pay-2', 'pay-1']);
-    expectError(await api.get('/v1/credits/transactions?offset=10001', { token }), 422, 'validation_error');
-    expectError(await api.get('/v1/credits/transactions?limit=101', { token }), 422, 'validation_error');
+    expectError(await t.api.get('/v1/credits/transactions?offset=10001', { token }), 422, 'validation_error');
+    expectError(await t.api.get('/v1/credits/transactions?limit=101', { token }), 422, 'validation_error');
   });
 
   it("shows only the caller's own history", async () => {
-    const first = await registered(api);
-    const second = await guest(api);
-    const answer = await api.get('/v1/credits/transactions', { token: second.body.access_token });
+    const first = await registered(t.api);
+    const second = await guest(t.api);
+    const answer = await t.api.get('/v1/credits/transactions', { token: second.body.access_token });
     expect(answer.body.items.map((item: { kind: string }) => item.kind)).to.deep.equal(['guest_start']);
     expect(first.body.user.id).not.to.equal(second.body.user.id);
   });
 
   it('needs a token', async () => {
-    expectError(await api.get('/v1/credits/balance'), 401, 'auth_required');
-    expectError(await api.get('/v1/credits/transactions'), 401, 'auth_required');
+    expectError(await t.api.get('/v1/credits/balance'), 401, 'auth_required');
+    expectError(await t.api.get('/v1/credits/transactions'), 401, 'auth_required');
   });
 });

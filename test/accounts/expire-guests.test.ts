@@ -1,21 +1,13 @@
 import { expect } from 'chai';
 import { queues } from '../../db/boss';
 import { expireGuests, registerExpireGuests } from '../../workers/jobs/expire-guests';
-import { client } from '../client';
-import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
-import { guest, newDeviceId, registered, type Api } from './helpers';
+import { resetDatabase, services, startTestApp, useTestApp } from '../harness';
+import { guest, newDeviceId, registered } from './helpers';
 
 const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 3600 * 1000);
 
 describe('guest expiry job', () => {
-  let app: TestApp;
-  let api: Api;
-
-  before(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  after(() => app.close());
+  const t = useTestApp();
   beforeEach(() => resetDatabase());
 
   async function ageUser(userId: string, days: number): Promise<void> {
@@ -30,9 +22,9 @@ describe('guest expiry job', () => {
 
   it('deletes guests with no sign-in for more than 30 days, with their files; keeps recent guests and full accounts', async () => {
     const oldDevice = newDeviceId();
-    const old = await guest(api, oldDevice);
-    const recent = await guest(api);
-    const full = await registered(api);
+    const old = await guest(t.api, oldDevice);
+    const recent = await guest(t.api);
+    const full = await registered(t.api);
     await ageUser(old.body.user.id, 31);
     await ageUser(recent.body.user.id, 29);
     await ageUser(full.body.user.id, 400);
@@ -46,21 +38,21 @@ describe('guest expiry job', () => {
     for (const key of oldFiles) expect(await services().storage.stat(key), key).to.equal(null);
     for (const key of recentFiles) expect(await services().storage.stat(key), key).not.to.equal(null);
 
-    const again = await guest(api, oldDevice);
+    const again = await guest(t.api, oldDevice);
     expect(again.body.user.id).not.to.equal(old.body.user.id);
     expect(again.body.user.balance, 'the device keeps its start-credit mark').to.equal(0);
   });
 
   it('counts a token refresh as a sign-in, so an active guest is kept', async () => {
-    const active = await guest(api);
+    const active = await guest(t.api);
     await ageUser(active.body.user.id, 31);
-    expect((await api.post('/v1/auth/refresh', { refresh_token: active.body.refresh_token })).status).to.equal(200);
+    expect((await t.api.post('/v1/auth/refresh', { refresh_token: active.body.refresh_token })).status).to.equal(200);
     expect(await expireGuests(services())).to.equal(0);
   });
 
   it('keeps a guest that signed in or registered while its files were being erased', async () => {
-    const signsIn = await guest(api);
-    const registers = await guest(api);
+    const signsIn = await guest(t.api);
+    const registers = await guest(t.api);
     await ageUser(signsIn.body.user.id, 31);
     await ageUser(registers.body.user.id, 31);
     const base = services();
@@ -87,7 +79,7 @@ describe('guest expiry job', () => {
   it('honours GUEST_RETENTION_DAYS', async () => {
     const short = await startTestApp({ config: { GUEST_RETENTION_DAYS: '2' } });
     try {
-      const first = await guest(api);
+      const first = await guest(t.api);
       await ageUser(first.body.user.id, 3);
       expect(await expireGuests(short.services)).to.equal(1);
     } finally {
@@ -97,9 +89,9 @@ describe('guest expiry job', () => {
 
   it('is registered as an hourly cron job that does the work', async () => {
     const { boss } = services();
-    const stale = await guest(api);
+    const stale = await guest(t.api);
     await ageUser(stale.body.user.id, 31);
-    await registerExpireGuests(boss, app.services);
+    await registerExpireGuests(boss, t.app.services);
     try {
       const schedules = await boss.getSchedules();
       expect(schedules.find((schedule) => schedule.name === queues.expireGuests)?.cron).to.match(/^\d+ \* \* \* \*$/);

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { signAccessToken } from '../../api/tokens/access-token';
-import type { Answer } from '../client';
-import { client } from '../client';
+import type { Answer, Api } from '../client';
 import { services } from '../harness';
 
 /** Shared steps of the account tests: real HTTP against a test app. */
-export type Api = ReturnType<typeof client>;
+export type { Api };
 
 export function newDeviceId(): string {
   return `device-${randomUUID()}`;

@@ -1,26 +1,19 @@
 import { expect } from 'chai';
 import { hashRefreshToken } from '../../api/tokens/refresh-tokens';
 import { client } from '../client';
-import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
-import { accessTokenFor, expectError, guest, newDeviceId, newEmail, password, registered, type Api } from './helpers';
+import { resetDatabase, services, startTestApp, useTestApp } from '../harness';
+import { accessTokenFor, expectError, guest, newDeviceId, newEmail, password, registered } from './helpers';
 
 describe('sessions: refresh, logout, change-password', () => {
-  let app: TestApp;
-  let api: Api;
-
-  before(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  after(() => app.close());
+  const t = useTestApp();
   beforeEach(() => resetDatabase());
 
   const refresh = (refreshToken: string, deviceId?: string) =>
-    api.post('/v1/auth/refresh', { refresh_token: refreshToken, ...(deviceId ? { device_id: deviceId } : {}) });
+    t.api.post('/v1/auth/refresh', { refresh_token: refreshToken, ...(deviceId ? { device_id: deviceId } : {}) });
 
   describe('refresh tokens', () => {
     it('are at least 128 random bits and stored only as their SHA-256', async () => {
-      const answer = await registered(api);
+      const answer = await registered(t.api);
       const token: string = answer.body.refresh_token;
       expect(Buffer.from(token, 'base64url').length).to.be.at.least(16);
       const rows = await services().db('refresh_tokens').select('token_hash');
@@ -29,21 +22,21 @@ describe('sessions: refresh, logout, change-password', () => {
     });
 
     it('rotate on every use: the new pair works, the old refresh token is superseded', async () => {
-      const first = await registered(api);
+      const first = await registered(t.api);
       const second = await refresh(first.body.refresh_token);
       expect(second.status).to.equal(200);
       expect(second.body.user.id).to.equal(first.body.user.id);
       expect(second.body.expires_in).to.equal(900);
       expect(second.body.refresh_token).not.to.equal(first.body.refresh_token);
-      expect((await api.get('/v1/me', { token: second.body.access_token })).status).to.equal(200);
+      expect((await t.api.get('/v1/me', { token: second.body.access_token })).status).to.equal(200);
       const states = await services().db('refresh_tokens').orderBy('created_at').select('state', 'family_id');
       expect(states.map((row) => row.state)).to.deep.equal(['superseded', 'active']);
       expect(states[0].family_id).to.equal(states[1].family_id);
     });
 
     it('a superseded token presented again revokes every token of the user, newer ones included', async () => {
-      const first = await registered(api);
-      const elsewhere = await api.post('/v1/auth/login', { email: first.body.user.email, password, device_id: newDeviceId() });
+      const first = await registered(t.api);
+      const elsewhere = await t.api.post('/v1/auth/login', { email: first.body.user.email, password, device_id: newDeviceId() });
       const second = await refresh(first.body.refresh_token);
       expectError(await refresh(first.body.refresh_token), 401, 'auth_required');
       expectError(await refresh(second.body.refresh_token), 401, 'auth_required');
@@ -51,7 +44,7 @@ describe('sessions: refresh, logout, change-password', () => {
     });
 
     it('lets exactly one of two concurrent refreshes with one token win; the loser revokes all', async () => {
-      const first = await registered(api);
+      const first = await registered(t.api);
       const answers = await Promise.all([refresh(first.body.refresh_token), refresh(first.body.refresh_token)]);
       expect(answers.map((answer) => answer.status).sort()).to.deep.equal([200, 401]);
       const winner = answers.find((answer) => answer.status === 200)!;
@@ -59,8 +52,8 @@ describe('sessions: refresh, logout, change-password', () => {
     });
 
     it('answers 401 for an unknown, an expired or a revoked token, without revoking others', async () => {
-      const first = await registered(api);
-      const second = await api.post('/v1/auth/login', { email: first.body.user.email, password });
+      const first = await registered(t.api);
+      const second = await t.api.post('/v1/auth/login', { email: first.body.user.email, password });
       expectError(await refresh('no-such-token'), 401, 'auth_required');
       await services().db('refresh_tokens').where({ token_hash: hashRefreshToken(first.body.refresh_token) }).update({ expires_at: new Date(Date.now() - 1000) });
       expectError(await refresh(first.body.refresh_token), 401, 'auth_required');
@@ -81,7 +74,7 @@ describe('sessions: refresh, logout, change-password', () => {
 
     it('are bound to their device: another device_id is refused, none is accepted', async () => {
       const deviceId = newDeviceId();
-      const first = await registered(api, { device_id: deviceId });
+      const first = await registered(t.api, { device_id: deviceId });
       expectError(await refresh(first.body.refresh_token, newDeviceId()), 401, 'auth_required');
       const second = await refresh(first.body.refresh_token);
       expect(second.status).to.equal(200);
@@ -91,47 +84,47 @@ describe('sessions: refresh, logout, change-password', () => {
     });
 
     it("stop working when the user is deleted; the deleted user's access token answers 401", async () => {
-      const first = await registered(api);
-      expect((await api.delete('/v1/me', { token: first.body.access_token })).status).to.equal(204);
+      const first = await registered(t.api);
+      expect((await t.api.delete('/v1/me', { token: first.body.access_token })).status).to.equal(204);
       expectError(await refresh(first.body.refresh_token), 401, 'auth_required');
-      expectError(await api.get('/v1/me', { token: first.body.access_token }), 401, 'auth_required');
+      expectError(await t.api.get('/v1/me', { token: first.body.access_token }), 401, 'auth_required');
     });
 
     it('validates the body', async () => {
-      expectError(await api.post('/v1/auth/refresh', {}), 422, 'validation_error');
-      expectError(await api.post('/v1/auth/refresh', { refresh_token: '' }), 422, 'validation_error');
+      expectError(await t.api.post('/v1/auth/refresh', {}), 422, 'validation_error');
+      expectError(await t.api.post('/v1/auth/refresh', { refresh_token: '' }), 422, 'validation_error');
     });
   });
 
   describe('POST /v1/auth/logout', () => {
     it('revokes only the passed refresh token and answers 204', async () => {
-      const first = await registered(api);
-      const other = await api.post('/v1/auth/login', { email: first.body.user.email, password });
-      const answer = await api.post('/v1/auth/logout', { refresh_token: first.body.refresh_token }, { token: first.body.access_token });
+      const first = await registered(t.api);
+      const other = await t.api.post('/v1/auth/login', { email: first.body.user.email, password });
+      const answer = await t.api.post('/v1/auth/logout', { refresh_token: first.body.refresh_token }, { token: first.body.access_token });
       expect(answer.status).to.equal(204);
       expectError(await refresh(first.body.refresh_token), 401, 'auth_required');
       expect((await refresh(other.body.refresh_token)).status).to.equal(200);
-      expect((await api.get('/v1/me', { token: first.body.access_token })).status, 'the access token lives out its lifetime').to.equal(200);
+      expect((await t.api.get('/v1/me', { token: first.body.access_token })).status, 'the access token lives out its lifetime').to.equal(200);
     });
 
     it("cannot revoke another user's token", async () => {
-      const first = await registered(api);
-      const second = await registered(api);
-      expect((await api.post('/v1/auth/logout', { refresh_token: second.body.refresh_token }, { token: first.body.access_token })).status).to.equal(204);
+      const first = await registered(t.api);
+      const second = await registered(t.api);
+      expect((await t.api.post('/v1/auth/logout', { refresh_token: second.body.refresh_token }, { token: first.body.access_token })).status).to.equal(204);
       expect((await refresh(second.body.refresh_token)).status).to.equal(200);
     });
 
     it('needs an access token', async () => {
-      const first = await registered(api);
-      expectError(await api.post('/v1/auth/logout', { refresh_token: first.body.refresh_token }), 401, 'auth_required');
+      const first = await registered(t.api);
+      expectError(await t.api.post('/v1/auth/logout', { refresh_token: first.body.refresh_token }), 401, 'auth_required');
     });
   });
 
   describe('POST /v1/auth/change-password', () => {
-    const change = (token: string, body: Record<string, unknown>) => api.post('/v1/auth/change-password', body, { token });
+    const change = (token: string, body: Record<string, unknown>) => t.api.post('/v1/auth/change-password', body, { token });
 
     it('rule 1: an email account needs the correct current_password, else 401 invalid_credentials', async () => {
-      const first = await registered(api);
+      const first = await registered(t.api);
       expectError(await change(first.body.access_token, { new_password: 'a brand new one' }), 401, 'invalid_credentials');
       expectError(await change(first.body.access_token, { current_password: 'wrong password', new_password: 'a brand new one' }), 401, 'invalid_credentials');
       expect((await refresh(first.body.refresh_token)).status, 'nothing was revoked').to.equal(200);
@@ -144,7 +137,7 @@ describe('sessions: refresh, logout, change-password', () => {
       const answer = await change(token, { new_password: 'first password' });
       expect(answer.status).to.equal(200);
       expect(answer.body.user.providers).to.deep.equal(['email']);
-      expect((await api.post('/v1/auth/login', { email, password: 'first password' })).status).to.equal(200);
+      expect((await t.api.post('/v1/auth/login', { email, password: 'first password' })).status).to.equal(200);
     });
 
     it('rule 3: an account without email gets 403 forbidden and keeps its sessions', async () => {
@@ -156,14 +149,14 @@ describe('sessions: refresh, logout, change-password', () => {
     });
 
     it('rule 4: a guest gets 403 registration_required', async () => {
-      const first = await guest(api);
+      const first = await guest(t.api);
       expectError(await change(first.body.access_token, { new_password: 'some password' }), 403, 'registration_required');
     });
 
     it('rule 5: success revokes every refresh token and answers a fresh pair for this device', async () => {
       const deviceId = newDeviceId();
-      const first = await registered(api, { device_id: deviceId });
-      const other = await api.post('/v1/auth/login', { email: first.body.user.email, password, device_id: newDeviceId() });
+      const first = await registered(t.api, { device_id: deviceId });
+      const other = await t.api.post('/v1/auth/login', { email: first.body.user.email, password, device_id: newDeviceId() });
       const answer = await change(first.body.access_token, { current_password: password, new_password: 'a brand new one', device_id: deviceId });
       expect(answer.status).to.equal(200);
       expect(answer.body.user.id).to.equal(first.body.user.id);
@@ -171,18 +164,18 @@ describe('sessions: refresh, logout, change-password', () => {
       expectError(await refresh(other.body.refresh_token), 401, 'auth_required');
       expectError(await refresh(answer.body.refresh_token, newDeviceId()), 401, 'auth_required');
       expect((await refresh(answer.body.refresh_token, deviceId)).status).to.equal(200);
-      expectError(await api.post('/v1/auth/login', { email: first.body.user.email, password }), 401, 'invalid_credentials');
-      expect((await api.post('/v1/auth/login', { email: first.body.user.email, password: 'a brand new one' })).status).to.equal(200);
+      expectError(await t.api.post('/v1/auth/login', { email: first.body.user.email, password }), 401, 'invalid_credentials');
+      expect((await t.api.post('/v1/auth/login', { email: first.body.user.email, password: 'a brand new one' })).status).to.equal(200);
     });
 
     it('validates new_password (8..128) before anything else', async () => {
-      const first = await registered(api);
+      const first = await registered(t.api);
       expectError(await change(first.body.access_token, { current_password: password, new_password: 'short' }), 422, 'validation_error');
       expectError(await change(first.body.access_token, { current_password: password }), 422, 'validation_error');
     });
 
     it('needs an access token', async () => {
-      expectError(await api.post('/v1/auth/change-password', { new_password: 'some password' }), 401, 'auth_required');
+      expectError(await t.api.post('/v1/auth/change-password', { new_password: 'some password' }), 401, 'auth_required');
     });
   });
 });

@@ -1,19 +1,11 @@
 import { expect } from 'chai';
 import { findLaunchableEffect } from '../../api/catalog/launchable';
 import { effectView } from '../../api/catalog/effect-view';
-import { client } from '../client';
-import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
+import { resetDatabase, services, useTestApp } from '../harness';
 import { addAuthor, addCategory, addEffect, addTag, slugsOf, userWithToken } from './fixtures';
 
 describe('catalog: categories, effects, tags, authors', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
-
-  before(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  after(() => app.close());
+  const t = useTestApp();
   beforeEach(() => resetDatabase());
 
   describe('GET /v1/categories', () => {
@@ -27,7 +19,7 @@ describe('catalog: categories, effects, tags, authors', () => {
     });
 
     it('lists enabled categories only, in operator order, positions counting from 0, names in ru by default', async () => {
-      const answer = await api.get('/v1/categories');
+      const answer = await t.api.get('/v1/categories');
       expect(answer.status).to.equal(200);
       expect(answer.body.map((category: any) => [category.slug, category.position, category.name])).to.deep.equal([
         ['portraits', 0, 'Портреты'],
@@ -38,12 +30,12 @@ describe('catalog: categories, effects, tags, authors', () => {
     });
 
     it('names categories in English with locale=en', async () => {
-      const answer = await api.get('/v1/categories?locale=en');
+      const answer = await t.api.get('/v1/categories?locale=en');
       expect(answer.body.map((category: any) => category.name)).to.deep.equal(['Portraits', 'Fun']);
     });
 
     it('counts an effect in every category it is in, hidden effects not at all; gen_count adds up successes', async () => {
-      const answer = await api.get('/v1/categories');
+      const answer = await t.api.get('/v1/categories');
       expect(answer.body.map((category: any) => [category.slug, category.effect_count, category.gen_count])).to.deep.equal([
         ['portraits', 2, 7],
         ['fun', 1, 3],
@@ -51,7 +43,7 @@ describe('catalog: categories, effects, tags, authors', () => {
     });
 
     it('rejects a locale other than ru and en with 422', async () => {
-      const answer = await api.get('/v1/categories?locale=de');
+      const answer = await t.api.get('/v1/categories?locale=de');
       expect(answer.status).to.equal(422);
       expect(answer.body.error.code).to.equal('validation_error');
       expect(answer.body.error.details[0].loc).to.deep.equal(['query', 'locale']);
@@ -70,37 +62,37 @@ describe('catalog: categories, effects, tags, authors', () => {
     });
 
     it('lists only effects that sit in an enabled category, with filters and search too', async () => {
-      expect(slugsOf(await api.get('/v1/effects'))).to.deep.equal(['listed']);
-      expect(slugsOf(await api.get('/v1/effects?tag=retro'))).to.deep.equal(['listed']);
-      expect(slugsOf(await api.get('/v1/effects?search=snow&locale=en'))).to.deep.equal(['listed']);
-      expect(slugsOf(await api.get('/v1/effects?category=archive'))).to.deep.equal([]);
+      expect(slugsOf(await t.api.get('/v1/effects'))).to.deep.equal(['listed']);
+      expect(slugsOf(await t.api.get('/v1/effects?tag=retro'))).to.deep.equal(['listed']);
+      expect(slugsOf(await t.api.get('/v1/effects?search=snow&locale=en'))).to.deep.equal(['listed']);
+      expect(slugsOf(await t.api.get('/v1/effects?category=archive'))).to.deep.equal([]);
     });
 
     it('leaves them out of tag counts', async () => {
-      expect((await api.get('/v1/tags')).body).to.deep.equal([{ slug: 'retro', name: 'retro', effect_count: 1 }]);
+      expect((await t.api.get('/v1/tags')).body).to.deep.equal([{ slug: 'retro', name: 'retro', effect_count: 1 }]);
     });
 
     it('follows a category being disabled or enabled, and an effect losing or gaining its categories', async () => {
       const { db } = services();
       await db('categories').where({ slug: 'portraits' }).update({ enabled: false });
-      expect(slugsOf(await api.get('/v1/effects'))).to.deep.equal([]);
+      expect(slugsOf(await t.api.get('/v1/effects'))).to.deep.equal([]);
       await db('categories').where({ slug: 'archive' }).update({ enabled: true });
-      expect(slugsOf(await api.get('/v1/effects'))).to.deep.equal(['archived']);
+      expect(slugsOf(await t.api.get('/v1/effects'))).to.deep.equal(['archived']);
       const archived = await db('effects').where({ slug: 'archived' }).first('id');
       await db('effect_categories').where({ effect_id: archived.id }).delete();
-      expect(slugsOf(await api.get('/v1/effects'))).to.deep.equal([]);
+      expect(slugsOf(await t.api.get('/v1/effects'))).to.deep.equal([]);
       const direct = await db('effects').where({ slug: 'direct-only' }).first('id');
       const archive = await db('categories').where({ slug: 'archive' }).first('id');
       await db('effect_categories').insert({ effect_id: direct.id, category_id: archive.id });
-      expect(slugsOf(await api.get('/v1/effects'))).to.deep.equal(['direct-only']);
+      expect(slugsOf(await t.api.get('/v1/effects'))).to.deep.equal(['direct-only']);
     });
 
     it('still opens them by slug and by id', async () => {
-      const bySlug = await api.get('/v1/effects/archived');
+      const bySlug = await t.api.get('/v1/effects/archived');
       expect(bySlug.status).to.equal(200);
-      const byId = await api.get(`/v1/effects/${bySlug.body.id}`);
+      const byId = await t.api.get(`/v1/effects/${bySlug.body.id}`);
       expect(byId.body.slug).to.equal('archived');
-      const direct = await api.get('/v1/effects/direct-only');
+      const direct = await t.api.get('/v1/effects/direct-only');
       expect(direct.body).to.include({ category_id: null });
       expect(direct.body.category_ids).to.deep.equal([]);
     });
@@ -119,38 +111,38 @@ describe('catalog: categories, effects, tags, authors', () => {
     });
 
     it('shows an effect once in the flat list, whatever its number of categories', async () => {
-      const answer = await api.get('/v1/effects');
+      const answer = await t.api.get('/v1/effects');
       expect(slugsOf(answer)).to.deep.equal(['both', 'portrait-only', 'fun-only']);
       expect(answer.body).to.include({ total: 3, limit: 20, offset: 0 });
     });
 
     it('matches any of the categories, by slug or by id', async () => {
-      expect(slugsOf(await api.get('/v1/effects?category=fun'))).to.deep.equal(['both', 'fun-only']);
-      expect(slugsOf(await api.get(`/v1/effects?category=${portraitsId}`))).to.deep.equal(['both', 'portrait-only']);
+      expect(slugsOf(await t.api.get('/v1/effects?category=fun'))).to.deep.equal(['both', 'fun-only']);
+      expect(slugsOf(await t.api.get(`/v1/effects?category=${portraitsId}`))).to.deep.equal(['both', 'portrait-only']);
     });
 
     it('combines category and tag', async () => {
-      expect(slugsOf(await api.get('/v1/effects?category=portraits&tag=winter'))).to.deep.equal(['both']);
-      expect(slugsOf(await api.get('/v1/effects?tag=winter'))).to.deep.equal(['both', 'fun-only']);
+      expect(slugsOf(await t.api.get('/v1/effects?category=portraits&tag=winter'))).to.deep.equal(['both']);
+      expect(slugsOf(await t.api.get('/v1/effects?tag=winter'))).to.deep.equal(['both', 'fun-only']);
     });
 
     it('answers an unknown category or tag with an empty list, and takes empty parameters as no filter', async () => {
-      expect((await api.get('/v1/effects?category=nope')).body).to.deep.equal({ items: [], total: 0, limit: 20, offset: 0 });
-      expect(slugsOf(await api.get('/v1/effects?tag=nope'))).to.deep.equal([]);
-      expect(slugsOf(await api.get('/v1/effects?category=&tag=&search='))).to.have.length(3);
+      expect((await t.api.get('/v1/effects?category=nope')).body).to.deep.equal({ items: [], total: 0, limit: 20, offset: 0 });
+      expect(slugsOf(await t.api.get('/v1/effects?tag=nope'))).to.deep.equal([]);
+      expect(slugsOf(await t.api.get('/v1/effects?category=&tag=&search='))).to.have.length(3);
     });
 
     it('rejects a category longer than 64 characters with 422', async () => {
-      const answer = await api.get(`/v1/effects?category=${'a'.repeat(65)}`);
+      const answer = await t.api.get(`/v1/effects?category=${'a'.repeat(65)}`);
       expect(answer.status).to.equal(422);
       expect(answer.body.error.details[0].loc).to.deep.equal(['query', 'category']);
     });
 
     it('pages with total, limit and offset', async () => {
-      const answer = await api.get('/v1/effects?limit=1&offset=1');
+      const answer = await t.api.get('/v1/effects?limit=1&offset=1');
       expect(slugsOf(answer)).to.deep.equal(['portrait-only']);
       expect(answer.body).to.include({ total: 3, limit: 1, offset: 1 });
-      expect((await api.get('/v1/effects?offset=50')).body).to.include({ total: 3 });
+      expect((await t.api.get('/v1/effects?offset=50')).body).to.include({ total: 3 });
     });
   });
 
@@ -175,7 +167,7 @@ describe('catalog: categories, effects, tags, authors', () => {
     });
 
     it('puts pinned-top first, then the new-effect slots, then by successes, then pinned-bottom, then the demoted', async () => {
-      expect(slugsOf(await api.get('/v1/effects?category=portraits&limit=100'))).to.deep.equal([
+      expect(slugsOf(await t.api.get('/v1/effects?category=portraits&limit=100'))).to.deep.equal([
         'top-1', 'top-2',
         // Three slots (CATALOG_NEW_EFFECT_SLOTS) for the newest; the fourth new one competes by successes.
         'new-1', 'new-2', 'new-3',
@@ -188,18 +180,18 @@ describe('catalog: categories, effects, tags, authors', () => {
     it('keeps a separate order per category', async () => {
       await services().db('effects').where({ slug: 'popular' }).update({ success_count: 0 });
       await addEffect('fun-hit', { categories: ['fun'], successCount: 5, position: 30 });
-      expect(slugsOf(await api.get('/v1/effects?category=fun'))).to.deep.equal(['fun-hit', 'popular', 'demoted']);
+      expect(slugsOf(await t.api.get('/v1/effects?category=fun'))).to.deep.equal(['fun-hit', 'popular', 'demoted']);
     });
 
     it('keeps the curated order in the flat list, demoted effects last', async () => {
-      expect(slugsOf(await api.get('/v1/effects?limit=100'))).to.deep.equal([
+      expect(slugsOf(await t.api.get('/v1/effects?limit=100'))).to.deep.equal([
         'popular', 'less-popular', 'bottom', 'top-2', 'top-1', 'new-1', 'new-2', 'new-3', 'new-4', 'old-new', 'demoted',
       ]);
     });
 
     it('counts the same order across pages', async () => {
-      const first = slugsOf(await api.get('/v1/effects?category=portraits&limit=4'));
-      const second = slugsOf(await api.get('/v1/effects?category=portraits&limit=4&offset=4'));
+      const first = slugsOf(await t.api.get('/v1/effects?category=portraits&limit=4'));
+      const second = slugsOf(await t.api.get('/v1/effects?category=portraits&limit=4&offset=4'));
       expect([...first, ...second]).to.deep.equal(['top-1', 'top-2', 'new-1', 'new-2', 'new-3', 'popular', 'old-new', 'less-popular']);
     });
   });
@@ -210,7 +202,7 @@ describe('catalog: categories, effects, tags, authors', () => {
       const funId = await addCategory('fun');
       const portraitsId = await addCategory('portraits');
       await addEffect('mixed', { categories: ['archive', 'fun', 'portraits'] });
-      const answer = await api.get('/v1/effects/mixed');
+      const answer = await t.api.get('/v1/effects/mixed');
       expect(answer.body.category_ids).to.deep.equal([funId, portraitsId, archiveId]);
       expect(answer.body.category_id).to.equal(funId);
     });
@@ -221,7 +213,7 @@ describe('catalog: categories, effects, tags, authors', () => {
         categories: ['fun'],
         characters: [{ min_photos: 1, max_photos: 3 }, { min_photos: 1, max_photos: 3 }, { min_photos: 0, max_photos: 2 }],
       });
-      const effect = (await api.get('/v1/effects')).body.items[0];
+      const effect = (await t.api.get('/v1/effects')).body.items[0];
       expect(effect.characters).to.deep.equal([{ min_photos: 1, max_photos: 3 }, { min_photos: 1, max_photos: 3 }, { min_photos: 0, max_photos: 2 }]);
       expect(effect).to.include({ min_inputs: 2, max_inputs: 8 });
     });
@@ -234,13 +226,13 @@ describe('catalog: categories, effects, tags, authors', () => {
         categories: ['fun'], tags: ['winter', 'retro'], cost: 25,
         name: { ru: 'Зима', en: 'Winter' }, description: { ru: 'Снег', en: 'Snow' },
       });
-      const ru = (await api.get('/v1/effects/full')).body;
+      const ru = (await t.api.get('/v1/effects/full')).body;
       expect(ru).to.have.all.keys('id', 'slug', 'category_id', 'category_ids', 'name', 'description', 'preview_url', 'preview_video_url',
         'preview_animation_url', 'preview', 'cost', 'characters', 'max_inputs', 'min_inputs', 'output_type', 'author_id', 'author_name', 'tags');
       expect(ru).to.include({ name: 'Зима', description: 'Снег', cost: 25, output_type: 'image', preview: null, author_id: null, author_name: null });
       expect(ru.tags).to.deep.equal(['winter', 'retro']);
       expect(ru.preview_url).to.match(/^http.*effects\/fixture\/full\/poster\.jpg$/);
-      expect((await api.get('/v1/effects/full?locale=en')).body).to.include({ name: 'Winter', description: 'Snow' });
+      expect((await t.api.get('/v1/effects/full?locale=en')).body).to.include({ name: 'Winter', description: 'Snow' });
     });
 
     it('gives author_name null for an official effect, a nameless author and a deleted author', async () => {
@@ -249,7 +241,7 @@ describe('catalog: categories, effects, tags, authors', () => {
       await addEffect('named', { categories: ['fun'], authorId: await addAuthor({ name: 'Mira' }) });
       await addEffect('nameless', { categories: ['fun'], authorId: await addAuthor({ name: '  ' }) });
       await addEffect('deleted', { categories: ['fun'], authorId: await addAuthor({ name: 'Gone', deleted: true }) });
-      const items = (await api.get('/v1/effects')).body.items;
+      const items = (await t.api.get('/v1/effects')).body.items;
       expect(items.map((item: any) => [item.slug, item.author_name, item.author_id !== null])).to.deep.equal([
         ['official', null, false],
         ['named', 'Mira', true],
@@ -263,14 +255,14 @@ describe('catalog: categories, effects, tags, authors', () => {
       const user = await userWithToken();
       await addEffect('community', { categories: ['fun'], authorId: await addAuthor({ name: 'Real Name', userId: user.id }) });
       await services().db('users').where({ id: user.id }).delete();
-      expect((await api.get('/v1/effects/community')).body.author_name).to.equal(null);
+      expect((await t.api.get('/v1/effects/community')).body.author_name).to.equal(null);
     });
   });
 
   describe('GET /v1/effects/{id_or_slug}', () => {
     it('answers 404 not_found for an absent effect, by slug or by id', async () => {
       for (const path of ['/v1/effects/nope', '/v1/effects/6f1c1d8e-3a55-4a7e-9d5e-0c0f8b1e2a33', `/v1/effects/${'x'.repeat(100)}`]) {
-        const answer = await api.get(path);
+        const answer = await t.api.get(path);
         expect(answer.status).to.equal(404);
         expect(answer.body.error.code).to.equal('not_found');
       }
@@ -278,7 +270,7 @@ describe('catalog: categories, effects, tags, authors', () => {
 
     it('answers 404 for an effect a moderator hid', async () => {
       await addEffect('gone', { hidden: true });
-      expect((await api.get('/v1/effects/gone')).status).to.equal(404);
+      expect((await t.api.get('/v1/effects/gone')).status).to.equal(404);
     });
   });
 
@@ -296,20 +288,20 @@ describe('catalog: categories, effects, tags, authors', () => {
 
     it('counts one view per viewer per day when a community effect is opened with a token', async () => {
       const viewer = await userWithToken();
-      await api.get('/v1/effects/community', { token: viewer.token });
-      await api.get('/v1/effects/community', { token: viewer.token });
+      await t.api.get('/v1/effects/community', { token: viewer.token });
+      await t.api.get('/v1/effects/community', { token: viewer.token });
       expect(await views()).to.equal(1);
-      await api.get('/v1/effects/community', { token: (await userWithToken({ guest: true })).token });
+      await t.api.get('/v1/effects/community', { token: (await userWithToken({ guest: true })).token });
       expect(await views()).to.equal(2);
     });
 
     it('counts nothing without a token, with a broken one, for official effects and for the author themself', async () => {
       const author = await userWithToken();
       await services().db('authors').where({ id: authorId }).update({ user_id: author.id });
-      expect((await api.get('/v1/effects/community')).status).to.equal(200);
-      expect((await api.get('/v1/effects/community', { token: 'broken.token.value' })).status).to.equal(200);
-      await api.get('/v1/effects/official', { token: (await userWithToken()).token });
-      await api.get('/v1/effects/community', { token: author.token });
+      expect((await t.api.get('/v1/effects/community')).status).to.equal(200);
+      expect((await t.api.get('/v1/effects/community', { token: 'broken.token.value' })).status).to.equal(200);
+      await t.api.get('/v1/effects/official', { token: (await userWithToken()).token });
+      await t.api.get('/v1/effects/community', { token: author.token });
       expect(await views()).to.equal(0);
     });
   });
@@ -328,11 +320,11 @@ describe('catalog: categories, effects, tags, authors', () => {
       await addEffect('c', { categories: ['fun', 'portraits'], tags: ['portrait'] });
       await addEffect('d', { categories: ['archive'], tags: ['archived', 'winter'] });
       await addEffect('e', { categories: ['fun'], tags: ['unused'], hidden: true });
-      expect((await api.get('/v1/tags')).body).to.deep.equal([
+      expect((await t.api.get('/v1/tags')).body).to.deep.equal([
         { slug: 'portrait', name: 'портрет', effect_count: 3 },
         { slug: 'winter', name: 'зима', effect_count: 1 },
       ]);
-      expect((await api.get('/v1/tags?locale=en')).body[1]).to.deep.equal({ slug: 'winter', name: 'winter', effect_count: 1 });
+      expect((await t.api.get('/v1/tags?locale=en')).body[1]).to.deep.equal({ slug: 'winter', name: 'winter', effect_count: 1 });
     });
   });
 
@@ -346,7 +338,7 @@ describe('catalog: categories, effects, tags, authors', () => {
       await addEffect('unlisted', { categories: ['archive'], authorId, position: 3 });
       await addEffect('removed', { categories: ['fun'], authorId, hidden: true, position: 4 });
       await addEffect('someone-else', { categories: ['fun'], position: 0 });
-      const answer = await api.get(`/v1/authors/${authorId}?limit=1&locale=en`);
+      const answer = await t.api.get(`/v1/authors/${authorId}?limit=1&locale=en`);
       expect(answer.status).to.equal(200);
       expect(answer.body).to.have.all.keys('id', 'name', 'avatar_url', 'effects');
       expect(answer.body).to.include({ id: authorId, name: 'Mira', avatar_url: null });
@@ -365,7 +357,7 @@ describe('catalog: categories, effects, tags, authors', () => {
       await addEffect('unlisted', { categories: ['archive'], authorId: unpublished });
       const absent = '2b0d7c0e-5a4f-4f1e-8d8c-1e9f0a6b7c5d';
       for (const id of [absent, disabled, deleted, unpublished, 'not-a-uuid']) {
-        const answer = await api.get(`/v1/authors/${id}`);
+        const answer = await t.api.get(`/v1/authors/${id}`);
         expect(answer.status, id).to.equal(404);
         expect(answer.body.error.code).to.equal('not_found');
       }

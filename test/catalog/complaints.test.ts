@@ -1,20 +1,12 @@
 import { expect } from 'chai';
 import { resolveComplaints } from '../../api/catalog/complaints';
-import { client } from '../client';
-import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
+import { resetDatabase, services, useTestApp } from '../harness';
 import { addCategory, addEffect, slugsOf, userWithToken } from './fixtures';
 
 /** Rule 5, with COMPLAINT_DEMOTE_THRESHOLD=2 and COMPLAINT_MIN_ACCOUNT_AGE_DAYS=7. */
 describe('complaints (rule 5)', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
+  const t = useTestApp({ config: { COMPLAINT_DEMOTE_THRESHOLD: '2', COMPLAINT_MIN_ACCOUNT_AGE_DAYS: '7' } });
   let effectId: string;
-
-  before(async () => {
-    app = await startTestApp({ config: { COMPLAINT_DEMOTE_THRESHOLD: '2', COMPLAINT_MIN_ACCOUNT_AGE_DAYS: '7' } });
-    api = client(app.url);
-  });
-  after(() => app.close());
   beforeEach(async () => {
     await resetDatabase();
     await addCategory('fun');
@@ -23,7 +15,7 @@ describe('complaints (rule 5)', () => {
   });
 
   const complain = (token: string | undefined, body: object = { reason: 'unsafe' }, effect = effectId) =>
-    api.post(`/v1/effects/${effect}/complaints`, body, { token });
+    t.api.post(`/v1/effects/${effect}/complaints`, body, { token });
   const complaints = () => services().db('complaints').where({ effect_id: effectId }).orderBy('created_at');
   const demoted = async () => (await services().db('effects').where({ id: effectId }).first('demoted_at')).demoted_at !== null;
 
@@ -75,13 +67,13 @@ describe('complaints (rule 5)', () => {
   it('demotes after the threshold from different long-registered people: last in lists, still open by link', async () => {
     await complain((await userWithToken({ ageDays: 30 })).token);
     expect(await demoted()).to.equal(false);
-    expect(slugsOf(await api.get('/v1/effects'))).to.deep.equal(['target', 'other']);
+    expect(slugsOf(await t.api.get('/v1/effects'))).to.deep.equal(['target', 'other']);
     const answer = await complain((await userWithToken({ ageDays: 8 })).token);
     expect(answer.status).to.equal(204);
     expect(await demoted()).to.equal(true);
-    expect(slugsOf(await api.get('/v1/effects'))).to.deep.equal(['other', 'target']);
-    expect(slugsOf(await api.get('/v1/effects?category=fun'))).to.deep.equal(['other', 'target']);
-    expect((await api.get('/v1/effects/target')).status).to.equal(200);
+    expect(slugsOf(await t.api.get('/v1/effects'))).to.deep.equal(['other', 'target']);
+    expect(slugsOf(await t.api.get('/v1/effects?category=fun'))).to.deep.equal(['other', 'target']);
+    expect((await t.api.get('/v1/effects/target')).status).to.equal(200);
   });
 
   it('does not count fresh accounts toward demotion, and answers them the same', async () => {
@@ -98,7 +90,7 @@ describe('complaints (rule 5)', () => {
     expect(await demoted()).to.equal(false);
     expect((await complaints()).every((row: any) => row.resolved_at !== null)).to.equal(true);
     await resolveComplaints(services().db, effectId, 'hide');
-    expect((await api.get('/v1/effects/target')).status).to.equal(404);
+    expect((await t.api.get('/v1/effects/target')).status).to.equal(404);
   });
 
   it('validates the body: reason required, note at most 2000 characters', async () => {

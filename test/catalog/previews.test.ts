@@ -2,28 +2,20 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { completeEffectPreview, previewFolder, replaceEffectPreview, setEffectPoster } from '../../api/catalog/previews';
 import { demoClip, demoPoster } from '../../media/demo-assets';
-import { client } from '../client';
-import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
+import { resetDatabase, services, useTestApp } from '../harness';
 import { addCategory, addEffect } from './fixtures';
 
 describe('effect previews', function () {
   this.timeout(60_000);
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
+  const t = useTestApp();
   let effectId: string;
-
-  before(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  after(() => app.close());
   beforeEach(async () => {
     await resetDatabase();
     await addCategory('fun');
     effectId = await addEffect('target', { categories: ['fun'] });
   });
 
-  const effect = async () => (await api.get('/v1/effects/target')).body;
+  const effect = async () => (await t.api.get('/v1/effects/target')).body;
   const fetched = async (url: string) => {
     const response = await fetch(url);
     return { status: response.status, type: response.headers.get('content-type'), body: Buffer.from(await response.arrayBuffer()) };

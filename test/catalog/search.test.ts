@@ -4,7 +4,7 @@ import { catalogRoutes } from '../../api/catalog/routes';
 import type { ThematicSearch } from '../../api/catalog/thematic-search';
 import { generateBenchCatalog } from '../../scripts/bench-catalog';
 import { client } from '../client';
-import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
+import { resetDatabase, services, startTestApp, type TestApp, useTestApp } from '../harness';
 import { addCategory, addEffect, addTag, slugsOf } from './fixtures';
 
 /** A small catalog in both languages; positions give the catalog order. */
@@ -41,14 +41,7 @@ async function searchCatalog(): Promise<void> {
 }
 
 describe('catalog search (rule 4)', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
-
-  before(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  after(() => app.close());
+  const t = useTestApp();
   // Most tests only read: the catalog is made once; tests that add to it take their additions away.
   before(async () => {
     await resetDatabase();
@@ -56,7 +49,7 @@ describe('catalog search (rule 4)', () => {
   });
 
   const search = async (text: string, locale = 'ru', extra = '') =>
-    slugsOf(await api.get(`/v1/effects?locale=${locale}&limit=100&search=${encodeURIComponent(text)}${extra}`));
+    slugsOf(await t.api.get(`/v1/effects?locale=${locale}&limit=100&search=${encodeURIComponent(text)}${extra}`));
 
   describe('word forms', () => {
     it('finds "Зимний портрет" by "портреты" and a description with "портретов" by "портрет"', async () => {
@@ -174,7 +167,7 @@ describe('catalog search (rule 4)', () => {
     }
 
     it('does not apply the category order inside a category', async () => {
-      expect(slugsOf(await api.get('/v1/effects?category=fun'))).to.deep.equal(
+      expect(slugsOf(await t.api.get('/v1/effects?category=fun'))).to.deep.equal(
         ['portrait-series', 'golden', 'winter-portrait', 'dance', 'in-description', 'in-tag', 'in-name', 'in-name-later'],
       );
       expect(await search('портрет', 'ru', '&category=fun')).to.deep.equal(['winter-portrait', 'golden', 'portrait-series']);
@@ -202,20 +195,20 @@ describe('catalog search (rule 4)', () => {
     });
 
     it('answers a query with no letter or digit with an empty list', async () => {
-      const answer = await api.get(`/v1/effects?search=${encodeURIComponent('!!! ?? ...')}`);
+      const answer = await t.api.get(`/v1/effects?search=${encodeURIComponent('!!! ?? ...')}`);
       expect(answer.body).to.deep.equal({ items: [], total: 0, limit: 20, offset: 0 });
     });
 
     it('rejects more than 300 characters with 422 validation_error and accepts 300', async () => {
-      const tooLong = await api.get(`/v1/effects?search=${'а'.repeat(301)}`);
+      const tooLong = await t.api.get(`/v1/effects?search=${'а'.repeat(301)}`);
       expect(tooLong.status).to.equal(422);
       expect(tooLong.body.error.code).to.equal('validation_error');
       expect(tooLong.body.error.details[0].loc).to.deep.equal(['query', 'search']);
-      expect((await api.get(`/v1/effects?search=${'а'.repeat(300)}`)).status).to.equal(200);
+      expect((await t.api.get(`/v1/effects?search=${'а'.repeat(300)}`)).status).to.equal(200);
     });
 
     it('pages search results with the total of all matches', async () => {
-      const answer = await api.get(`/v1/effects?search=${encodeURIComponent('веселое')}&limit=2&offset=1`);
+      const answer = await t.api.get(`/v1/effects?search=${encodeURIComponent('веселое')}&limit=2&offset=1`);
       expect(slugsOf(answer)).to.deep.equal(['portrait-series', 'golden']);
       expect(answer.body.total).to.equal(4);
     });

@@ -1,21 +1,14 @@
 import { expect } from 'chai';
 import { createOnce } from '../../api/http/idempotency';
-import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
+import { resetDatabase, services, startTestApp, useTestApp } from '../harness';
 import { client } from '../client';
 import { balanceOf, insertDemoEffects, insertEffect, makeUser, photo, storedUpload, type DemoSlug, type TestUser } from './fixtures';
 
 describe('POST /v1/generations', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
+  const t = useTestApp();
   let effects: Record<DemoSlug, string>;
   let user: TestUser;
   let upload: string;
-
-  before(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  after(() => app.close());
   beforeEach(async () => {
     await resetDatabase();
     effects = await insertDemoEffects();
@@ -23,7 +16,7 @@ describe('POST /v1/generations', () => {
     upload = await storedUpload(user.id, await photo());
   });
 
-  const post = (body: object, as: TestUser = user, headers: Record<string, string> = {}) => api.post('/v1/generations', body, { token: as.token, headers });
+  const post = (body: object, as: TestUser = user, headers: Record<string, string> = {}) => t.api.post('/v1/generations', body, { token: as.token, headers });
 
   async function counts() {
     const { db } = services();
@@ -168,7 +161,7 @@ describe('POST /v1/generations', () => {
     });
 
     it('401 without a token; a guest may generate', async () => {
-      expect((await api.post('/v1/generations', { effect_id: effects['winter-portrait'], characters: [[upload]] })).status).to.equal(401);
+      expect((await t.api.post('/v1/generations', { effect_id: effects['winter-portrait'], characters: [[upload]] })).status).to.equal(401);
       expect(user).to.exist;
       const guest = await makeUser(50, { anonymous: true });
       const theirs = await storedUpload(guest.id, await photo());
@@ -254,7 +247,7 @@ describe('POST /v1/generations', () => {
     });
 
     it('is published in /v1/openapi.json with its header and answers', async () => {
-      const document = (await api.get('/v1/openapi.json')).body;
+      const document = (await t.api.get('/v1/openapi.json')).body;
       const operation = document.paths['/v1/generations'].post;
       expect(operation.parameters.map((parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`)).to.include('header:idempotency-key');
       expect(operation.responses).to.include.keys('202', '402', '404', '409', '422', '503');

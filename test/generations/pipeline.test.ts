@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
-import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
-import { client } from '../client';
+import { resetDatabase, services, useTestApp } from '../harness';
 import {
   balanceOf, insertDemoEffects, ledgerOf, makeUser, photo, startPipeline, storedUpload, waitFor, waitForTerminal,
   type DemoSlug, type Pipeline, type TestUser,
@@ -11,16 +10,9 @@ import { hugePngHeader } from '../images';
 
 describe('generation pipeline with the provider simulator', function () {
   this.timeout(60_000);
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
+  const t = useTestApp();
   let pipeline: Pipeline | null = null;
   let effects: Record<DemoSlug, string>;
-
-  before(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  after(() => app.close());
   beforeEach(async () => {
     await resetDatabase();
     effects = await insertDemoEffects();
@@ -33,7 +25,7 @@ describe('generation pipeline with the provider simulator', function () {
   async function launch(slug: DemoSlug, options: { body?: Buffer; user?: TestUser } = {}) {
     const user = options.user ?? await makeUser(100);
     const upload = await storedUpload(user.id, options.body ?? await photo());
-    const answer = await api.post('/v1/generations', { effect_id: effects[slug], characters: [[upload]] }, { token: user.token });
+    const answer = await t.api.post('/v1/generations', { effect_id: effects[slug], characters: [[upload]] }, { token: user.token });
     expect(answer.status, answer.text).to.equal(202);
     return { user, id: answer.body.id as string };
   }
@@ -44,7 +36,7 @@ describe('generation pipeline with the provider simulator', function () {
     expect(await balanceOf(user.id)).to.equal(100);
     const cost = (await services().db('generations').where({ id }).first('cost')).cost;
     expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -cost, reference: id }, { kind: 'refund', amount: cost, reference: id }]);
-    const detail = await api.get(`/v1/generations/${id}`, { token: user.token });
+    const detail = await t.api.get(`/v1/generations/${id}`, { token: user.token });
     expect(detail.body).to.include({ status: 'failed', error_code: errorCode, result_url: null, preview: null });
     return { user, id };
   }
@@ -63,7 +55,7 @@ describe('generation pipeline with the provider simulator', function () {
       pipeline = await startPipeline();
       const { user, id } = await launch('winter-portrait');
       expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
-      const detail = await api.get(`/v1/generations/${id}`, { token: user.token });
+      const detail = await t.api.get(`/v1/generations/${id}`, { token: user.token });
       expect(detail.status).to.equal(200);
       expect(detail.body).to.include({ id, status: 'succeeded', output_type: 'image', error_code: null });
       expect(detail.body.effect).to.include({ id: effects['winter-portrait'], slug: 'winter-portrait' });
@@ -86,7 +78,7 @@ describe('generation pipeline with the provider simulator', function () {
       pipeline = await startPipeline();
       const { user, id } = await launch('community-sticker');
       expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
-      const detail = await api.get(`/v1/generations/${id}`, { token: user.token });
+      const detail = await t.api.get(`/v1/generations/${id}`, { token: user.token });
       expect(new URL(detail.body.result_url).pathname).to.match(/\.png$/);
       const result = await fetch(detail.body.result_url);
       expect(result.headers.get('content-type')).to.equal('image/png');
@@ -98,7 +90,7 @@ describe('generation pipeline with the provider simulator', function () {
       pipeline = await startPipeline();
       const { user, id } = await launch('dance-video');
       expect(await waitForTerminal(id, 40_000)).to.deep.equal({ status: 'succeeded', error_code: null });
-      const detail = await api.get(`/v1/generations/${id}`, { token: user.token });
+      const detail = await t.api.get(`/v1/generations/${id}`, { token: user.token });
       expect(detail.body.output_type).to.equal('video');
       expect(new URL(detail.body.result_url).pathname).to.equal(`/media/results/${user.id}/${id}.mp4`);
       expect((await fetch(detail.body.result_url)).headers.get('content-type')).to.equal('video/mp4');

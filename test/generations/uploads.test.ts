@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { resetDatabase, startTestApp, type TestApp } from '../harness';
-import { client } from '../client';
+import { resetDatabase, useTestApp } from '../harness';
 import { makeUser, photo } from './fixtures';
 
 /** What a mobile client does with the ticket: a multipart POST with every field unchanged and the file last. */
@@ -14,42 +13,35 @@ export async function postToTicket(ticket: { url: string; fields: Record<string,
 }
 
 describe('uploads', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
-
-  before(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  after(() => app.close());
+  const t = useTestApp();
   beforeEach(() => resetDatabase());
 
   it('gives a guest a presigned POST ticket under uploads/<user_id>/, pending until the file is put, then completed with its size', async () => {
     const guest = await makeUser(0, { anonymous: true });
-    const ticket = await api.post('/v1/uploads', { content_type: 'image/png' }, { token: guest.token });
+    const ticket = await t.api.post('/v1/uploads', { content_type: 'image/png' }, { token: guest.token });
     expect(ticket.status).to.equal(201);
     expect(ticket.body).to.have.keys('id', 'url', 'fields', 'object_key', 'expires_in');
     expect(ticket.body.expires_in).to.equal(600);
     expect(ticket.body.object_key).to.equal(`uploads/${guest.id}/${ticket.body.id}.png`);
     expect(ticket.body.fields).to.include({ key: ticket.body.object_key, 'Content-Type': 'image/png' });
 
-    const before = await api.get(`/v1/uploads/${ticket.body.id}`, { token: guest.token });
+    const before = await t.api.get(`/v1/uploads/${ticket.body.id}`, { token: guest.token });
     expect(before.status).to.equal(200);
     expect(before.body).to.include({ id: ticket.body.id, status: 'pending', content_type: 'image/png', size: null });
     expect(Date.parse(before.body.created_at)).to.be.a('number');
 
     const file = await photo();
     expect(await postToTicket(ticket.body, file, 'image/png')).to.be.within(200, 204);
-    const after = await api.get(`/v1/uploads/${ticket.body.id}`, { token: guest.token });
+    const after = await t.api.get(`/v1/uploads/${ticket.body.id}`, { token: guest.token });
     expect(after.body).to.include({ status: 'completed', size: file.length });
   });
 
   it('accepts only JPEG, PNG and WebP', async () => {
     const user = await makeUser(0);
     for (const contentType of ['image/jpeg', 'image/webp']) {
-      expect((await api.post('/v1/uploads', { content_type: contentType }, { token: user.token })).status).to.equal(201);
+      expect((await t.api.post('/v1/uploads', { content_type: contentType }, { token: user.token })).status).to.equal(201);
     }
-    const refused = await api.post('/v1/uploads', { content_type: 'image/gif' }, { token: user.token });
+    const refused = await t.api.post('/v1/uploads', { content_type: 'image/gif' }, { token: user.token });
     expect(refused.status).to.equal(422);
     expect(refused.body.error.details[0].loc).to.deep.equal(['body', 'content_type']);
   });
@@ -57,10 +49,10 @@ describe('uploads', () => {
   it("answers 404 for another user's upload and for an id that is not a UUID, 401 without a token", async () => {
     const owner = await makeUser(0);
     const stranger = await makeUser(0);
-    const ticket = await api.post('/v1/uploads', { content_type: 'image/jpeg' }, { token: owner.token });
-    expect((await api.get(`/v1/uploads/${ticket.body.id}`, { token: stranger.token })).status).to.equal(404);
-    expect((await api.get('/v1/uploads/not-a-uuid', { token: owner.token })).status).to.equal(404);
-    expect((await api.get(`/v1/uploads/${ticket.body.id}`)).status).to.equal(401);
-    expect((await api.post('/v1/uploads', { content_type: 'image/jpeg' })).status).to.equal(401);
+    const ticket = await t.api.post('/v1/uploads', { content_type: 'image/jpeg' }, { token: owner.token });
+    expect((await t.api.get(`/v1/uploads/${ticket.body.id}`, { token: stranger.token })).status).to.equal(404);
+    expect((await t.api.get('/v1/uploads/not-a-uuid', { token: owner.token })).status).to.equal(404);
+    expect((await t.api.get(`/v1/uploads/${ticket.body.id}`)).status).to.equal(401);
+    expect((await t.api.post('/v1/uploads', { content_type: 'image/jpeg' })).status).to.equal(401);
   });
 });

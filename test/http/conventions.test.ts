@@ -5,8 +5,7 @@ import { schema } from '../../api/http/validation';
 import { allRoutes } from '../../api/routes';
 import { openApiDocument } from '../../api/openapi';
 import { signAccessToken } from '../../api/tokens/access-token';
-import { capturingLogger, resetDatabase, services, startTestApp, type TestApp } from '../harness';
-import { client } from '../client';
+import { capturingLogger, resetDatabase, services, useTestApp } from '../harness';
 
 const probeRoutes = [
   defineRoute({
@@ -29,15 +28,8 @@ const probeRoutes = [
 ];
 
 describe('HTTP conventions', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
   const captured = capturingLogger();
-
-  before(async () => {
-    app = await startTestApp({ log: captured.log, routes: [...probeRoutes, ...allRoutes('http://127.0.0.1')] });
-    api = client(app.url);
-  });
-  after(() => app.close());
+  const t = useTestApp({ log: captured.log, routes: [...probeRoutes, ...allRoutes('http://127.0.0.1')] });
   beforeEach(() => resetDatabase());
 
   async function userToken(isAnonymous: boolean, ttlSeconds = 60): Promise<string> {
@@ -47,44 +39,44 @@ describe('HTTP conventions', () => {
 
   describe('X-Request-Id', () => {
     it('is on every response, errors included', async () => {
-      const answer = await api.get('/no/such/path');
+      const answer = await t.api.get('/no/such/path');
       expect(answer.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
     });
     it('reuses a well-formed incoming id', async () => {
-      const answer = await api.get('/healthz', { headers: { 'X-Request-Id': 'client-abc-123456' } });
+      const answer = await t.api.get('/healthz', { headers: { 'X-Request-Id': 'client-abc-123456' } });
       expect(answer.headers.get('x-request-id')).to.equal('client-abc-123456');
     });
     it('replaces a malformed incoming id', async () => {
-      const answer = await api.get('/healthz', { headers: { 'X-Request-Id': 'bad id with spaces' } });
+      const answer = await t.api.get('/healthz', { headers: { 'X-Request-Id': 'bad id with spaces' } });
       expect(answer.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
     });
   });
 
   describe('error envelope', () => {
     it('answers an unknown route with 404 not_found', async () => {
-      const answer = await api.get('/v1/definitely-not-a-route');
+      const answer = await t.api.get('/v1/definitely-not-a-route');
       expect(answer.status).to.equal(404);
       expect(answer.body).to.deep.equal({ error: { code: 'not_found', message: 'Not found.' } });
     });
     it('answers a wrong method with 405 and the allowed methods', async () => {
-      const answer = await api.delete('/v1/categories');
+      const answer = await t.api.delete('/v1/categories');
       expect(answer.status).to.equal(405);
       expect(answer.body.error.code).to.equal('method_not_allowed');
       expect(answer.headers.get('allow')).to.contain('GET');
     });
     it('answers malformed JSON with 422 validation_error without echoing it', async () => {
-      const answer = await api.request('POST', '/v1/test/echo-shape', undefined, { raw: '{"email": "x@y", secret-value' });
+      const answer = await t.api.request('POST', '/v1/test/echo-shape', undefined, { raw: '{"email": "x@y", secret-value' });
       expect(answer.status).to.equal(422);
       expect(answer.body.error.code).to.equal('validation_error');
       expect(answer.text).not.to.contain('secret-value');
     });
     it('answers a 2 MB JSON body with 413 payload_too_large', async () => {
-      const answer = await api.request('POST', '/v1/test/echo-shape', undefined, { raw: JSON.stringify({ email: 'a', password: 'x'.repeat(2 * 1024 * 1024) }) });
+      const answer = await t.api.request('POST', '/v1/test/echo-shape', undefined, { raw: JSON.stringify({ email: 'a', password: 'x'.repeat(2 * 1024 * 1024) }) });
       expect(answer.status).to.equal(413);
       expect(answer.body.error.code).to.equal('payload_too_large');
     });
     it('answers a thrown error with a generic 500 and logs the cause with the request id', async () => {
-      const answer = await api.get('/v1/test/boom');
+      const answer = await t.api.get('/v1/test/boom');
       expect(answer.status).to.equal(500);
       expect(answer.body).to.deep.equal({ error: { code: 'internal_error', message: 'Internal server error.' } });
       expect(answer.text).not.to.contain('secret-cause-42');
@@ -94,7 +86,7 @@ describe('HTTP conventions', () => {
     });
     it('logs one line per request with method, route, status and duration, and no token', async () => {
       const token = await userToken(false);
-      const answer = await api.get('/v1/test/whoami-token', { token });
+      const answer = await t.api.get('/v1/test/whoami-token', { token });
       const line = captured.lines().find((entry) => entry.requestId === answer.headers.get('x-request-id') && entry.msg === 'request');
       expect(line).to.include({ method: 'GET', route: '/v1/test/whoami-token', status: 200 });
       expect(line!.durationMs).to.be.a('number');
@@ -104,7 +96,7 @@ describe('HTTP conventions', () => {
 
   describe('validation', () => {
     it('names each bad field in details as {loc, msg, type} and never echoes the value', async () => {
-      const answer = await api.post('/v1/test/echo-shape', { email: 'too-long-address@example.com', password: 'short' });
+      const answer = await t.api.post('/v1/test/echo-shape', { email: 'too-long-address@example.com', password: 'short' });
       expect(answer.status).to.equal(422);
       const locs = answer.body.error.details.map((detail: { loc: string[] }) => detail.loc.join('.'));
       expect(locs).to.have.members(['body.email', 'body.password']);
@@ -113,11 +105,11 @@ describe('HTTP conventions', () => {
       expect(answer.text).not.to.contain('short');
     });
     it('names a missing required field', async () => {
-      const answer = await api.post('/v1/test/echo-shape', { email: 'a@b.c' });
+      const answer = await t.api.post('/v1/test/echo-shape', { email: 'a@b.c' });
       expect(answer.body.error.details).to.deep.include({ loc: ['body', 'password'], msg: "must have required property 'password'", type: 'required' });
     });
     it('ignores unknown fields without echoing them', async () => {
-      const answer = await api.post('/v1/test/echo-shape', { email: 'a@b.c', password: 'long-enough', extra: 'unknown-field-value' });
+      const answer = await t.api.post('/v1/test/echo-shape', { email: 'a@b.c', password: 'long-enough', extra: 'unknown-field-value' });
       expect(answer.status).to.equal(200);
       expect(answer.text).not.to.contain('unknown-field-value');
     });
@@ -125,67 +117,67 @@ describe('HTTP conventions', () => {
 
   describe('paging', () => {
     it('defaults to limit 20 and offset 0', async () => {
-      const answer = await api.get('/v1/test/paged');
+      const answer = await t.api.get('/v1/test/paged');
       expect(answer.body).to.deep.equal({ items: [], total: 0, limit: 20, offset: 0 });
     });
     for (const query of ['limit=0', 'limit=101', 'offset=-1', 'offset=10001', 'limit=abc']) {
       it(`rejects ${query} with 422`, async () => {
-        const answer = await api.get(`/v1/test/paged?${query}`);
+        const answer = await t.api.get(`/v1/test/paged?${query}`);
         expect(answer.status).to.equal(422);
         expect(answer.body.error.details[0].loc[0]).to.equal('query');
       });
     }
     it('accepts the bounds limit=100 and offset=10000', async () => {
-      const answer = await api.get('/v1/test/paged?limit=100&offset=10000');
+      const answer = await t.api.get('/v1/test/paged?limit=100&offset=10000');
       expect(answer.body).to.include({ limit: 100, offset: 10000 });
     });
   });
 
   describe('authentication', () => {
     it('answers a token route without a token with 401 auth_required', async () => {
-      const answer = await api.get('/v1/test/whoami-token');
+      const answer = await t.api.get('/v1/test/whoami-token');
       expect(answer.status).to.equal(401);
       expect(answer.body.error.code).to.equal('auth_required');
     });
     it('answers a malformed Authorization header with 401', async () => {
-      expect((await api.get('/v1/test/whoami-token', { headers: { authorization: 'Token abc' } })).status).to.equal(401);
-      expect((await api.get('/v1/test/whoami-token', { token: 'not.a.jwt' })).status).to.equal(401);
+      expect((await t.api.get('/v1/test/whoami-token', { headers: { authorization: 'Token abc' } })).status).to.equal(401);
+      expect((await t.api.get('/v1/test/whoami-token', { token: 'not.a.jwt' })).status).to.equal(401);
     });
     it('answers an expired token with 401', async () => {
       const token = await userToken(false, -10);
-      expect((await api.get('/v1/test/whoami-token', { token })).status).to.equal(401);
+      expect((await t.api.get('/v1/test/whoami-token', { token })).status).to.equal(401);
     });
     it("answers a deleted user's token with 401", async () => {
       const token = await userToken(false);
       await services().db('users').delete();
-      expect((await api.get('/v1/test/whoami-token', { token })).status).to.equal(401);
+      expect((await t.api.get('/v1/test/whoami-token', { token })).status).to.equal(401);
     });
     it('passes a valid token and names the caller', async () => {
       const token = await userToken(true);
-      const answer = await api.get('/v1/test/whoami-token', { token });
+      const answer = await t.api.get('/v1/test/whoami-token', { token });
       expect(answer.status).to.equal(200);
       expect(answer.body.user.isAnonymous).to.equal(true);
     });
     it('ignores a broken token on a public route', async () => {
-      const answer = await api.get('/v1/test/whoami-public', { token: 'broken' });
+      const answer = await t.api.get('/v1/test/whoami-public', { token: 'broken' });
       expect(answer.status).to.equal(200);
       expect(answer.body.user).to.equal(null);
     });
     it('rejects a broken token on an optional-guest route, accepts none', async () => {
-      expect((await api.get('/v1/test/whoami-optional', { token: 'broken' })).status).to.equal(401);
-      expect((await api.get('/v1/test/whoami-optional')).body.user).to.equal(null);
+      expect((await t.api.get('/v1/test/whoami-optional', { token: 'broken' })).status).to.equal(401);
+      expect((await t.api.get('/v1/test/whoami-optional')).body.user).to.equal(null);
     });
   });
 
   describe('routes not built yet', () => {
     it('answer 501 not_implemented after authentication', async () => {
-      expect((await api.get('/v1/user-effects')).status).to.equal(401);
-      const answer = await api.get('/v1/user-effects', { token: await userToken(false) });
+      expect((await t.api.get('/v1/user-effects')).status).to.equal(401);
+      const answer = await t.api.get('/v1/user-effects', { token: await userToken(false) });
       expect(answer.status).to.equal(501);
       expect(answer.body.error.code).to.equal('not_implemented');
     });
     it('answer a guest 403 registration_required before 501 where the section is closed to guests', async () => {
-      const answer = await api.post('/v1/speech/transcriptions', {}, { token: await userToken(true) });
+      const answer = await t.api.post('/v1/speech/transcriptions', {}, { token: await userToken(true) });
       expect(answer.status).to.equal(403);
       expect(answer.body.error.code).to.equal('registration_required');
     });
@@ -193,10 +185,10 @@ describe('HTTP conventions', () => {
 
   describe('operations', () => {
     it('answers /healthz', async () => {
-      expect((await api.get('/healthz')).status).to.equal(200);
+      expect((await t.api.get('/healthz')).status).to.equal(200);
     });
     it('answers /readyz with every check true', async () => {
-      const answer = await api.get('/readyz');
+      const answer = await t.api.get('/readyz');
       expect(answer.status).to.equal(200);
       expect(answer.body.checks).to.deep.equal({ database: true, migrations: true, queue: true });
     });
@@ -204,7 +196,7 @@ describe('HTTP conventions', () => {
 
   describe('/v1/openapi.json', () => {
     it('publishes every contract path with the schemas that validate it', async () => {
-      const answer = await api.get('/v1/openapi.json');
+      const answer = await t.api.get('/v1/openapi.json');
       expect(answer.body.openapi).to.equal('3.1.0');
       expect(answer.body.paths).to.include.keys('/v1/auth/anonymous', '/v1/generations/{id}', '/v1/payments', '/v1/offers/current');
       const document = openApiDocument(probeRoutes, 'http://127.0.0.1') as { paths: Record<string, Record<string, any>> };

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { queues } from '../../db/boss';
-import { client } from '../client';
-import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
+import { resetDatabase, services, useTestApp } from '../harness';
 import { openSse } from '../../scripts/loadtest/sse-client';
 import { changeStatus, insertGeneration, newUser } from './helpers';
 
@@ -17,18 +16,11 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 describe('GET /metrics', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof client>;
-
-  before(async () => {
-    app = await startTestApp();
-    api = client(app.url);
-  });
-  after(() => app.close());
+  const t = useTestApp();
   beforeEach(() => resetDatabase());
 
   it('answers Prometheus text without authentication, outside /v1', async () => {
-    const answer = await api.get('/metrics');
+    const answer = await t.api.get('/metrics');
     expect(answer.status).to.equal(200);
     expect(answer.headers.get('content-type')).to.match(/^text\/plain/);
     for (const name of [
@@ -43,7 +35,7 @@ describe('GET /metrics', () => {
     for (let index = 0; index < 3; index += 1) await boss.send(queues.revokeIdpB, { index });
     await db.raw("update pgboss.job set start_after = now() - interval '42 seconds' where name = ?", [queues.revokeIdpB]);
     await boss.send(queues.revokeIdpB, { later: true }, { startAfter: 3600 });
-    const { text } = await api.get('/metrics');
+    const { text } = await t.api.get('/metrics');
     expect(sample(text, 'queue_jobs_waiting', { queue: queues.revokeIdpB })).to.equal(3);
     expect(sample(text, 'queue_jobs_deferred', { queue: queues.revokeIdpB })).to.equal(1);
     expect(sample(text, 'queue_oldest_job_age_seconds', { queue: queues.revokeIdpB })).to.be.within(42, 60);
@@ -59,40 +51,40 @@ describe('GET /metrics', () => {
       { account_id: account.id, slot_no: 2, generation_id: generations[1], lease_expires_at: new Date(Date.now() - 1000) },
       { account_id: account.id, slot_no: 3, generation_id: null, lease_expires_at: null },
     ]);
-    const { text } = await api.get('/metrics');
+    const { text } = await t.api.get('/metrics');
     // The second lease ran out: that slot is free again.
     expect(sample(text, 'provider_slots_leased', { account: 'sim-a…1' })).to.equal(1);
     expect(sample(text, 'provider_slots', { account: 'sim-a…1' })).to.equal(3);
   });
 
   it('counts generations that became terminal, by status and error code, and their time to terminal', async () => {
-    const before = await api.get('/metrics');
+    const before = await t.api.get('/metrics');
     const failedBefore = sample(before.text, 'generations_finished_total', { status: 'failed', error_code: 'pool_timeout' }) ?? 0;
     const countBefore = sample(before.text, 'generation_time_to_terminal_seconds_count', { status: 'failed' }) ?? 0;
     const user = await newUser();
     for (let index = 0; index < 2; index += 1) await changeStatus(await insertGeneration(user.id, 'pending'), 'failed', 'pool_timeout');
     await changeStatus(await insertGeneration(user.id, 'processing'), 'succeeded');
-    const { text } = await api.get('/metrics');
+    const { text } = await t.api.get('/metrics');
     expect(sample(text, 'generations_finished_total', { status: 'failed', error_code: 'pool_timeout' })).to.equal(failedBefore + 2);
     expect(sample(text, 'generation_time_to_terminal_seconds_count', { status: 'failed' })).to.equal(countBefore + 2);
     expect(sample(text, 'generations_finished_total', { status: 'succeeded', error_code: '' })).to.be.at.least(1);
     // Counted once, however many scrapes see them.
-    const again = await api.get('/metrics');
+    const again = await t.api.get('/metrics');
     expect(sample(again.text, 'generations_finished_total', { status: 'failed', error_code: 'pool_timeout' })).to.equal(failedBefore + 2);
   });
 
   it('reports open streams and stream slots, and request latency by route template', async () => {
     const user = await newUser();
     const id = await insertGeneration(user.id, 'processing');
-    const stream = await openSse(app.url, `/v1/generations/${id}/stream`, user.token);
+    const stream = await openSse(t.app.url, `/v1/generations/${id}/stream`, user.token);
     await stream.next();
-    const { text } = await api.get('/metrics');
+    const { text } = await t.api.get('/metrics');
     expect(sample(text, 'sse_streams_open', { kind: 'generation' })).to.be.at.least(1);
     expect(sample(text, 'sse_stream_leases_active')).to.equal(1);
     expect(sample(text, 'http_request_duration_seconds_count', { route: '/v1/generations/{id}/stream', status: '200' })).to.be.at.least(1);
     stream.destroy();
-    await api.get(`/v1/generations/${randomUUID()}/stream`);
-    const later = await api.get('/metrics');
+    await t.api.get(`/v1/generations/${randomUUID()}/stream`);
+    const later = await t.api.get('/metrics');
     expect(sample(later.text, 'http_request_duration_seconds_count', { route: '/v1/generations/{id}/stream', status: '401' })).to.be.at.least(1);
     expect(later.text).not.to.contain(id);
   });
