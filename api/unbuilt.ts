@@ -7,7 +7,6 @@ import { defineRoute, type Method, type Route } from './http/route';
  * moving its line into its domain's `routes.ts`.
  */
 const unbuilt: [Method, string, Access][] = [
-
   // Sections the contract only refers to; decisions.md section 4 keeps them at 501.
   ['GET', '/v1/subscriptions/plans', 'token'],
   ['GET', '/v1/subscriptions', 'registered'],
