@@ -42,9 +42,9 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
     if (config.catalog.seedDemo) await seedDemoCatalogIfEmpty(db, storage, log);
     if (config.payments.seedShowcase && (await seedPaymentShowcase(db))) log.info('demo payment showcase seeded');
 
-    const boss = await startBoss(postgres.url, options);
+    const boss = await startBoss(postgres.url, options, log);
     boss.on('error', (error) => log.error({ err: error }, 'pg-boss error'));
-    stops.unshift(() => boss.stop({ graceful: true, wait: true, timeout: Math.max(1000, config.shutdownTimeoutMs - 5000) }));
+    stops.unshift(() => boss.stop({ graceful: true, timeout: Math.max(1000, config.shutdownTimeoutMs - 5000) }));
 
     return {
       services: { config, log, db, boss, storage, paymentProcessor: createPaymentProcessor(config) },

@@ -1,3 +1,4 @@
+import './runtime-check';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, flushLogs, type Logger } from './logger';
 import { startInfrastructure } from './infrastructure';
@@ -62,7 +63,7 @@ async function main(): Promise<void> {
     if (roles.includes('scheduler')) running.push(await startScheduler(services));
     if (roles.includes('web')) running.push(await startWeb(services));
   }
-  log.info({ roles }, 'started');
+  log.info({ roles, node: process.version }, 'started');
 
   let stopping = false;
   const stop = async (signal: string) => {

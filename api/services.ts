@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type PgBoss from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Storage } from '../media/storage';

@@ -1,6 +1,7 @@
-import PgBoss from 'pg-boss';
+import { fromKnex, PgBoss, type Db, type SendOptions } from 'pg-boss';
 import type { Knex } from 'knex';
-import { connectionOf } from './knex';
+import type { Logger } from '../logger';
+import { withBossSchemaUpgrade } from './boss-upgrade';
 
 /** Every pg-boss queue of the service, created at start. */
 export const queues = {
@@ -15,20 +16,27 @@ export const queues = {
 
 export type QueueName = (typeof queues)[keyof typeof queues];
 
-export async function startBoss(url: string, options: { supervise: boolean; schedule: boolean }): Promise<PgBoss> {
-  const boss = new PgBoss({
-    connectionString: url,
-    schema: 'pgboss',
-    application_name: 'effects-backend-boss',
-    max: 4,
-    supervise: options.supervise,
-    schedule: options.schedule,
-    migrate: true,
+export const bossSchema = 'pgboss';
+
+/** Starts pg-boss on its own schema, upgrading a pg-boss 10 schema first (`boss-upgrade.ts`), with every queue created. */
+export async function startBoss(url: string, options: { supervise: boolean; schedule: boolean }, log: Logger): Promise<PgBoss> {
+  const { boss, copiedJobs } = await withBossSchemaUpgrade(url, bossSchema, async () => {
+    const boss = new PgBoss({
+      connectionString: url,
+      schema: bossSchema,
+      application_name: 'effects-backend-boss',
+      max: 4,
+      supervise: options.supervise,
+      schedule: options.schedule,
+      migrate: true,
+    });
+    await boss.start();
+    for (const name of Object.values(queues)) {
+      if (!(await boss.getQueue(name))) await boss.createQueue(name).catch(ignoreDuplicateQueue);
+    }
+    return boss;
   });
-  await boss.start();
-  for (const name of Object.values(queues)) {
-    if (!(await boss.getQueue(name))) await boss.createQueue(name).catch(ignoreDuplicateQueue);
-  }
+  if (copiedJobs !== null) log.warn({ copiedJobs }, 'pg-boss 10 schema upgraded: unfinished jobs copied into the pg-boss 12 schema');
   return boss;
 }
 
@@ -41,9 +49,8 @@ function ignoreDuplicateQueue(error: unknown): void {
  * pg-boss's `db` option bound to a knex transaction: send, fetch, complete and fail then happen in
  * the caller's transaction, so a job changes state exactly when the rows beside it do.
  */
-export async function bossIn(trx: Knex.Transaction): Promise<PgBoss.Db> {
-  const connection = await connectionOf(trx);
-  return { executeSql: (text: string, values: unknown[]) => connection.query(text, values) };
+export function bossIn(trx: Knex.Transaction): Db {
+  return fromKnex(trx);
 }
 
 /** Enqueues inside the caller's transaction, so the job exists exactly when the transaction commits. */
@@ -52,7 +59,7 @@ export async function enqueueInTransaction(
   trx: Knex.Transaction,
   queue: QueueName,
   data: object,
-  options: PgBoss.SendOptions = {},
+  options: SendOptions = {},
 ): Promise<string | null> {
-  return boss.send(queue, data, { ...options, db: await bossIn(trx) });
+  return boss.send(queue, data, { ...options, db: bossIn(trx) });
 }

@@ -34,7 +34,3 @@ export async function pendingMigrations(db: Knex): Promise<number> {
   return (pending as unknown[]).length;
 }
 
-/** The pg client under a knex transaction, for libraries (pg-boss) that take raw SQL. */
-export async function connectionOf(trx: Knex.Transaction): Promise<pg.ClientBase> {
-  return trx.client.acquireConnection();
-}

@@ -40,9 +40,9 @@ async function pgBossThroughput(services: Services, count: number): Promise<numb
   const { boss } = services;
   const queue = 'bench-noop';
   if (!(await boss.getQueue(queue))) await boss.createQueue(queue);
-  await boss.purgeQueue(queue);
+  await boss.deleteQueuedJobs(queue);
   for (let start = 0; start < count; start += 1000) {
-    await boss.insert(Array.from({ length: Math.min(1000, count - start) }, (_, index) => ({ name: queue, data: { index: start + index } })));
+    await boss.insert(queue, Array.from({ length: Math.min(1000, count - start) }, (_, index) => ({ data: { index: start + index } })));
   }
   let done = 0;
   const started = Date.now();

@@ -1,3 +1,4 @@
+import '../runtime-check';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 

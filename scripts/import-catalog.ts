@@ -1,3 +1,4 @@
+import '../runtime-check';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';

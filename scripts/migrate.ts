@@ -1,3 +1,4 @@
+import '../runtime-check';
 import { loadConfig } from '../config';
 import { createLogger } from '../logger';
 import { createKnex, migrateToLatest } from '../db/knex';

@@ -1,3 +1,4 @@
+import '../runtime-check';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { createLogger, flushLogs } from '../logger';

@@ -1,3 +1,4 @@
+import '../runtime-check';
 import { loadConfig } from '../config';
 import { createLogger, flushLogs } from '../logger';
 import { startInfrastructure } from '../infrastructure';

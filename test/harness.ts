@@ -106,14 +106,14 @@ export async function startSharedInfrastructure(): Promise<Services> {
   await migrateToLatest(db);
   const storage = new Storage(s3.settings);
   await storage.ensureBucket();
-  const boss = await startBoss(postgres.url, { supervise: false, schedule: false });
+  const boss = await startBoss(postgres.url, { supervise: false, schedule: false }, log);
   shared = { config, log, db, boss, storage, paymentProcessor: createPaymentProcessor(config) };
   return shared;
 }
 
 export async function stopSharedInfrastructure(): Promise<void> {
   if (shared) {
-    await shared.boss.stop({ graceful: false, wait: true });
+    await shared.boss.stop({ graceful: false });
     await shared.db.destroy();
   }
   await s3?.stop();

@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './harness';
+import { isSupportedNode } from '../runtime-check';
 
 async function waitForReady(url: string, deadlineMs: number): Promise<number> {
   const started = Date.now();
@@ -45,11 +46,17 @@ describe('the service process on embedded defaults', function () {
   it('becomes ready on its own, then exits 0 on SIGTERM within 25 s and stops its Postgres', async () => {
     const port = await freePort();
     const postgresPort = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(postgresPort), LOG_LEVEL: 'warn' };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(postgresPort), LOG_LEVEL: 'info' };
     for (const name of Object.keys(env)) if (/^(DATABASE_URL|S3_|PROVIDER_URL)/.test(name)) delete env[name];
-    child = spawn(process.execPath, [path.join(__dirname, '..', 'main.js'), 'all'], { env, stdio: 'ignore' });
+    child = spawn(process.execPath, [path.join(__dirname, '..', 'main.js'), 'all'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
     await waitForReady(`http://127.0.0.1:${port}`, 90_000);
     expect(await portAcceptsConnections(postgresPort)).to.equal(true);
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // logs are flushed every second
+    const started = output.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((line) => line.msg === 'started');
+    expect(started.node).to.equal(process.version);
+    expect(Number(started.node.slice(1).split('.')[0])).to.be.at.least(22);
 
     const stoppedAt = Date.now();
     const exitCode = await new Promise<number | null>((resolve) => {
@@ -59,5 +66,28 @@ describe('the service process on embedded defaults', function () {
     expect(exitCode).to.equal(0);
     expect(Date.now() - stoppedAt).to.be.below(25_000);
     expect(await portAcceptsConnections(postgresPort)).to.equal(false);
+  });
+});
+
+describe('the Node version', () => {
+  it('is 22.12 or newer under npm (node@22 from node_modules/.bin)', () => {
+    expect(isSupportedNode(process.versions.node)).to.equal(true);
+  });
+
+  it('compares majors and minors: 22.12 and 24.0 pass, 22.11 and 20.20 do not', () => {
+    expect(['22.12.0', '22.23.3', '24.0.0'].map(isSupportedNode)).to.deep.equal([true, true, true]);
+    expect(['22.11.0', '20.20.2', '18.20.0'].map(isSupportedNode)).to.deep.equal([false, false, false]);
+  });
+
+  it('an older Node stops the service at once with a message that says what to run instead', async () => {
+    // Pretend to be Node 20 before main.js loads; the check is the first thing main.js runs.
+    const pretend = "Object.defineProperty(process.versions, 'node', { value: '20.20.2' })";
+    const run = spawn(process.execPath, ['-e', `${pretend}; require(${JSON.stringify(path.join(__dirname, '..', 'main.js'))})`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    run.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    const code = await new Promise<number | null>((resolve) => run.once('exit', resolve));
+    expect(code).to.equal(1);
+    expect(stderr).to.include('needs Node 22.12 or newer; this is Node 20.20.2');
+    expect(stderr).to.include('npm start');
   });
 });

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type PgBoss from 'pg-boss';
+import type { Job } from 'pg-boss';
 import pLimit from 'p-limit';
 import { queues } from '../../db/boss';
 import type { Logger } from '../../logger';
@@ -65,7 +65,7 @@ export async function startPushSendJobs(services: Services, sender: PushSender =
   const { boss, db, log } = services;
   const limit = pLimit(8);
   const workerId = await boss.work<PushSendJob>(queues.pushSend, { batchSize: 50, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-    const failed: PgBoss.Job<PushSendJob>[] = [];
+    const failed: Job<PushSendJob>[] = [];
     await Promise.all(jobs.map((job) => limit(async () => {
       try {
         await sendGenerationPush(db, sender, job.data, log);
@@ -77,5 +77,5 @@ export async function startPushSendJobs(services: Services, sender: PushSender =
     // pg-boss completes the whole batch when the handler returns; failed jobs are failed first.
     if (failed.length) await boss.fail(queues.pushSend, failed.map((job) => job.id));
   });
-  return { stop: () => boss.offWork({ id: workerId }) };
+  return { stop: () => boss.offWork(queues.pushSend, { id: workerId }) };
 }

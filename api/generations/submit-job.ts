@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type PgBoss from 'pg-boss';
+import type { PgBoss, SendOptions } from 'pg-boss';
 import { bossIn, enqueueInTransaction, queues } from '../../db/boss';
 import type { SubmitJobData } from './model';
 
@@ -9,7 +9,7 @@ import type { SubmitJobData } from './model';
  * `created_on` and so its place; the retry limit is effectively unlimited because waiting for a slot
  * is not an error (pending expiry is what ends a wait).
  */
-const submitJobOptions: PgBoss.SendOptions = { retryLimit: 1_000_000, retryDelay: 0, retryBackoff: false };
+const submitJobOptions: SendOptions = { retryLimit: 1_000_000, retryDelay: 0, retryBackoff: false };
 
 interface CommandResult {
   affected: number;

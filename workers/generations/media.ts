@@ -1,4 +1,4 @@
-import type PgBoss from 'pg-boss';
+import type { Job } from 'pg-boss';
 import { bossIn, queues } from '../../db/boss';
 import { buildGenerationPreview } from '../../media/generation-preview';
 import type { RunningPart, Services } from '../../api/services';
@@ -55,7 +55,7 @@ export async function startGenerationMedia(services: Services): Promise<RunningP
   const inFlight = new Set<Promise<void>>();
   let stopped = false;
 
-  const handle = async (job: PgBoss.Job<MediaJobData>) => {
+  const handle = async (job: Job<MediaJobData>) => {
     try {
       await makePreview(services, job.data, job.id);
     } catch (error) {

@@ -1,4 +1,4 @@
-import type PgBoss from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { queues } from '../../db/boss';
 import { eraseUserFiles } from '../../api/accounts/profile';
 import { pruneRateLimits } from '../../api/http/rate-limit';

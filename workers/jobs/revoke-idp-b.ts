@@ -1,4 +1,4 @@
-import type PgBoss from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { queues } from '../../db/boss';
 import { revokeAtIdpB } from '../../api/identity/idp-b-tokens';
 import type { Services } from '../../api/services';

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type PgBoss from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import type { GenerationInput, OutputType } from '../model';
 import { sendSubmitJob } from '../submit-job';
 import { notifyGenerationStatus } from './announce';

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type PgBoss from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { releaseSlot } from '../../../pool/releaseSlot';
 import { credit } from '../../credits/ledger';
 import type { GenerationRow } from '../model';

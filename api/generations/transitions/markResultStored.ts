@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type PgBoss from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import { enqueueInTransaction, queues } from '../../../db/boss';
 import { releaseSlot } from '../../../pool/releaseSlot';
 import { mediaChannel, type MediaJobData } from '../model';

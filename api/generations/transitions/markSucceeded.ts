@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type PgBoss from 'pg-boss';
+import type { PgBoss } from 'pg-boss';
 import type { GenerationRow, StoredGenerationPreview } from '../model';
 import { announceTerminalStatus } from './announce';
 

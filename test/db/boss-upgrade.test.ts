@@ -1,0 +1,122 @@
+import { expect } from 'chai';
+import pg from 'pg';
+import PgBoss10 from 'pg-boss-10';
+import type { PgBoss } from 'pg-boss';
+import { bossSchema, queues, startBoss } from '../../db/boss';
+import { firstSupportedSchemaVersion, legacySchema } from '../../db/boss-upgrade';
+import { databaseUrl, services } from '../harness';
+
+/** A database of its own on the test server, so the shared pg-boss schema is not touched. */
+async function freshDatabase(name: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = new pg.Client({ connectionString: databaseUrl() });
+  await admin.connect();
+  await admin.query(`drop database if exists "${name}" with (force)`);
+  await admin.query(`create database "${name}"`);
+  await admin.end();
+  const url = new URL(databaseUrl());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: databaseUrl() });
+      await client.connect();
+      await client.query(`drop database if exists "${name}" with (force)`);
+      await client.end();
+    },
+  };
+}
+
+interface JobRow { id: string; name: string; state: string; retry_count: number; created_on: Date }
+
+async function unfinishedJobs(url: string, schema: string): Promise<JobRow[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`select id, name, state::text, retry_count, created_on from ${schema}.job where state < 'completed' order by created_on, id`);
+    return rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('a pg-boss 10 schema left in an existing database', function () {
+  this.timeout(60_000);
+  let database: { url: string; drop(): Promise<void> };
+  let before10: JobRow[];
+  let boss: PgBoss | null = null;
+  const ids = {
+    waiting: '00000000-0000-4000-8000-000000000001',
+    retried: '00000000-0000-4000-8000-000000000002',
+    active: '00000000-0000-4000-8000-000000000003',
+    done: '00000000-0000-4000-8000-000000000004',
+  };
+
+  before(async () => {
+    database = await freshDatabase(`boss_upgrade_${process.pid}`);
+    const old = new PgBoss10({ connectionString: database.url, schema: bossSchema, supervise: false, schedule: false });
+    await old.start();
+    await old.createQueue(queues.generationSubmit);
+    await old.createQueue(queues.pushSend);
+    const send = (id: string, options: object = {}) => old.send(queues.generationSubmit, { generationId: id }, { id, retryLimit: 1_000_000, ...options });
+    await send(ids.waiting);
+    await send(ids.retried);
+    await send(ids.active);
+    await send(ids.done);
+    await old.send('bench-noop', { orphan: true }).catch(() => undefined); // a queue the new schema does not have
+    // Every ticket handed to a worker; one put back in line twice, one finished, one held by a worker that then stopped.
+    await old.fetch(queues.generationSubmit, { batchSize: 4 });
+    await old.fail(queues.generationSubmit, ids.retried);
+    await old.fetch(queues.generationSubmit, { batchSize: 4 });
+    await old.fail(queues.generationSubmit, [ids.retried, ids.waiting]);
+    await old.complete(queues.generationSubmit, ids.done);
+    before10 = await unfinishedJobs(database.url, bossSchema);
+    await old.stop({ graceful: false, wait: true });
+  });
+
+  after(async () => {
+    await boss?.stop({ graceful: false });
+    await database.drop();
+  });
+
+  it('starts with a real pg-boss 10 (schema 24) holding waiting, retried and active jobs', async () => {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    const { rows } = await client.query(`select version from ${bossSchema}.version`);
+    await client.end();
+    expect(rows[0].version).to.be.below(firstSupportedSchemaVersion);
+    expect(before10.map((job) => [job.id, job.state])).to.deep.equal([
+      [ids.waiting, 'retry'], [ids.retried, 'retry'], [ids.active, 'active'],
+    ]);
+    // pg-boss 10 counts a retry when the job is fetched again.
+    expect(before10.map((job) => job.retry_count)).to.deep.equal([0, 1, 0]);
+  });
+
+  it('is upgraded at start: each unfinished job keeps its id, created_on and retry count; active ones go back to retry', async () => {
+    boss = await startBoss(database.url, { supervise: false, schedule: false }, services().log);
+    expect(await boss.schemaVersion()).to.be.at.least(firstSupportedSchemaVersion);
+    const after12 = await unfinishedJobs(database.url, bossSchema);
+    expect(after12.map((job) => [job.id, job.name, job.state, job.retry_count, job.created_on.toISOString()])).to.deep.equal(
+      before10.map((job) => [job.id, job.name, 'retry', job.retry_count, job.created_on.toISOString()]),
+    );
+  });
+
+  it('drops the legacy schema, and hands the jobs out in their old line order', async () => {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    const { rows } = await client.query('select nspname from pg_namespace where nspname = $1', [legacySchema]);
+    await client.end();
+    expect(rows).to.have.length(0);
+    const fetched = await boss!.fetch<{ generationId: string }>(queues.generationSubmit, { batchSize: 10 });
+    expect(fetched.map((job) => job.id)).to.deep.equal([ids.waiting, ids.retried, ids.active]);
+  });
+
+  it('a second start finds nothing to upgrade and changes nothing', async () => {
+    const again = await startBoss(database.url, { supervise: false, schedule: false }, services().log);
+    try {
+      const jobs = await unfinishedJobs(database.url, bossSchema);
+      expect(jobs.map((job) => job.id)).to.deep.equal([ids.waiting, ids.retried, ids.active]);
+    } finally {
+      await again.stop({ graceful: false });
+    }
+  });
+});
