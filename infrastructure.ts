@@ -1,24 +1,29 @@
 import path from 'node:path';
 import { startBoss } from './db/boss';
 import { createKnex, migrateToLatest } from './db/knex';
+import { ListenHub } from './db/listen-hub';
 import { startPostgres } from './db/postgres';
+import { createPaymentProcessor } from './db/payments/processor/create-payment-processor';
+import { seedPaymentShowcase } from './db/payments/seed-showcase';
 import type { Config } from './config';
 import type { Logger } from './logger';
-import { startEmbeddedS3, Storage } from './media/storage';
-import type { Services } from './api/services';
+import { startEmbeddedS3, Storage, type StorageSettings } from './media/storage';
+import type { Services } from './services';
 import { seedDemoCatalogIfEmpty } from './api/catalog/demo-catalog';
-import { createPaymentProcessor } from './api/payments/processor-of';
-import { seedPaymentShowcase } from './api/payments/seed';
 
 export interface Infrastructure {
   services: Services;
+  /** Where the database and the object store are (for processes started beside this one). */
+  databaseUrl: string;
+  storageSettings: StorageSettings;
   stop(): Promise<void>;
 }
 
 /**
  * Brings up what every process role stands on, configured or embedded: Postgres (migrated to the
  * latest schema; knex's migration lock makes concurrent starts safe), object storage with its
- * bucket, and pg-boss on the same database. `stop` takes them down in reverse order.
+ * bucket, pg-boss on the same database, and the process's LISTEN hub. `stop` takes them down in
+ * reverse order.
  */
 export async function startInfrastructure(config: Config, log: Logger, options: { supervise: boolean; schedule: boolean }): Promise<Infrastructure> {
   const stops: (() => Promise<void>)[] = [];
@@ -46,8 +51,13 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
     boss.on('error', (error) => log.error({ err: error }, 'pg-boss error'));
     stops.unshift(() => boss.stop({ graceful: true, timeout: Math.max(1000, config.shutdownTimeoutMs - 5000) }));
 
+    const listenHub = new ListenHub({ connection: { connectionString: postgres.url }, log });
+    stops.unshift(() => listenHub.stop());
+
     return {
-      services: { config, log, db, boss, storage, paymentProcessor: createPaymentProcessor(config) },
+      services: { config, log, db, boss, listenHub, storage, paymentProcessor: createPaymentProcessor(config) },
+      databaseUrl: postgres.url,
+      storageSettings,
       stop: async () => {
         for (const stop of stops) await stop().catch((error) => log.error({ err: error }, 'error while stopping'));
       },

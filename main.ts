@@ -3,11 +3,11 @@ import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, flushLogs, type Logger } from './logger';
 import { startInfrastructure } from './infrastructure';
 import { startWeb } from './api/web';
-import type { RunningPart } from './api/services';
+import type { RunningPart } from './services';
 import { startWorker } from './workers/worker';
 import { startMedia } from './workers/media';
 import { startScheduler } from './workers/scheduler';
-import { startProviderSimulatorFromConfig } from './pool/simulator/env';
+import { startProviderSimulatorFromConfig } from './simulators/provider/from-config';
 
 /**
  * One entry for every process type of the Procfile: `node dist/main.js <role...>`.

@@ -9,7 +9,7 @@ import { buildRouter } from './http/router';
 import { metricsRouter } from './metrics';
 import { operationsRouter } from './operations';
 import { Realtime } from './realtime/streams';
-import type { Services } from './services';
+import type { Services } from '../services';
 
 /**
  * The API's middleware chain, in the order it runs: request id, request log and latency metric, error

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Knex } from 'knex';
-import { queues } from '../db/boss';
+import { queueNames } from '../db/queues';
 import type { ApiContext } from './http/context';
 import {
   generationsFinished, generationTimeToTerminal, metricsRegistry, providerSlotsLeased,
@@ -51,7 +51,7 @@ async function refreshQueues(db: Knex): Promise<void> {
      from pgboss.job where state < 'active' group by name`,
   );
   const byQueue = new Map(rows.map((row) => [row.queue, row]));
-  for (const queue of new Set([...Object.values(queues), ...byQueue.keys()])) {
+  for (const queue of new Set<string>([...queueNames, ...byQueue.keys()])) {
     const row = byQueue.get(queue);
     queueJobsWaiting.set({ queue }, row?.waiting ?? 0);
     queueJobsDeferred.set({ queue }, row?.deferred ?? 0);

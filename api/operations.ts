@@ -1,6 +1,5 @@
 import Router from '@koa/router';
 import { pendingMigrations } from '../db/knex';
-import { queues } from '../db/boss';
 import type { ApiContext } from './http/context';
 
 /**
@@ -23,7 +22,7 @@ export function operationsRouter(): Router<ApiContext['state'], ApiContext> {
       checks.database = true;
       migrationsCurrent ||= (await pendingMigrations(db)) === 0;
       checks.migrations = migrationsCurrent;
-      checks.queue = Boolean(await boss.getQueue(queues.generationSubmit));
+      checks.queue = Boolean(await boss.getQueue('generation-submit'));
     } catch (error) {
       ctx.services.log.warn({ err: error }, 'readiness check failed');
     }

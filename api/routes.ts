@@ -13,7 +13,7 @@ import { referralRoutes } from './referrals/routes';
 import { uploadRoutes } from './uploads/routes';
 import { generationRoutes } from './generations/routes';
 import { realtimeRoutes } from './realtime/routes';
-import { deviceRoutes } from './devices/routes';
+import { deviceRoutes } from './push-devices/routes';
 
 /** Every `/v1` route of the service: the domains' tables, then the contract paths not built yet. */
 export function allRoutes(publicBaseUrl: string): Route[] {

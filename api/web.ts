@@ -6,7 +6,7 @@ import type { Middleware } from 'koa';
 import type { ApiContext } from './http/context';
 import { paymentMounts } from './payments/mounts';
 import { referralPageRouter } from './referrals/page';
-import type { RunningPart, Services } from './services';
+import type { RunningPart, Services } from '../services';
 
 /**
  * The `web` role: the REST API and its SSE streams on one HTTP server. Stopping refuses new

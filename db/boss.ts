@@ -1,20 +1,7 @@
-import { fromKnex, PgBoss, type Db, type SendOptions } from 'pg-boss';
-import type { Knex } from 'knex';
+import { PgBoss } from 'pg-boss';
 import type { Logger } from '../logger';
 import { withBossSchemaUpgrade } from './boss-upgrade';
-
-/** Every pg-boss queue of the service, created at start. */
-export const queues = {
-  generationSubmit: 'generation-submit',
-  generationMedia: 'generation-media',
-  pushSend: 'push-send',
-  paymentReconcile: 'payment-reconcile',
-  paymentChargebackWatch: 'payment-chargeback-watch',
-  expireGuests: 'expire-guests',
-  revokeIdpB: 'revoke-idp-b',
-} as const;
-
-export type QueueName = (typeof queues)[keyof typeof queues];
+import { queueNames } from './queues';
 
 export const bossSchema = 'pgboss';
 
@@ -31,7 +18,7 @@ export async function startBoss(url: string, options: { supervise: boolean; sche
       migrate: true,
     });
     await boss.start();
-    for (const name of Object.values(queues)) {
+    for (const name of queueNames) {
       if (!(await boss.getQueue(name))) await boss.createQueue(name).catch(ignoreDuplicateQueue);
     }
     return boss;
@@ -43,23 +30,4 @@ export async function startBoss(url: string, options: { supervise: boolean; sche
 function ignoreDuplicateQueue(error: unknown): void {
   // Two processes starting together both try to create the queue; the loser's insert conflicts.
   if (!/already exists|duplicate key/i.test(String((error as Error).message))) throw error;
-}
-
-/**
- * pg-boss's `db` option bound to a knex transaction: send, fetch, complete and fail then happen in
- * the caller's transaction, so a job changes state exactly when the rows beside it do.
- */
-export function bossIn(trx: Knex.Transaction): Db {
-  return fromKnex(trx);
-}
-
-/** Enqueues inside the caller's transaction, so the job exists exactly when the transaction commits. */
-export async function enqueueInTransaction(
-  boss: PgBoss,
-  trx: Knex.Transaction,
-  queue: QueueName,
-  data: object,
-  options: SendOptions = {},
-): Promise<string | null> {
-  return boss.send(queue, data, { ...options, db: bossIn(trx) });
 }

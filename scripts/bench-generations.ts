@@ -3,10 +3,10 @@ import sharp from 'sharp';
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { credit } from '../api/credits/ledger';
+import { credit } from '../db/credits/ledger';
 import { reserveAndQueue } from '../api/generations/create';
-import type { Services } from '../api/services';
-import { startProviderSimulator } from '../pool/simulator/provider-simulator';
+import type { Services } from '../services';
+import { startProviderSimulator } from '../simulators/provider/provider-simulator';
 import { resetDatabase, services as testServices, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
 import { uploadKey } from '../media/object-keys';
 
@@ -95,7 +95,8 @@ interface PipelineProcesses {
 async function listeningWorkers(services: Services): Promise<number> {
   const { rows } = await services.db.raw(
     `select count(*)::integer as count from pg_stat_activity
-     where application_name = 'effects-backend-listener' and query = 'listen "generation_status"'`,
+     where application_name = 'effects-backend-listen' and query = 'LISTEN "generation_status"' and pid <> ?`,
+    [services.listenHub.backendPid() ?? 0],
   );
   return rows[0].count;
 }

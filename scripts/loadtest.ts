@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { demoPhoto } from '../media/demo-assets';
-import { startProviderSimulator } from '../pool/simulator/provider-simulator';
+import { startProviderSimulator } from '../simulators/provider/provider-simulator';
 import { startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
 import { parseOptions, type LoadTestOptions } from './loadtest/options';
 import { chartPage, chartPng, creditInvariant, loadTestCharts, percentiles, sampleGenerations, storedGenerations, type TimelinePoint } from './loadtest/report';

@@ -3,10 +3,10 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config';
 import { createLogger, flushLogs } from '../logger';
 import { startInfrastructure } from '../infrastructure';
-import type { Services } from '../api/services';
+import type { Services } from '../services';
 import { findLaunchableEffect } from '../api/catalog/launchable';
 import { reserveAndQueue } from '../api/generations/create';
-import type { GenerationRow } from '../api/generations/model';
+import type { GenerationRow } from '../db/generations/model';
 
 /**
  * Re-runs failed generations as NEW generations (the failed ones stay as they are, refunded):

@@ -8,15 +8,12 @@ import pg from 'pg';
 import type { Middleware } from 'koa';
 import { loadConfig, type Config } from '../config';
 import { createLogger, type Logger } from '../logger';
-import { startBoss } from '../db/boss';
-import { createKnex, migrateToLatest } from '../db/knex';
-import { startEmbeddedPostgres, type Postgres } from '../db/postgres';
-import { startEmbeddedS3, Storage, type EmbeddedS3 } from '../media/storage';
+import { startInfrastructure, type Infrastructure } from '../infrastructure';
 import { createApp } from '../api/app';
 import { allRoutes } from '../api/routes';
-import type { Services } from '../api/services';
+import type { Services } from '../services';
 import type { Realtime } from '../api/realtime/streams';
-import { createPaymentProcessor } from '../api/payments/processor-of';
+import { createPaymentProcessor } from '../db/payments/processor/create-payment-processor';
 import type { Route } from '../api/http/route';
 import type { ApiContext } from '../api/http/context';
 import { client, type Api } from './client';
@@ -27,10 +24,9 @@ import { client, type Api } from './client';
  * Tests isolate themselves with `resetDatabase()` and by talking HTTP to apps on random ports.
  */
 
-let postgres: Postgres | null = null;
-let s3: EmbeddedS3 | null = null;
 let scratch: string | null = null;
-let shared: Services | null = null;
+let infrastructure: Infrastructure | null = null;
+let dropTestDatabase: (() => Promise<void>) | null = null;
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -43,12 +39,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function startTestPostgres(log: Logger): Promise<Postgres> {
-  const external = process.env.TEST_DATABASE_URL;
-  if (!external) {
-    return startEmbeddedPostgres({ directory: path.join(scratch!, 'postgres'), port: await freePort(), database: 'test', log });
-  }
-  // A fresh database per run on the given server, dropped at the end.
+/** A fresh database per run on the server of `TEST_DATABASE_URL`, dropped at the end. */
+async function createTestDatabase(external: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const database = `test_${process.pid}_${Date.now()}`;
   const admin = new pg.Client({ connectionString: external });
   await admin.connect();
@@ -58,7 +50,7 @@ async function startTestPostgres(log: Logger): Promise<Postgres> {
   url.pathname = `/${database}`;
   return {
     url: url.toString(),
-    stop: async () => {
+    drop: async () => {
       const client = new pg.Client({ connectionString: external });
       await client.connect();
       await client.query(`drop database if exists "${database}" with (force)`);
@@ -94,45 +86,40 @@ export function capturingLogger(): { log: Logger; lines: () => Record<string, un
   return { log: createLogger('info', sink), lines: () => captured.flatMap((text) => text.split('\n').filter(Boolean).map((line) => JSON.parse(line))) };
 }
 
+/**
+ * The infrastructure every role stands on (`infrastructure.ts`), once for the whole run: an embedded
+ * Postgres in a temporary directory (or a fresh database on `TEST_DATABASE_URL`), an embedded object
+ * store, pg-boss and the LISTEN hub; nothing seeded.
+ */
 export async function startSharedInfrastructure(): Promise<Services> {
   scratch = mkdtempSync(path.join(os.tmpdir(), 'effects-test-'));
   // As root, embedded Postgres runs as its own OS user, which must be able to reach its directory.
   chmodSync(scratch, 0o755);
-  const log = silentLogger();
-  postgres = await startTestPostgres(log);
-  s3 = await startEmbeddedS3({ directory: path.join(scratch, 's3'), port: 0, bucket: 'media' });
-  const config = testConfig();
-  const db = createKnex(postgres.url, 20);
-  await migrateToLatest(db);
-  const storage = new Storage(s3.settings);
-  await storage.ensureBucket();
-  const boss = await startBoss(postgres.url, { supervise: false, schedule: false }, log);
-  shared = { config, log, db, boss, storage, paymentProcessor: createPaymentProcessor(config) };
-  return shared;
+  const external = process.env.TEST_DATABASE_URL ? await createTestDatabase(process.env.TEST_DATABASE_URL) : null;
+  dropTestDatabase = external?.drop ?? null;
+  const config = testConfig({
+    SEED_DEMO_CATALOG: '0',
+    DATABASE_POOL_SIZE: '20',
+    ...(external ? { DATABASE_URL: external.url } : { EMBEDDED_PG_PORT: String(await freePort()) }),
+  });
+  infrastructure = await startInfrastructure(config, silentLogger(), { supervise: false, schedule: false });
+  return infrastructure.services;
 }
 
 export async function stopSharedInfrastructure(): Promise<void> {
-  if (shared) {
-    await shared.boss.stop({ graceful: false });
-    await shared.db.destroy();
-  }
-  await s3?.stop();
-  await postgres?.stop();
+  await infrastructure?.stop();
+  await dropTestDatabase?.();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 }
 
 /** The services of this test run (database, queue, storage), with the test config. */
 export function services(): Services {
-  if (!shared) throw new Error('test infrastructure is not started: run mocha with --require dist/test/setup.js');
-  return shared;
+  if (!infrastructure) throw new Error('test infrastructure is not started: run mocha with --require dist/test/setup.js');
+  return infrastructure.services;
 }
 
 export function databaseUrl(): string {
-  return postgres!.url;
-}
-
-export function storageSettings() {
-  return s3!.settings;
+  return infrastructure!.databaseUrl;
 }
 
 /**
@@ -140,9 +127,9 @@ export function storageSettings() {
  * database and storage, with a fixed token secret and no demo seeding; `overrides` on top.
  */
 export function serviceEnv(overrides: Record<string, string> = {}): Record<string, string> {
-  const storage = s3!.settings;
+  const storage = infrastructure!.storageSettings;
   return {
-    DATABASE_URL: postgres!.url,
+    DATABASE_URL: infrastructure!.databaseUrl,
     S3_ENDPOINT: storage.endpoint,
     S3_ACCESS_KEY: storage.accessKey,
     S3_SECRET_KEY: storage.secretKey,

@@ -1,5 +1,5 @@
-import { stopAll, type RunningPart, type Services } from '../api/services';
-import { startGenerationMedia } from './generations/media';
+import { stopAll, type RunningPart, type Services } from '../services';
+import { startGenerationMedia } from './generations/preview-consumer';
 
 /**
  * The `media` role: CPU-heavy copies (generation previews) on their own queue and process type, so

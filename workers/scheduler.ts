@@ -1,6 +1,6 @@
-import { stopAll, type RunningPart, type Services } from '../api/services';
-import { startPaymentJobs } from './payments/jobs';
-import { registerExpireGuests } from './jobs/expire-guests';
+import { stopAll, type RunningPart, type Services } from '../services';
+import { startPaymentJobs } from './payments/reconciliation-jobs';
+import { registerExpireGuests } from './accounts/expire-guests';
 
 /**
  * The `scheduler` role: timed work through pg-boss cron (guest clean-up, payment reconciliation,

@@ -1,8 +1,8 @@
-import { stopAll, type RunningPart, type Services } from '../api/services';
-import { startPushSendJobs } from '../api/devices/push-send-job';
+import { stopAll, type RunningPart, type Services } from '../services';
+import { startPushSendJobs } from './push/push-send';
 import { startProvider } from './generations/provider';
-import { startGenerationWorker } from './generations';
-import { registerRevokeIdpB } from './jobs/revoke-idp-b';
+import { startGenerationWorker } from './generations/pipeline';
+import { registerRevokeIdpB } from './accounts/revoke-idp-b';
 
 /**
  * The `worker` role: the generation pipeline's provider side (lease a slot, submit, poll, finish,

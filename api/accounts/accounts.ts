@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Config } from '../../config';
-import { credit } from '../credits/ledger';
+import { credit } from '../../db/credits/ledger';
 import { errors } from '../http/errors';
 import { completeReferral, recordReferral } from '../referrals/referrals';
 import { recordUserDevice } from './devices';

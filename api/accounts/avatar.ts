@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { UnreadableImageError } from '../../media/errors';
 import { probeImage, reencodeJpegWithoutMetadata } from '../../media/images';
 import { errors, invalidField } from '../http/errors';
-import type { Services } from '../services';
+import type { Services } from '../../services';
 import { avatarKey, avatarPrefix } from '../../media/object-keys';
 
 /**

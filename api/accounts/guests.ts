@@ -1,4 +1,4 @@
-import type { Services } from '../services';
+import type { Services } from '../../services';
 import { errors } from '../http/errors';
 import { recordReferral } from '../referrals/referrals';
 import { createGuest } from './accounts';

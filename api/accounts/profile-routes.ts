@@ -4,7 +4,8 @@ import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { avatarContentTypes, avatarUploadTicket, bindAvatar, removeAvatar, type AvatarContentType } from './avatar';
 import { fields } from './fields';
-import { deleteAccount, updateProfile } from './profile';
+import { deleteAccount } from '../../db/accounts/delete-account';
+import { updateProfile } from './profile';
 import { userSchema, userView } from './users';
 
 /** `/v1/me`: the profile, open to guests too (contract part A, guest access); reads share the read budget. */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Page, Paging } from '../http/paging';
 import { page } from '../http/paging';
-import type { CreditKind } from './ledger';
+import type { CreditKind } from '../../db/credits/ledger';
 
 /** One row of `GET /v1/credits/transactions`; `amount` is signed. */
 export interface TransactionView {

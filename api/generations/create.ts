@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { debit } from '../credits/ledger';
+import { debit } from '../../db/credits/ledger';
 import { findLaunchableEffect } from '../catalog/launchable';
 import { isUuid } from '../catalog/identifiers';
 import { errors, invalidField } from '../http/errors';
 import { createOnce, type IdempotencyScope } from '../http/idempotency';
-import type { Services } from '../services';
+import type { Services } from '../../services';
 import { findOwnUploads, maxUploadBytes } from '../uploads/uploads';
-import type { GenerationStatus } from './model';
+import type { GenerationStatus } from '../../db/generations/model';
 import { assignPhotos, uploadIdsOf, uploadLocations, type PhotoRequest } from './photos';
-import { insertPending } from './transitions/insertPending';
+import { insertPending } from '../../db/generations/insert-pending';
 
 export interface CreateGenerationBody extends PhotoRequest {
   effect_id: string;

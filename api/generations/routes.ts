@@ -7,8 +7,8 @@ import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { isUuid } from '../catalog/identifiers';
 import { createGeneration, type CreateGenerationBody } from './create';
-import { generationStatuses, type GenerationStatus } from './model';
-import { hideGeneration } from './transitions/hideGeneration';
+import { generationStatuses, type GenerationStatus } from '../../db/generations/model';
+import { hideGeneration } from '../../db/generations/hide-generation';
 import { findOwnGeneration, generationDetail, generationDetailSchema, generationList, generationListSchema } from './views';
 
 const uploadId = schema.string({ minLength: 1, maxLength: 64 });

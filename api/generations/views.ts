@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
+import { userLocale } from '../../db/accounts/user-locale';
 import type { Storage } from '../../media/storage';
 import { effectView, effectSchema, type Effect } from '../catalog/effect-view';
-import type { Locale } from '../catalog/locale';
 import { page, pageSchema, type Page, type Paging } from '../http/paging';
 import { schema } from '../http/validation';
-import type { GenerationRow, GenerationStatus, OutputType, StoredGenerationPreview } from './model';
+import type { GenerationRow, GenerationStatus, OutputType, StoredGenerationPreview } from '../../db/generations/model';
 
 /** The generation `preview` of contract B, with signed links that live as long as `result_url`. */
 export interface GenerationPreviewView {
@@ -94,9 +94,9 @@ export async function findOwnGeneration(db: Knex, userId: string, id: string): P
 }
 
 export async function generationDetail(db: Knex, storage: Storage, row: GenerationRow, ttlS: number): Promise<GenerationDetail> {
-  const user: { locale: Locale } | undefined = await db('users').where({ id: row.user_id }).first('locale');
+  const locale = await userLocale(db, row.user_id);
   const [effect, preview, resultUrl] = await Promise.all([
-    effectView(db, storage, row.effect_id, user?.locale === 'en' ? 'en' : 'ru'),
+    effectView(db, storage, row.effect_id, locale === 'en' ? 'en' : 'ru'),
     previewView(storage, row, ttlS),
     row.status === 'succeeded' && row.result_key ? storage.presignedGet(row.result_key, ttlS) : null,
   ]);

@@ -1,5 +1,5 @@
 import type { ParameterizedContext } from 'koa';
-import type { Services } from '../services';
+import type { Services } from '../../services';
 
 /** The signed-in caller, as the authentication middleware found it. */
 export interface SessionUser {

@@ -4,7 +4,8 @@ import { callProvider, form, jsonOf } from './provider-http';
 
 /**
  * idp_b's token endpoint (decisions.md section 3): the optional `authorization_code` is exchanged
- * for a refresh token kept only so that it can be revoked when the account is deleted.
+ * for a refresh token kept (sealed) only so that it can be revoked when the account is deleted
+ * (`workers/accounts/revoke-idp-b.ts`).
  */
 type IdpBSettings = Config['idp']['b'];
 
@@ -28,24 +29,4 @@ export async function exchangeAuthorizationCode(settings: IdpBSettings, code: st
   }
   const body = await jsonOf(response);
   return typeof body.refresh_token === 'string' && body.refresh_token ? body.refresh_token : null;
-}
-
-export class RevocationFailed extends Error {}
-
-/**
- * Revokes a refresh token at idp_b. A 4xx means the provider no longer knows the token (it was
- * revoked or expired): done. Unavailability throws, so the background job retries.
- */
-export async function revokeAtIdpB(settings: IdpBSettings, refreshToken: string, timeoutMs: number): Promise<'revoked' | 'unknown_token'> {
-  const { revokeUrl, clientId, clientSecret } = settings;
-  if (!revokeUrl || !clientId || !clientSecret) throw new RevocationFailed('idp_b revocation is not configured');
-  const response = await callProvider(
-    revokeUrl,
-    form({ token: refreshToken, token_type_hint: 'refresh_token', client_id: clientId, client_secret: clientSecret }),
-    timeoutMs,
-  ).catch(() => {
-    throw new RevocationFailed('idp_b did not answer the revocation');
-  });
-  await response.body?.cancel();
-  return response.ok ? 'revoked' : 'unknown_token';
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../../config';
 import { errors } from '../http/errors';
-import { seal } from '../tokens/sealed-secret';
+import { seal } from '../../db/accounts/sealed-secret';
 import { exchangeAuthorizationCode } from './idp-b-tokens';
 import { verifiedEmail, verifyIdToken, type IdTokenSettings } from './id-token';
 import { profileName, type IdpCButton, type ProviderProfile } from './profile';

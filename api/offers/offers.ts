@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { errors } from '../http/errors';
-import type { Language, ProductRow, ProductView } from '../payments/interfaces';
+import type { ProductRow } from '../../db/payments/model';
 import { isUuid } from '../payments/payments';
-import { productView } from '../payments/products';
+import { productView, type Language, type ProductView } from '../payments/products';
 
 /**
  * Special offers (contract part B): an issue opens a window fixed at the moment of the issue; a

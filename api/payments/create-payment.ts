@@ -11,15 +11,15 @@ import {
   type IdempotencyScope,
 } from '../http/idempotency';
 import { checkOfferPurchase } from '../offers/offers';
-import type { Services } from '../services';
-import { languageOf, type PaymentRow, type PaymentView, type ProductRow } from './interfaces';
-import { paymentView } from './payments';
-import { ProcessorRejectedError, ProcessorUnavailableError } from './processor/errors';
-import type { PaymentMethod } from './processor/payment-processor';
-import { CURRENCY_RUB, SESSION_TIMEOUT_SECS } from './processor/protocol';
-import { findPurchasableProduct, profileLocale } from './products';
-import { closeUnregistered } from './transitions/close-unregistered';
-import { recordRegistration } from './transitions/record-registration';
+import type { Services } from '../../services';
+import type { PaymentRow, ProductRow } from '../../db/payments/model';
+import { paymentView, type PaymentView } from './payments';
+import { ProcessorRejectedError, ProcessorUnavailableError } from '../../db/payments/processor/errors';
+import type { PaymentMethod } from '../../db/payments/processor/payment-processor';
+import { CURRENCY_RUB, SESSION_TIMEOUT_SECS } from '../../db/payments/processor/protocol';
+import { findPurchasableProduct, languageOf, profileLocale } from './products';
+import { closeUnregistered } from '../../db/payments/close-unregistered';
+import { recordRegistration } from '../../db/payments/record-registration';
 
 export interface CreatePaymentBody {
   product_id: string;

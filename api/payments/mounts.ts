@@ -1,8 +1,8 @@
 import type { Middleware } from 'koa';
 import type { ApiContext } from '../http/context';
-import type { Services } from '../services';
+import type { Services } from '../../services';
 import { paymentPages } from './pages';
-import { createProcessorSimulator } from './processor/simulator';
+import { createProcessorSimulator } from '../../simulators/payment-processor/simulator';
 import { paymentWebhook, WEBHOOK_PATH } from './webhook';
 
 /**

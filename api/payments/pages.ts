@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { ApiContext } from '../http/context';
-import type { Language } from './interfaces';
+import type { Language } from './products';
 
 /**
  * The browser pages the processor sends the payer back to: `/v1/payments/{id}/return` (approved)

@@ -1,5 +1,21 @@
 import type { Knex } from 'knex';
-import type { PaymentRow, PaymentView } from './interfaces';
+import type { PaymentMethod } from '../../db/payments/processor/payment-processor';
+import type { PaymentRow, PaymentStatus } from '../../db/payments/model';
+
+/** Payment of the contract; `payment_url` only in the answer to `POST /v1/payments`. */
+export interface PaymentView {
+  id: string;
+  status: PaymentStatus;
+  product_id: string;
+  amount_minor: number;
+  currency: number;
+  credits: number;
+  method: PaymentMethod;
+  created_at: string;
+  paid_at: string | null;
+  receipt_url: string | null;
+  payment_url?: string;
+}
 
 const uuidFormat = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

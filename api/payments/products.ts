@@ -1,5 +1,22 @@
 import type { Knex } from 'knex';
-import { languageOf, type Language, type ProductRow, type ProductView } from './interfaces';
+import { userLocale } from '../../db/accounts/user-locale';
+import type { ProductRow } from '../../db/payments/model';
+
+/** Payment product of the contract. */
+export interface ProductView {
+  id: string;
+  code: string;
+  title: string;
+  price_minor: number;
+  credits: number;
+  badge: string | null;
+}
+
+export type Language = 'ru' | 'en';
+
+export function languageOf(locale: string | null | undefined): Language {
+  return (locale ?? '').trim().toLowerCase().startsWith('en') ? 'en' : 'ru';
+}
 
 /** The operator's showcase: enabled packs that are sold directly, in showcase order. */
 export async function showcase(db: Knex): Promise<ProductRow[]> {
@@ -28,8 +45,7 @@ export function productView(row: ProductRow, language: Language): ProductView {
 
 /** The caller's profile locale, which picks titles and the payment page language. */
 export async function profileLocale(db: Knex, userId: string): Promise<string> {
-  const row = await db('users').where({ id: userId }).first<{ locale: string } | undefined>('locale');
-  return row?.locale ?? 'ru';
+  return (await userLocale(db, userId)) ?? 'ru';
 }
 
 export async function profileLanguage(db: Knex, userId: string): Promise<Language> {

@@ -5,9 +5,8 @@ import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { createPayment, type CreatePaymentBody } from './create-payment';
-import { languageOf } from './interfaces';
 import { findOwnPayment, paymentView } from './payments';
-import { productView, profileLocale, showcase } from './products';
+import { languageOf, productView, profileLocale, showcase } from './products';
 import { refreshPayment } from './refresh';
 import { paymentStreamRoute } from './stream';
 

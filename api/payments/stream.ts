@@ -5,9 +5,8 @@ import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { openStream, type StreamSpec } from '../realtime/streams';
-import { terminalStatuses, type PaymentStatus } from './interfaces';
+import { terminalStatuses, type PaymentStatus } from '../../db/payments/model';
 import { isUuid } from './payments';
-import { paymentStatusChannel } from './transitions/notify-status';
 
 /**
  * `GET /v1/payments/{id}/stream`: one bare `data:` line per state `{id, status, paid_at}` (the
@@ -30,7 +29,7 @@ function readPaymentState(db: Knex, id: string, userId: string): Promise<Payment
 export function paymentStreamSpec(db: Knex, id: string, userId: string): StreamSpec<PaymentState> {
   return {
     kind: 'payment',
-    channel: paymentStatusChannel,
+    channel: 'payment_status',
     objectId: id,
     userId,
     snapshot: () => readPaymentState(db, id, userId),

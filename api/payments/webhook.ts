@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { ApiContext } from '../http/context';
-import { checkOrder } from './check-order';
+import { checkOrder } from '../../db/payments/check-order';
 import { findPayment } from './payments';
 
 export const WEBHOOK_PATH = '/webhooks/payment-processor';

@@ -18,7 +18,7 @@ export interface LeaseRequest {
  * orders them, and the count runs in a statement that starts after the lock is held (under READ
  * COMMITTED a statement's snapshot is taken when the statement starts, so it sees the other insert).
  */
-export async function acquireLease(db: Knex, lease: LeaseRequest, settings: { cap: number; leaseS: number }): Promise<boolean> {
+export async function acquireStreamLease(db: Knex, lease: LeaseRequest, settings: { cap: number; leaseS: number }): Promise<boolean> {
   return db.transaction(async (trx) => {
     await trx.raw("select pg_advisory_xact_lock(hashtext('stream_leases'), hashtext(?))", [lease.userId]);
     const { rows } = await trx.raw<{ rows: unknown[] }>(
@@ -32,7 +32,7 @@ export async function acquireLease(db: Knex, lease: LeaseRequest, settings: { ca
   });
 }
 
-export async function releaseLease(db: Knex, id: string): Promise<void> {
+export async function releaseStreamLease(db: Knex, id: string): Promise<void> {
   await db.raw('delete from stream_leases where id = ?', [id]);
 }
 
@@ -40,7 +40,7 @@ export async function releaseLease(db: Knex, id: string): Promise<void> {
  * The heartbeat of one process: extends its live leases, and drops its other rows (a release that
  * failed while the database was away) and every lease that lapsed a while ago, whoever held it.
  */
-export async function renewLeases(db: Knex, processId: string, liveIds: string[], leaseS: number): Promise<void> {
+export async function renewStreamLeases(db: Knex, processId: string, liveIds: string[], leaseS: number): Promise<void> {
   await db.raw(
     // Two statements in one: the delete never touches a row the update renews.
     `with renewed as (
@@ -55,6 +55,6 @@ export async function renewLeases(db: Knex, processId: string, liveIds: string[]
 }
 
 /** At shutdown: this process's streams are all ending. */
-export async function releaseProcessLeases(db: Knex, processId: string): Promise<void> {
+export async function releaseProcessStreamLeases(db: Knex, processId: string): Promise<void> {
   await db.raw('delete from stream_leases where process_id = ?', [processId]);
 }

@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Knex } from 'knex';
 import pLimit from 'p-limit';
-import type pg from 'pg';
 import type { ApiContext } from '../http/context';
 import { errors } from '../http/errors';
 import { listenReconnects, streamsOpen, streamsOpened, streamsRefused } from '../metric-definitions';
-import type { Services } from '../services';
-import { ListenHub, withTimeout, type HubSubscriber } from './listen-hub';
+import type { Services } from '../../services';
+import type { Channel } from '../../db/channels';
+import { withTimeout, type HubSubscriber, type ListenHub } from '../../db/listen-hub';
 import { formatEvent, heartbeatFrame, SseWriter, sseHeaders } from './sse';
-import { acquireLease, releaseLease, releaseProcessLeases, renewLeases } from './stream-leases';
+import { acquireStreamLease, releaseStreamLease, releaseProcessStreamLeases, renewStreamLeases } from './stream-leases';
 
 /**
  * The one stream mechanism behind every SSE endpoint (generation, payment, user-effect). The
@@ -28,7 +27,7 @@ export type StreamKind = 'generation' | 'payment' | 'user_effect';
 export interface StreamSpec<State> {
   kind: StreamKind;
   /** The NOTIFY channel whose JSON payloads carry `id` (the object id) among small fields. */
-  channel: string;
+  channel: Channel;
   objectId: string;
   userId: string;
   /** Reads the current state; null when the object is absent or not the user's (`404`, or the stream ends). */
@@ -58,11 +57,12 @@ export function openStream<State>(ctx: ApiContext, spec: StreamSpec<State>): Pro
   return ctx.realtime.open(ctx, spec);
 }
 
-/** The streams of one web process: its LISTEN hub, its stream slots, its heartbeat. */
+/** The streams of one web process: their subscriptions on the process's LISTEN hub, their stream slots, their heartbeat. */
 export class Realtime {
   /** Names this process's stream slots in `stream_leases`. */
   readonly processId = randomUUID();
   private readonly hub: ListenHub;
+  private readonly stopCountingReconnects: () => void;
   private readonly streams = new Set<LiveStream<unknown>>();
   /** Slots this process holds or is taking right now: the heartbeat renews exactly these. */
   private readonly liveLeases = new Set<string>();
@@ -74,7 +74,8 @@ export class Realtime {
   private stopping = false;
 
   constructor(private readonly services: Services) {
-    this.hub = new ListenHub({ connection: connectionSettings(services.db), log: services.log, onReconnect: () => listenReconnects.inc() });
+    this.hub = services.listenHub;
+    this.stopCountingReconnects = this.hub.onReconnect(() => listenReconnects.inc());
     this.rereads = pLimit(Math.max(2, Math.floor(services.config.databasePoolSize / 2)));
   }
 
@@ -105,7 +106,7 @@ export class Realtime {
       const state = await spec.snapshot();
       if (state === null) throw errors.notFound();
       this.liveLeases.add(stream.leaseId);
-      const leased = await acquireLease(db, {
+      const leased = await acquireStreamLease(db, {
         id: stream.leaseId, userId: spec.userId, processId: this.processId, kind: spec.kind, objectId: spec.objectId,
       }, { cap: config.streams.capPerUser, leaseS: config.streams.leaseS });
       if (!leased) {
@@ -132,16 +133,16 @@ export class Realtime {
     }
   }
 
-  /** Ends every stream (the web role is stopping), frees this process's slots, closes the LISTEN connection. */
+  /** Ends every stream (the web role is stopping; their subscriptions leave the LISTEN hub with them) and frees this process's slots. */
   async stop(): Promise<void> {
     this.stopping = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
     for (const stream of [...this.streams]) stream.close('shutdown');
     // Bounded: with the database gone the slots simply lapse, and shutdown must not wait for it.
-    await withTimeout(releaseProcessLeases(this.services.db, this.processId), 2000, 'timed out')
+    await withTimeout(releaseProcessStreamLeases(this.services.db, this.processId), 2000, 'timed out')
       .catch((error) => this.services.log.warn({ err: error }, 'could not release stream slots at shutdown; they lapse'));
-    await this.hub.stop();
+    this.stopCountingReconnects();
   }
 
   /** Settles once the stream's slot is free (or left to the heartbeat); never rejects. */
@@ -151,7 +152,7 @@ export class Realtime {
     // At shutdown one statement frees them all. If this fails, the next heartbeat deletes the row.
     if (!stream.leased || reason === 'shutdown') return Promise.resolve();
     stream.leased = false;
-    return releaseLease(this.services.db, stream.leaseId).catch((error) =>
+    return releaseStreamLease(this.services.db, stream.leaseId).catch((error) =>
       this.services.log.warn({ err: error }, 'stream slot release failed; the heartbeat drops it'));
   }
 
@@ -174,7 +175,7 @@ export class Realtime {
     if (this.ticks % Math.max(1, Math.min(heartbeatS, Math.floor(leaseS / 3))) !== 0 || this.beating) return;
     this.beating = true;
     try {
-      await renewLeases(this.services.db, this.processId, [...this.liveLeases], leaseS);
+      await renewStreamLeases(this.services.db, this.processId, [...this.liveLeases], leaseS);
       await this.hub.probe();
     } catch (error) {
       this.services.log.warn({ err: error }, 'stream heartbeat: renewing slots failed');
@@ -307,12 +308,4 @@ class LiveStream<State> implements HubSubscriber {
     }
     if (this.spec.isTerminal(state)) this.close('terminal');
   }
-}
-
-/** The settings of the knex pool's connections, for the hub's own session connection. */
-function connectionSettings(db: Knex): pg.ClientConfig {
-  const connection = (db.client as { config: Knex.Config }).config.connection;
-  if (typeof connection === 'string') return { connectionString: connection };
-  if (connection && typeof connection === 'object') return { ...(connection as pg.ClientConfig) };
-  throw new Error('the knex connection settings are not a string or an object');
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { credit } from '../credits/ledger';
+import { credit } from '../../db/credits/ledger';
 import { shareADevice } from '../accounts/devices';
 
 /**

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { credit, debit } from '../../api/credits/ledger';
+import { credit, debit } from '../../db/credits/ledger';
 import { resetDatabase, services, useTestApp } from '../harness';
 import { expectError, guest, registered } from './helpers';
 

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { queues } from '../../db/boss';
-import { expireGuests, registerExpireGuests } from '../../workers/jobs/expire-guests';
+import { expireGuests, registerExpireGuests } from '../../workers/accounts/expire-guests';
 import { resetDatabase, services, startTestApp, useTestApp } from '../harness';
 import { guest, newDeviceId, registered } from './helpers';
 
@@ -94,16 +93,16 @@ describe('guest expiry job', () => {
     await registerExpireGuests(boss, t.app.services);
     try {
       const schedules = await boss.getSchedules();
-      expect(schedules.find((schedule) => schedule.name === queues.expireGuests)?.cron).to.match(/^\d+ \* \* \* \*$/);
-      await boss.send(queues.expireGuests, {});
+      expect(schedules.find((schedule) => schedule.name === 'expire-guests')?.cron).to.match(/^\d+ \* \* \* \*$/);
+      await boss.send('expire-guests', {});
       const deadline = Date.now() + 8000;
       while ((await services().db('users').where({ id: stale.body.user.id }).first()) && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(await services().db('users').where({ id: stale.body.user.id }).first()).to.equal(undefined);
     } finally {
-      await boss.offWork(queues.expireGuests);
-      await boss.unschedule(queues.expireGuests);
+      await boss.offWork('expire-guests');
+      await boss.unschedule('expire-guests');
     }
   });
 });

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { queues } from '../../db/boss';
-import { registerRevokeIdpB } from '../../workers/jobs/revoke-idp-b';
+import { registerRevokeIdpB } from '../../workers/accounts/revoke-idp-b';
 import { client } from '../client';
 import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
 import { expectError, guest, newEmail, type Api } from './helpers';
@@ -69,7 +68,7 @@ describe('identity providers end to end (fake providers over loopback HTTP)', ()
     try {
       await eventually(() => openId.revocations.length > 0, 8000);
     } finally {
-      await services().boss.offWork(queues.revokeIdpB);
+      await services().boss.offWork('revoke-idp-b');
     }
     expect(openId.revocations).to.deep.equal([{ token: 'grant-e2e', token_type_hint: 'refresh_token', client_id: 'svc.e2e', client_secret: 'e2e-secret' }]);
   });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import nock from 'nock';
-import { revokeIdpBGrant } from '../../workers/jobs/revoke-idp-b';
+import { revokeIdpBGrant } from '../../workers/accounts/revoke-idp-b';
 import { client } from '../client';
 import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
 import { expectError, expectLedgerConsistent, guest, newEmail, registered, transactionsOf, type Api } from './helpers';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { credit, debit, debitUpTo } from '../../api/credits/ledger';
-import { expireGuests } from '../../workers/jobs/expire-guests';
+import { credit, debit, debitUpTo } from '../../db/credits/ledger';
+import { expireGuests } from '../../workers/accounts/expire-guests';
 import { client } from '../client';
 import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
 import { startFakeUserinfo, type FakeUserinfo } from './fake-providers';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { credit, debit, debitUpTo } from '../../api/credits/ledger';
+import { credit, debit, debitUpTo } from '../../db/credits/ledger';
 import { resetDatabase, services } from '../harness';
 
 async function newUser(balance = 0): Promise<string> {

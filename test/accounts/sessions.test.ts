@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { hashRefreshToken } from '../../api/tokens/refresh-tokens';
+import { hashRefreshToken } from '../../db/accounts/refresh-tokens';
 import { client } from '../client';
 import { resetDatabase, services, startTestApp, useTestApp } from '../harness';
 import { accessTokenFor, expectError, guest, newDeviceId, newEmail, password, registered } from './helpers';

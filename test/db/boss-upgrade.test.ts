@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import PgBoss10 from 'pg-boss-10';
 import type { PgBoss } from 'pg-boss';
-import { bossSchema, queues, startBoss } from '../../db/boss';
+import { bossSchema, startBoss } from '../../db/boss';
 import { firstSupportedSchemaVersion, legacySchema } from '../../db/boss-upgrade';
 import { databaseUrl, services } from '../harness';
 
@@ -55,20 +55,20 @@ describe('a pg-boss 10 schema left in an existing database', function () {
     database = await freshDatabase(`boss_upgrade_${process.pid}`);
     const old = new PgBoss10({ connectionString: database.url, schema: bossSchema, supervise: false, schedule: false });
     await old.start();
-    await old.createQueue(queues.generationSubmit);
-    await old.createQueue(queues.pushSend);
-    const send = (id: string, options: object = {}) => old.send(queues.generationSubmit, { generationId: id }, { id, retryLimit: 1_000_000, ...options });
+    await old.createQueue('generation-submit');
+    await old.createQueue('push-send');
+    const send = (id: string, options: object = {}) => old.send('generation-submit', { generationId: id }, { id, retryLimit: 1_000_000, ...options });
     await send(ids.waiting);
     await send(ids.retried);
     await send(ids.active);
     await send(ids.done);
     await old.send('bench-noop', { orphan: true }).catch(() => undefined); // a queue the new schema does not have
     // Every ticket handed to a worker; one put back in line twice, one finished, one held by a worker that then stopped.
-    await old.fetch(queues.generationSubmit, { batchSize: 4 });
-    await old.fail(queues.generationSubmit, ids.retried);
-    await old.fetch(queues.generationSubmit, { batchSize: 4 });
-    await old.fail(queues.generationSubmit, [ids.retried, ids.waiting]);
-    await old.complete(queues.generationSubmit, ids.done);
+    await old.fetch('generation-submit', { batchSize: 4 });
+    await old.fail('generation-submit', ids.retried);
+    await old.fetch('generation-submit', { batchSize: 4 });
+    await old.fail('generation-submit', [ids.retried, ids.waiting]);
+    await old.complete('generation-submit', ids.done);
     before10 = await unfinishedJobs(database.url, bossSchema);
     await old.stop({ graceful: false, wait: true });
   });
@@ -106,7 +106,7 @@ describe('a pg-boss 10 schema left in an existing database', function () {
     const { rows } = await client.query('select nspname from pg_namespace where nspname = $1', [legacySchema]);
     await client.end();
     expect(rows).to.have.length(0);
-    const fetched = await boss!.fetch<{ generationId: string }>(queues.generationSubmit, { batchSize: 10 });
+    const fetched = await boss!.fetch<{ generationId: string }>('generation-submit', { batchSize: 10 });
     expect(fetched.map((job) => job.id)).to.deep.equal([ids.waiting, ids.retried, ids.active]);
   });
 

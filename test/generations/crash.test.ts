@@ -4,9 +4,9 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createGeneration } from '../../api/generations/create';
-import type { RunningPart } from '../../api/services';
-import { startProviderSimulator, type ProviderSimulator } from '../../pool/simulator/provider-simulator';
-import { startGenerationMedia } from '../../workers/generations/media';
+import type { RunningPart } from '../../services';
+import { startProviderSimulator, type ProviderSimulator } from '../../simulators/provider/provider-simulator';
+import { startGenerationMedia } from '../../workers/generations/preview-consumer';
 import { resetDatabase, services, testConfig, serviceEnv } from '../harness';
 import { insertEffect, makeUser, photo, storedUpload, waitFor } from './fixtures';
 
@@ -15,11 +15,12 @@ interface Worker {
   exited: Promise<number | null>;
 }
 
-/** Dispatchers listening for new generations: one per worker process that finished starting. */
+/** Dispatchers listening for new generations: one per worker process that finished starting (this process's hub aside). */
 async function listeningWorkers(): Promise<number> {
   const { rows } = await services().db.raw(
     `select count(*)::integer as count from pg_stat_activity
-     where application_name = 'effects-backend-listener' and query = 'listen "generation_status"'`,
+     where application_name = 'effects-backend-listen' and query = 'LISTEN "generation_status"' and pid <> ?`,
+    [services().listenHub.backendPid() ?? 0],
   );
   return rows[0].count;
 }

@@ -1,13 +1,13 @@
 import sharp from 'sharp';
 import type { Knex } from 'knex';
-import { credit } from '../../api/credits/ledger';
-import type { RunningPart, Services } from '../../api/services';
+import { credit } from '../../db/credits/ledger';
+import type { RunningPart, Services } from '../../services';
 import { signAccessToken } from '../../api/tokens/access-token';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
 import { HttpProviderAdapter } from '../../pool/provider/http-client';
-import { startProviderSimulator, type ProviderSimulator, type ProviderSimulatorOptions } from '../../pool/simulator/provider-simulator';
-import { startGenerationWorker } from '../../workers/generations';
-import { startGenerationMedia } from '../../workers/generations/media';
+import { startProviderSimulator, type ProviderSimulator, type ProviderSimulatorOptions } from '../../simulators/provider/provider-simulator';
+import { startGenerationWorker } from '../../workers/generations/pipeline';
+import { startGenerationMedia } from '../../workers/generations/preview-consumer';
 import { services, testConfig } from '../harness';
 
 /** Shared helpers of the generations tests: users with credits, effects, uploaded photos, a running pipeline. */

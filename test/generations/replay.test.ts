@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createGeneration } from '../../api/generations/create';
-import { markFailed } from '../../api/generations/transitions/markFailed';
+import { failGeneration } from '../../db/generations/fail-generation';
 import { replayFailed, type ReplayOptions } from '../../scripts/replay-failed';
 import { resetDatabase, services } from '../harness';
 import { balanceOf, insertEffect, makeUser, photo, storedUpload } from './fixtures';
@@ -17,7 +17,7 @@ describe('scripts/replay-failed', () => {
     const user = await makeUser(balance);
     const upload = await storedUpload(user.id, await photo());
     const { body } = await createGeneration(services(), user.id, { effect_id: effectId, characters: [[upload]] }, null);
-    await services().db.transaction((trx) => markFailed(trx, services().boss, { generationId: body.id, from: 'pending', errorCode }));
+    await services().db.transaction((trx) => failGeneration(trx, services().boss, { generationId: body.id, from: 'pending', errorCode }));
     return { userId: user.id, id: body.id };
   }
 

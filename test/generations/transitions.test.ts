@@ -1,15 +1,19 @@
+import type { Knex } from 'knex';
 import { expect } from 'chai';
 import pg from 'pg';
 import { createGeneration } from '../../api/generations/create';
-import { markFailed } from '../../api/generations/transitions/markFailed';
-import { markProcessing } from '../../api/generations/transitions/markProcessing';
-import { markResultStored } from '../../api/generations/transitions/markResultStored';
-import { markSucceeded } from '../../api/generations/transitions/markSucceeded';
-import { leaseSlot } from '../../pool/leaseSlot';
+import { failGeneration } from '../../db/generations/fail-generation';
+import { markProcessing } from '../../db/generations/mark-processing';
+import { markResultStored } from '../../db/generations/mark-result-stored';
+import { succeedGeneration } from '../../db/generations/succeed-generation';
+import { leaseSlots } from '../../pool/lease-slots';
 import { syncProviderAccounts } from '../../pool/accounts';
-import { makePreview } from '../../workers/generations/media';
+import { makePreview } from '../../workers/generations/preview-consumer';
 import { databaseUrl, resetDatabase, services } from '../harness';
 import { balanceOf, insertEffect, ledgerOf, makeUser, photo, storedUpload, waitFor, type TestUser } from './fixtures';
+
+/** One slot for one generation, or null when none is free. */
+const leaseOne = async (db: Knex, generationId: string, leaseS: number, knownAccounts: string[] | null = null) => (await leaseSlots(db, [generationId], leaseS, knownAccounts))[0] ?? null;
 
 describe('generation state machine', () => {
   let user: TestUser;
@@ -39,9 +43,9 @@ describe('generation state machine', () => {
 
   const transaction = <T>(work: (trx: import('knex').Knex.Transaction) => Promise<T>) => services().db.transaction(work);
   const processing = (id: string) => transaction((trx) => markProcessing(trx, services().boss, { generationId: id, accountId: 1, taskId: 'task-1', firstPollInMs: 100 }));
-  const failed = (id: string, from: 'pending' | 'processing', errorCode = 'provider_error') => transaction((trx) => markFailed(trx, services().boss, { generationId: id, from, errorCode }));
+  const failed = (id: string, from: 'pending' | 'processing', errorCode = 'provider_error') => transaction((trx) => failGeneration(trx, services().boss, { generationId: id, from, errorCode }));
   const stored = (id: string) => transaction((trx) => markResultStored(trx, services().boss, { generationId: id, key: `results/${user.id}/${id}.jpg`, contentType: 'image/jpeg' }));
-  const succeeded = (id: string) => transaction((trx) => markSucceeded(trx, services().boss, { generationId: id, preview: null }));
+  const succeeded = (id: string) => transaction((trx) => succeedGeneration(trx, services().boss, { generationId: id, preview: null }));
 
   async function pushJobs() {
     const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' order by created_on");
@@ -66,7 +70,7 @@ describe('generation state machine', () => {
     expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -10, reference: id }]);
   });
 
-  it('markFailed refunds in the same transaction, exactly once, with the reserve\'s reference', async () => {
+  it('failGeneration refunds in the same transaction, exactly once, with the reserve\'s reference', async () => {
     const id = await pendingGeneration();
     expect(await balanceOf(user.id)).to.equal(90);
     expect(await failed(id, 'pending', 'bad_input_image')).to.equal(true);
@@ -82,7 +86,7 @@ describe('generation state machine', () => {
   it('a failure rolled back refunds nothing and announces nothing', async () => {
     const id = await pendingGeneration();
     await transaction(async (trx) => {
-      await markFailed(trx, services().boss, { generationId: id, from: 'pending', errorCode: 'provider_error' });
+      await failGeneration(trx, services().boss, { generationId: id, from: 'pending', errorCode: 'provider_error' });
       await trx.rollback(new Error('boom'));
     }).catch(() => undefined);
     expect(await balanceOf(user.id)).to.equal(90);
@@ -90,10 +94,10 @@ describe('generation state machine', () => {
     expect(events.map((event) => event.status)).to.deep.equal(['pending']);
   });
 
-  it('markFailed gives the slot back', async () => {
+  it('failGeneration gives the slot back', async () => {
     await syncProviderAccounts(services().db, [{ apiKey: 'k1', slots: 1 }]);
     const id = await pendingGeneration();
-    expect(await leaseSlot(services().db, id, 60)).to.not.equal(null);
+    expect(await leaseOne(services().db, id, 60)).to.not.equal(null);
     expect(await processing(id)).to.equal(true);
     await failed(id, 'processing');
     expect(await services().db('provider_slots').whereNotNull('generation_id').count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 0 }]);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Wakeup } from '../../workers/generations/wakeup';
+import { Wakeup } from '../../workers/runtime/wakeup';
 
 describe('the loops\' Wakeup', () => {
   it('waits the given time when nobody wakes it', async () => {

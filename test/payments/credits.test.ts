@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import pg from 'pg';
-import type { ProductRow } from '../../api/payments/interfaces';
-import { reconcilePayments } from '../../api/payments/reconciliation';
-import { notificationChecksum } from '../../api/payments/processor/signature';
+import type { ProductRow } from '../../db/payments/model';
+import { reconcilePayments } from '../../workers/payments/reconcile-payments';
+import { notificationChecksum } from '../../db/payments/processor/signature';
 import { WEBHOOK_PATH } from '../../api/payments/webhook';
 import { databaseUrl, services } from '../harness';
 import {

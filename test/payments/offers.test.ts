@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import type { ProductRow } from '../../api/payments/interfaces';
+import type { ProductRow } from '../../db/payments/model';
 import { services } from '../harness';
 import {
   createPayment,

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import nock from 'nock';
-import { ProcessorClient } from '../../api/payments/processor/client';
-import { ProcessorRejectedError, ProcessorUnavailableError } from '../../api/payments/processor/errors';
-import { pageLanguage } from '../../api/payments/processor/language';
-import type { OrderRegistration, ProcessorState } from '../../api/payments/processor/payment-processor';
+import { ProcessorClient } from '../../db/payments/processor/client';
+import { ProcessorRejectedError, ProcessorUnavailableError } from '../../db/payments/processor/errors';
+import { pageLanguage } from '../../db/payments/processor/language';
+import type { OrderRegistration, ProcessorState } from '../../db/payments/processor/payment-processor';
 
 const HOST = 'https://processor.test';
 const PATH = '/payment/rest';

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
-import { ProcessorClient } from '../../api/payments/processor/client';
-import { notificationChecksum } from '../../api/payments/processor/signature';
+import { ProcessorClient } from '../../db/payments/processor/client';
+import { notificationChecksum } from '../../db/payments/processor/signature';
 
 const SECRET = 'notification-secret';
 const client = new ProcessorClient({ baseUrl: 'https://processor.test', userName: 'u', password: 'p', notificationSecret: SECRET });

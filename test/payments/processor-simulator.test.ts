@@ -5,10 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { ProcessorClient } from '../../api/payments/processor/client';
-import { ProcessorRejectedError, ProcessorUnavailableError } from '../../api/payments/processor/errors';
-import type { OrderRegistration, PaymentMethod, VerifiedNotification } from '../../api/payments/processor/payment-processor';
-import { createProcessorSimulator, type ProcessorSimulator } from '../../api/payments/processor/simulator';
+import { ProcessorClient } from '../../db/payments/processor/client';
+import { ProcessorRejectedError, ProcessorUnavailableError } from '../../db/payments/processor/errors';
+import type { OrderRegistration, PaymentMethod, VerifiedNotification } from '../../db/payments/processor/payment-processor';
+import { createProcessorSimulator, type ProcessorSimulator } from '../../simulators/payment-processor/simulator';
 
 const credentials = { userName: 'merchant-api', password: 'merchant-password', notificationSecret: 'notification-secret' };
 const START = new Date('2025-03-01T10:00:00Z');

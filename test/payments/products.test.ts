@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { seedPaymentShowcase } from '../../api/payments/seed';
+import { seedPaymentShowcase } from '../../db/payments/seed-showcase';
 import { services } from '../harness';
 import { freshShowcase, newUser, startTestbed, type Testbed } from './testbed';
 

@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import type { ProductRow } from '../../api/payments/interfaces';
-import { reconcilePayments } from '../../api/payments/reconciliation';
-import { queues } from '../../db/boss';
-import { startPaymentJobs } from '../../workers/payments/jobs';
+import type { ProductRow } from '../../db/payments/model';
+import { reconcilePayments } from '../../workers/payments/reconcile-payments';
+import { startPaymentJobs } from '../../workers/payments/reconciliation-jobs';
 import { services } from '../harness';
 import {
   balanceOf,
@@ -174,11 +173,11 @@ describe('payments: reconciliation and the chargeback watch', () => {
     const jobs = await startPaymentJobs(services());
     try {
       const schedules = (await boss.getSchedules()).map((schedule: { name: string; cron: string }) => [schedule.name, schedule.cron]);
-      expect(schedules).to.deep.include.members([[queues.paymentReconcile, '* * * * *'], [queues.paymentChargebackWatch, '*/5 * * * *']]);
+      expect(schedules).to.deep.include.members([['payment-reconcile', '* * * * *'], ['payment-chargeback-watch', '*/5 * * * *']]);
     } finally {
       await jobs.stop();
-      await boss.unschedule(queues.paymentReconcile);
-      await boss.unschedule(queues.paymentChargebackWatch);
+      await boss.unschedule('payment-reconcile');
+      await boss.unschedule('payment-chargeback-watch');
     }
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { ProductRow } from '../../api/payments/interfaces';
-import { reconcilePayments } from '../../api/payments/reconciliation';
+import type { ProductRow } from '../../db/payments/model';
+import { reconcilePayments } from '../../workers/payments/reconcile-payments';
 import { services } from '../harness';
 import {
   balanceOf,

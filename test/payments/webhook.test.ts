@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { ProductRow } from '../../api/payments/interfaces';
-import { notificationChecksum } from '../../api/payments/processor/signature';
+import type { ProductRow } from '../../db/payments/model';
+import { notificationChecksum } from '../../db/payments/processor/signature';
 import { paymentWebhook, WEBHOOK_PATH } from '../../api/payments/webhook';
 import { capturingLogger, services, startTestApp } from '../harness';
 import {

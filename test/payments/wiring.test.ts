@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../config';
 import { paymentMounts } from '../../api/payments/mounts';
-import { createPaymentProcessor, processorBaseUrl } from '../../api/payments/processor-of';
+import { createPaymentProcessor, processorBaseUrl } from '../../db/payments/processor/create-payment-processor';
 import { startWeb } from '../../api/web';
 import { client } from '../client';
 import { freePort, services, testConfig } from '../harness';

@@ -7,8 +7,8 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { ConfigError } from '../../config';
 import { HttpProviderAdapter } from '../../pool/provider/http-client';
-import { runProviderSimulatorFromEnv } from '../../pool/simulator/env';
-import { startProviderSimulator, type ProviderSimulator } from '../../pool/simulator/provider-simulator';
+import { runProviderSimulatorFromEnv } from '../../simulators/provider/from-config';
+import { startProviderSimulator, type ProviderSimulator } from '../../simulators/provider/provider-simulator';
 import { hugePngHeader } from '../images';
 
 /** A stand-in for presigned storage links: serves the given bytes by path. */

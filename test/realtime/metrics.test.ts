@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { queues } from '../../db/boss';
 import { resetDatabase, services, useTestApp } from '../harness';
 import { openSse } from '../../scripts/loadtest/sse-client';
 import { changeStatus, insertGeneration, newUser } from './helpers';
@@ -32,14 +31,14 @@ describe('GET /metrics', () => {
 
   it('reports queue depth and the age of the oldest waiting job per queue', async () => {
     const { boss, db } = services();
-    for (let index = 0; index < 3; index += 1) await boss.send(queues.revokeIdpB, { index });
-    await db.raw("update pgboss.job set start_after = now() - interval '42 seconds' where name = ?", [queues.revokeIdpB]);
-    await boss.send(queues.revokeIdpB, { later: true }, { startAfter: 3600 });
+    for (let index = 0; index < 3; index += 1) await boss.send('revoke-idp-b', { index });
+    await db.raw("update pgboss.job set start_after = now() - interval '42 seconds' where name = ?", ['revoke-idp-b']);
+    await boss.send('revoke-idp-b', { later: true }, { startAfter: 3600 });
     const { text } = await t.api.get('/metrics');
-    expect(sample(text, 'queue_jobs_waiting', { queue: queues.revokeIdpB })).to.equal(3);
-    expect(sample(text, 'queue_jobs_deferred', { queue: queues.revokeIdpB })).to.equal(1);
-    expect(sample(text, 'queue_oldest_job_age_seconds', { queue: queues.revokeIdpB })).to.be.within(42, 60);
-    expect(sample(text, 'queue_jobs_waiting', { queue: queues.pushSend })).to.equal(0);
+    expect(sample(text, 'queue_jobs_waiting', { queue: 'revoke-idp-b' })).to.equal(3);
+    expect(sample(text, 'queue_jobs_deferred', { queue: 'revoke-idp-b' })).to.equal(1);
+    expect(sample(text, 'queue_oldest_job_age_seconds', { queue: 'revoke-idp-b' })).to.be.within(42, 60);
+    expect(sample(text, 'queue_jobs_waiting', { queue: 'push-send' })).to.equal(0);
   });
 
   it('reports leased and total slots per provider account', async () => {

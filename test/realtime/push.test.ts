@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { queues } from '../../db/boss';
-import { sendGenerationPush, startPushSendJobs } from '../../api/devices/push-send-job';
-import { RecordingPushSender, type PushMessage, type PushOutcome, type PushSender } from '../../api/devices/push-sender';
-import { markFailed } from '../../api/generations/transitions/markFailed';
-import { markSucceeded } from '../../api/generations/transitions/markSucceeded';
-import type { RunningPart } from '../../api/services';
+import { sendGenerationPush, startPushSendJobs } from '../../workers/push/push-send';
+import { RecordingPushSender, type PushMessage, type PushOutcome, type PushSender } from '../../workers/push/push-sender';
+import { failGeneration } from '../../db/generations/fail-generation';
+import { succeedGeneration } from '../../db/generations/succeed-generation';
+import type { RunningPart } from '../../services';
 import { resetDatabase, services } from '../harness';
 import { eventually, insertGeneration, newUser } from './helpers';
 
@@ -39,7 +38,7 @@ describe('push for terminal generation statuses (push-send jobs)', function () {
     await services().db('generations').where({ id }).update({ result_key: `results/${id}.png` });
 
     const { db, boss } = services();
-    expect(await db.transaction((trx) => markSucceeded(trx, boss, { generationId: id, preview: null }))).to.equal(true);
+    expect(await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }))).to.equal(true);
 
     const rows = await eventually(() => pushLog(id), (found) => found.length === 2);
     expect(rows.map((row) => row.device_id).sort()).to.deep.equal([...devices].sort());
@@ -56,7 +55,7 @@ describe('push for terminal generation statuses (push-send jobs)', function () {
     const device = await addDevice(user.id, 'en-token');
     const id = await insertGeneration(user.id, 'pending');
     const { db, boss } = services();
-    await db.transaction((trx) => markFailed(trx, boss, { generationId: id, from: 'pending', errorCode: 'bad_input_image' }));
+    await db.transaction((trx) => failGeneration(trx, boss, { generationId: id, from: 'pending', errorCode: 'bad_input_image' }));
 
     const [row] = await eventually(() => pushLog(id), (found) => found.length === 1);
     expect(row).to.include({ device_id: device, platform: 'ios', title: 'Something went wrong' });
@@ -66,8 +65,8 @@ describe('push for terminal generation statuses (push-send jobs)', function () {
   it('completes the job for a user without devices, sending nothing', async () => {
     const user = await newUser();
     const generationId = randomUUID();
-    const jobId = await services().boss.send(queues.pushSend, { userId: user.id, generationId, status: 'failed', errorCode: 'safety' });
-    await eventually(() => services().boss.getJobById(queues.pushSend, jobId!), (job) => job?.state === 'completed');
+    const jobId = await services().boss.send('push-send', { userId: user.id, generationId, status: 'failed', errorCode: 'safety' });
+    await eventually(() => services().boss.getJobById('push-send', jobId!), (job) => job?.state === 'completed');
     expect(await pushLog(generationId)).to.have.length(0);
   });
 
@@ -88,7 +87,7 @@ describe('push for terminal generation statuses (push-send jobs)', function () {
       const user = await newUser();
       await addDevice(user.id, 'good-token');
       await addDevice(user.id, 'flaky-token');
-      const job = { userId: user.id, generationId: randomUUID(), status: 'succeeded', errorCode: null };
+      const job = { userId: user.id, generationId: randomUUID(), status: 'succeeded' as const, errorCode: null };
       let gatewayDown = true;
       const flaky = new ScriptedSender((message) => (message.token === 'flaky-token' && gatewayDown ? new Error('gateway 503') : 'sent'));
 
@@ -119,7 +118,7 @@ describe('push for terminal generation statuses (push-send jobs)', function () {
       const user = await newUser();
       await addDevice(user.id, 'token');
       const gateway = new ScriptedSender(() => 'sent');
-      expect(await sendGenerationPush(services().db, gateway, { userId: user.id, generationId: randomUUID(), status: 'processing', errorCode: null }, services().log)).to.equal(0);
+      expect(await sendGenerationPush(services().db, gateway, { userId: user.id, generationId: randomUUID(), status: 'processing' as never, errorCode: null }, services().log)).to.equal(0);
       expect(gateway.tokens).to.deep.equal([]);
     });
   });

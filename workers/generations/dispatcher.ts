@@ -1,20 +1,21 @@
-import { bossIn, queues } from '../../db/boss';
-import type { RunningPart, Services } from '../../api/services';
-import type { SubmitJobData } from '../../api/generations/model';
-import { finishSubmitJob, returnSubmitJob } from '../../api/generations/submit-job';
-import { claimForSubmission, type ClaimedGeneration } from '../../api/generations/transitions/claimForSubmission';
-import { claimInputChecks, markInputsChecked } from '../../api/generations/transitions/claimInputChecks';
-import { markFailed } from '../../api/generations/transitions/markFailed';
-import { markProcessing } from '../../api/generations/transitions/markProcessing';
-import { releaseClaim } from '../../api/generations/transitions/releaseClaim';
+import type { RunningPart, Services } from '../../services';
+import { finishSubmitJob, returnSubmitJob } from '../../db/generations/submit-ticket';
+import { claimForSubmission, type ClaimedGeneration } from '../../db/generations/claim-for-submission';
+import { claimInputChecks } from '../../db/generations/claim-input-checks';
+import { failGeneration } from '../../db/generations/fail-generation';
+import { generationStatus } from '../../db/generations/generation-status';
+import { markInputsChecked } from '../../db/generations/mark-inputs-checked';
+import { markProcessing } from '../../db/generations/mark-processing';
+import { releaseSubmissionClaim } from '../../db/generations/release-submission-claim';
+import { bossIn, type QueuePayloads } from '../../db/queues';
 import type { AccountKeys } from '../../pool/accounts';
-import { coolDownAccount } from '../../pool/coolDownAccount';
-import { countFreeSlots } from '../../pool/countFreeSlots';
-import { leaseSlots, type Lease } from '../../pool/leaseSlot';
-import { releaseLease } from '../../pool/releaseSlot';
+import { coolDownAccount } from '../../pool/cool-down-account';
+import { countFreeSlots } from '../../pool/count-free-slots';
+import { leaseSlots, type Lease } from '../../pool/lease-slots';
+import { releaseSlotLease } from '../../pool/release-slot-lease';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
 import { unusableInputPhoto } from './input-photos';
-import type { Wakeup } from './wakeup';
+import type { Wakeup } from '../runtime/wakeup';
 
 /** How long the provider may take to download the photos from their presigned links. */
 const inputLinkTtlS = 3600;
@@ -102,7 +103,7 @@ export class Dispatcher {
     if (want === 0) return 0;
     const leaseS = config.generations.slotLeaseS;
     const submissions = await db.transaction(async (trx) => {
-      const jobs = await boss.fetch<SubmitJobData>(queues.generationSubmit, { batchSize: want, db: await bossIn(trx) });
+      const jobs = await boss.fetch<QueuePayloads['generation-submit']>('generation-submit', { batchSize: want, db: bossIn(trx) });
       if (!jobs.length) return [];
       const jobOf = new Map(jobs.map((job) => [job.data.generationId, job.id]));
       const claimed = await claimForSubmission(trx, jobs.map((job) => job.data.generationId), leaseS);
@@ -110,8 +111,7 @@ export class Dispatcher {
       for (const job of jobs.filter((candidate) => !claimedIds.has(candidate.data.generationId))) {
         // A ticket whose generation moved on (failed by expiry, already submitted) is done; one still
         // pending (under a live claim of a stalled worker) goes back in line.
-        const row: { status: string } | undefined = await trx('generations').where({ id: job.data.generationId }).first('status');
-        if (row?.status === 'pending') await returnSubmitJob(boss, trx, job.id);
+        if ((await generationStatus(trx, job.data.generationId)) === 'pending') await returnSubmitJob(boss, trx, job.id);
         else await finishSubmitJob(boss, trx, job.id);
       }
       const leases = new Map((await leaseSlots(trx, [...claimedIds], leaseS, this.keys.fingerprints)).map((lease) => [lease.generationId, lease]));
@@ -123,7 +123,7 @@ export class Dispatcher {
           ready.push({ generation, lease, jobId });
         } else {
           // Another worker took the last slots since the estimate: back in line, at the same place.
-          await releaseClaim(trx, generation.id);
+          await releaseSubmissionClaim(trx, generation.id);
           await returnSubmitJob(boss, trx, jobId);
         }
       }
@@ -187,7 +187,7 @@ export class Dispatcher {
             // Submitted twice (this worker stalled past its claim and another one took over): the other
             // submission is the generation's; this task runs unwatched, its slot goes back.
             log.warn({ ...context, taskId: outcome.taskId }, 'generation left pending before its submission was recorded');
-            await releaseLease(db, lease);
+            await releaseSlotLease(db, lease);
           }
           return;
         }
@@ -210,7 +210,7 @@ export class Dispatcher {
 
   private async fail(generationId: string, errorCode: string, reason: string): Promise<void> {
     this.services.log.info({ generationId, errorCode, reason }, 'generation failed at submission');
-    await this.services.db.transaction((trx) => markFailed(trx, this.services.boss, { generationId, from: 'pending', errorCode }));
+    await this.services.db.transaction((trx) => failGeneration(trx, this.services.boss, { generationId, from: 'pending', errorCode }));
   }
 
   /** The submission did not happen: the slot goes back (and its account cools down after a 429), the ticket back in line. */
@@ -218,8 +218,8 @@ export class Dispatcher {
     const { db, boss } = this.services;
     await db.transaction(async (trx) => {
       if (coolDownS !== null) await coolDownAccount(trx, lease.accountId, coolDownS);
-      await releaseLease(trx, lease);
-      if (await releaseClaim(trx, generationId)) await returnSubmitJob(boss, trx, jobId);
+      await releaseSlotLease(trx, lease);
+      if (await releaseSubmissionClaim(trx, generationId)) await returnSubmitJob(boss, trx, jobId);
     });
   }
 }

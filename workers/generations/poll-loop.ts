@@ -1,14 +1,16 @@
-import type { RunningPart, Services } from '../../api/services';
-import { markFailed } from '../../api/generations/transitions/markFailed';
-import { markResultStored } from '../../api/generations/transitions/markResultStored';
+import type { RunningPart, Services } from '../../services';
+import { failGeneration } from '../../db/generations/fail-generation';
+import { markResultStored } from '../../db/generations/mark-result-stored';
 import type { AccountKeys } from '../../pool/accounts';
-import { releaseSlot } from '../../pool/releaseSlot';
-import { renewLease } from '../../pool/renewLease';
+import { releaseGenerationSlot } from '../../pool/release-generation-slot';
+import { renewSlotLease } from '../../pool/renew-slot-lease';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
-import { claimDuePolls, nextPollDueInMs, type DuePoll } from './claimDuePolls';
-import { extendPollClaim, schedulePoll } from './schedulePoll';
+import { claimDuePolls, type DuePoll } from '../../db/generations/claim-due-polls';
+import { extendPollClaim } from '../../db/generations/extend-poll-claim';
+import { nextPollDueInMs } from '../../db/generations/next-poll-due';
+import { schedulePoll } from '../../db/generations/schedule-poll';
 import { resultFileType, storeResult } from './store-result';
-import type { Wakeup } from './wakeup';
+import type { Wakeup } from '../runtime/wakeup';
 
 /**
  * The poll loop, one per worker process, shared with every other worker through the database
@@ -91,7 +93,7 @@ export class PollLoop {
         case 'succeeded':
           if (outcome.resultUrl === null) return await this.fail(task, 'no_result_url');
           // The provider's work is over: its slot goes to the next pending now, not after the copy.
-          if (await releaseSlot(this.services.db, task.id)) this.onSlotReleased();
+          if (await releaseGenerationSlot(this.services.db, task.id)) this.onSlotReleased();
           return await this.copyResult(task, outcome.resultUrl);
       }
     } catch (error) {
@@ -104,12 +106,12 @@ export class PollLoop {
     const { db, config } = this.services;
     const settings = config.generations;
     await schedulePoll(db, task.id, settings.pollMinIntervalMs, settings.pollMaxIntervalMs);
-    await renewLease(db, task.id, settings.slotLeaseS);
+    await renewSlotLease(db, task.id, settings.slotLeaseS);
   }
 
   private async fail(task: DuePoll, errorCode: string): Promise<void> {
     const { db, boss, log } = this.services;
-    const failed = await db.transaction((trx) => markFailed(trx, boss, { generationId: task.id, from: 'processing', errorCode }));
+    const failed = await db.transaction((trx) => failGeneration(trx, boss, { generationId: task.id, from: 'processing', errorCode }));
     if (failed) {
       log.info({ generationId: task.id, errorCode }, 'generation failed');
       this.onSlotReleased();

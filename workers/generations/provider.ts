@@ -1,7 +1,7 @@
-import type { RunningPart, Services } from '../../api/services';
+import type { RunningPart, Services } from '../../services';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
 import { HttpProviderAdapter } from '../../pool/provider/http-client';
-import { startProviderSimulatorFromConfig } from '../../pool/simulator/env';
+import { startProviderSimulatorFromConfig } from '../../simulators/provider/from-config';
 
 /**
  * The provider the worker talks to, over HTTP: PROVIDER_URL (main.ts points it at the in-process

@@ -1,7 +1,7 @@
 import { UnreadableImageError, UnreadableVideoError, UnsupportedImageFormatError } from '../../media/errors';
 import { imageFileType, videoFileType, type FileType } from '../../media/file-types';
 import type { Storage } from '../../media/storage';
-import type { OutputType } from '../../api/generations/model';
+import type { OutputType } from '../../db/generations/model';
 import { resultKey } from '../../media/object-keys';
 
 /**

@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Services } from '../../api/services';
-import { markFailed } from '../../api/generations/transitions/markFailed';
-import { markSucceeded } from '../../api/generations/transitions/markSucceeded';
-import { returnSubmitJob, sendSubmitJob } from '../../api/generations/submit-job';
-import { releaseSlot } from '../../pool/releaseSlot';
+import type { Services } from '../../services';
+import { failGeneration } from '../../db/generations/fail-generation';
+import { findOverduePending } from '../../db/generations/find-overdue-pending';
+import { findStalledDispatches } from '../../db/generations/find-stalled-dispatches';
+import { findStuckPreviews } from '../../db/generations/find-stuck-previews';
+import { recordSubmitJob } from '../../db/generations/record-submit-job';
+import { returnSubmitJob, sendSubmitJob } from '../../db/generations/submit-ticket';
+import { succeedGeneration } from '../../db/generations/succeed-generation';
+import { takeBackStalledDispatch } from '../../db/generations/take-back-stalled-dispatch';
+import { releaseGenerationSlot } from '../../pool/release-generation-slot';
 
 /**
  * The pipeline's safety nets, run between dispatcher rounds in every worker. Each one is a guarded
@@ -14,16 +19,9 @@ const batch = 100;
 /** pending longer than PENDING_TIMEOUT_S (never got a slot) -> failed `pool_timeout`, refunded. */
 export async function expirePending(services: Services): Promise<number> {
   const { db, boss, config } = services;
-  const { rows } = await db.raw<{ rows: { id: string }[] }>(
-    `select id from generations
-     where status = 'pending' and created_at < now() - :timeoutS * interval '1 second'
-       and (dispatch_until is null or dispatch_until < now())
-     order by created_at limit :batch`,
-    { timeoutS: config.generations.pendingTimeoutS, batch },
-  );
   let failed = 0;
-  for (const { id } of rows) {
-    if (await db.transaction((trx) => markFailed(trx, boss, { generationId: id, from: 'pending', errorCode: 'pool_timeout' }))) failed += 1;
+  for (const id of await findOverduePending(db, config.generations.pendingTimeoutS, batch)) {
+    if (await db.transaction((trx) => failGeneration(trx, boss, { generationId: id, from: 'pending', errorCode: 'pool_timeout' }))) failed += 1;
   }
   return failed;
 }
@@ -35,24 +33,15 @@ export async function expirePending(services: Services): Promise<number> {
  */
 export async function recoverStalledDispatches(services: Services): Promise<number> {
   const { db, boss } = services;
-  const { rows } = await db.raw<{ rows: { id: string }[] }>(
-    "select id from generations where status = 'pending' and dispatch_until < now() order by created_at limit :batch",
-    { batch },
-  );
   let recovered = 0;
-  for (const { id } of rows) {
+  for (const id of await findStalledDispatches(db, batch)) {
     const done = await db.transaction(async (trx) => {
-      const [row]: { submit_job_id: string | null }[] = await trx('generations')
-        .where({ id, status: 'pending' })
-        .andWhere('dispatch_until', '<', trx.fn.now())
-        .update({ dispatch_until: null })
-        .returning(['submit_job_id']);
-      if (!row) return false;
-      await releaseSlot(trx, id);
-      if (!row.submit_job_id || !(await returnSubmitJob(boss, trx, row.submit_job_id))) {
+      const taken = await takeBackStalledDispatch(trx, id);
+      if (!taken) return false;
+      await releaseGenerationSlot(trx, id);
+      if (!taken.submitJobId || !(await returnSubmitJob(boss, trx, taken.submitJobId))) {
         // The ticket itself is gone (archived, or failed beyond pg-boss's reach): a new one, same line.
-        const jobId = await sendSubmitJob(boss, trx, id, randomUUID());
-        await trx('generations').where({ id }).update({ submit_job_id: jobId });
+        await recordSubmitJob(trx, id, await sendSubmitJob(boss, trx, id, randomUUID()));
       }
       return true;
     });
@@ -67,15 +56,9 @@ export async function recoverStalledDispatches(services: Services): Promise<numb
  */
 export async function finishStuckMedia(services: Services): Promise<number> {
   const { db, boss, config } = services;
-  const { rows } = await db.raw<{ rows: { id: string }[] }>(
-    `select id from generations
-     where status = 'processing' and result_key is not null and result_stored_at < now() - :timeoutS * interval '1 second'
-     order by result_stored_at limit :batch`,
-    { timeoutS: config.generations.mediaTimeoutS, batch },
-  );
   let finished = 0;
-  for (const { id } of rows) {
-    if (await db.transaction((trx) => markSucceeded(trx, boss, { generationId: id, preview: null }))) finished += 1;
+  for (const id of await findStuckPreviews(db, config.generations.mediaTimeoutS, batch)) {
+    if (await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }))) finished += 1;
   }
   return finished;
 }

@@ -1,0 +1,69 @@
+import { deviceHash } from '../accounts/devices';
+import { isUuid } from '../catalog/identifiers';
+import { caller } from '../http/authentication';
+import { errors } from '../http/errors';
+import { writeBudget } from '../http/rate-limit';
+import { defineRoute } from '../http/route';
+import { schema } from '../http/validation';
+import { registerPushDevice, removePushDevice, type Platform, type PushDevice } from '../../db/push/push-devices';
+
+const deviceSchema = schema.object({
+  id: schema.uuid(),
+  platform: schema.string({ enum: ['ios', 'android'] }),
+  created_at: schema.string({ format: 'date-time' }),
+});
+
+interface RegisterBody {
+  token: string;
+  platform: Platform;
+  device_id?: string;
+}
+
+function shown(device: PushDevice) {
+  return { id: device.id, platform: device.platform, created_at: device.created_at };
+}
+
+/** Push devices (decisions.md section 4): open to guests, under the per-user write budget. */
+export const deviceRoutes = [
+  defineRoute<RegisterBody>({
+    method: 'POST',
+    path: '/v1/devices',
+    summary: 'Registers a push token: 201 new, 200 when already this account\'s; another account\'s token moves only with its device_id, else 403.',
+    access: 'token',
+    limits: [writeBudget()],
+    body: schema.object({
+      // Gateway tokens are printable ASCII (hex for APNs, base64url and ':' for FCM).
+      token: schema.string({ minLength: 1, maxLength: 4096, pattern: '^[\\x21-\\x7E]+$' }),
+      platform: schema.string({ enum: ['ios', 'android'] }),
+      device_id: schema.string({ minLength: 1, maxLength: 255 }),
+    }, ['token', 'platform']),
+    responses: {
+      200: { description: 'The token was already this account\'s', schema: deviceSchema },
+      201: { description: 'Registered (or moved here from the same installation)', schema: deviceSchema },
+      403: { description: '`forbidden`: the token belongs to another account and device_id does not match' },
+    },
+    handler: async (ctx, { body }) => {
+      const registration = await registerPushDevice(ctx.services.db, {
+        userId: caller(ctx).id,
+        token: body.token,
+        platform: body.platform,
+        deviceHash: body.device_id === undefined ? null : deviceHash(body.device_id),
+      });
+      if (registration.outcome === 'forbidden') throw errors.forbidden('This push token belongs to another account.');
+      ctx.status = registration.outcome === 'existing' ? 200 : 201;
+      ctx.body = shown(registration.device);
+    },
+  }),
+  defineRoute<unknown, unknown, { id: string }>({
+    method: 'DELETE',
+    path: '/v1/devices/{id}',
+    summary: 'Unregisters a push device of the caller: 204; 404 when absent or another account\'s.',
+    access: 'token',
+    limits: [writeBudget()],
+    responses: { 204: { description: 'Removed' }, 404: { description: 'Absent or another account\'s' } },
+    handler: async (ctx, { params }) => {
+      if (!isUuid(params.id) || !(await removePushDevice(ctx.services.db, caller(ctx).id, params.id))) throw errors.notFound();
+      ctx.status = 204;
+    },
+  }),
+];

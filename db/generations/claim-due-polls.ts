@@ -1,0 +1,35 @@
+import type { Knex } from 'knex';
+import type { GenerationRow } from './model';
+
+export type DuePoll = Pick<GenerationRow, 'id' | 'user_id' | 'output_type' | 'provider_account_id' | 'provider_task_id'> & {
+  /** Submitted longer ago than the provider timeout. */
+  timed_out: boolean;
+};
+
+/**
+ * The poll loop's claim, shared by every worker through the database: due `processing` tasks,
+ * oldest due first, are pushed `claimS` into the future while this worker polls them, with
+ * `for update skip locked` so two workers never take the same task. A worker that dies mid-poll
+ * simply lets the claim run out and another one polls. A worker polls only tasks of accounts whose
+ * key it has, and those of accounts nobody has any more (disabled, or gone): they fail `lost_account`.
+ */
+export async function claimDuePolls(db: Knex, limit: number, claimS: number, providerTimeoutS: number, knownAccounts: string[]): Promise<DuePoll[]> {
+  if (limit <= 0) return [];
+  const { rows } = await db.raw<{ rows: DuePoll[] }>(
+    `with due as materialized (
+       select g.id from generations g left join provider_accounts a on a.id = g.provider_account_id
+       where g.status = 'processing' and g.next_poll_at <= now() and g.result_key is null
+         and (a.key_fingerprint = any(:fingerprints::text[]) or a.id is null or not a.enabled)
+       order by g.next_poll_at
+       limit :limit
+       for update of g skip locked
+     )
+     update generations g
+     set next_poll_at = now() + :claimS * interval '1 second', poll_count = g.poll_count + 1
+     from due where g.id = due.id
+     returning g.id, g.user_id, g.output_type, g.provider_account_id, g.provider_task_id,
+       g.started_at < now() - :providerTimeoutS * interval '1 second' as timed_out`,
+    { limit, claimS, providerTimeoutS, fingerprints: knownAccounts },
+  );
+  return rows;
+}

@@ -1,0 +1,33 @@
+import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
+import { credit } from '../credits/ledger';
+import { releaseGenerationSlot } from '../../pool/release-generation-slot';
+import { announceTerminalStatus } from './announce';
+import type { GenerationRow } from './model';
+import { finishSubmitJob } from './submit-ticket';
+
+/**
+ * pending | processing -> failed, with the refund in the same transaction: a `refund` ledger row
+ * whose reference is the generation id, like its `reserve`. The guarded status makes a duplicate or
+ * late call a no-op, and the ledger's unique (user, kind, reference) would refuse a second refund
+ * anyway. Also gives back the slot and ends the FIFO ticket of a generation that never started.
+ */
+export async function failGeneration(
+  trx: Knex.Transaction,
+  boss: PgBoss,
+  failure: { generationId: string; from: 'pending' | 'processing'; errorCode: string },
+): Promise<boolean> {
+  const { rows: [row] } = await trx.raw<{ rows: Pick<GenerationRow, 'id' | 'user_id' | 'cost' | 'submit_job_id'>[] }>(
+    `update generations
+     set status = 'failed', error_code = :errorCode, finished_at = now(), next_poll_at = null, dispatch_until = null
+     where id = :generationId and status = :from
+     returning id, user_id, cost, submit_job_id`,
+    failure,
+  );
+  if (!row) return false;
+  await credit(trx, { userId: row.user_id, kind: 'refund', amount: row.cost, reference: row.id });
+  await releaseGenerationSlot(trx, row.id);
+  if (failure.from === 'pending' && row.submit_job_id) await finishSubmitJob(boss, trx, row.submit_job_id);
+  await announceTerminalStatus(trx, boss, { id: row.id, user_id: row.user_id, status: 'failed', error_code: failure.errorCode });
+  return true;
+}

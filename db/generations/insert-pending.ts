@@ -1,0 +1,29 @@
+import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
+import { notifyGenerationStatus } from './announce';
+import type { GenerationInput, OutputType } from './model';
+import { sendSubmitJob } from './submit-ticket';
+
+export interface NewGeneration {
+  id: string;
+  userId: string;
+  effectId: string;
+  cost: number;
+  outputType: OutputType;
+  model: string;
+  inputs: GenerationInput[];
+}
+
+/**
+ * none -> pending, inside the creating transaction (after the reserve): the row, its FIFO ticket
+ * in `generation-submit` and the NOTIFY that wakes the dispatchers all commit together or not at all.
+ */
+export async function insertPending(trx: Knex.Transaction, boss: PgBoss, generation: NewGeneration): Promise<void> {
+  await trx.raw(
+    `insert into generations (id, user_id, effect_id, status, cost, output_type, model, inputs, submit_job_id)
+     values (:id, :userId, :effectId, 'pending', :cost, :outputType, :model, :inputs, :id)`,
+    { ...generation, inputs: JSON.stringify(generation.inputs) },
+  );
+  await sendSubmitJob(boss, trx, generation.id);
+  await notifyGenerationStatus(trx, { id: generation.id, user_id: generation.userId, status: 'pending', error_code: null });
+}

@@ -1,0 +1,28 @@
+import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
+import { notifyGenerationStatus } from './announce';
+import type { GenerationRow } from './model';
+import { finishSubmitJob } from './submit-ticket';
+
+/**
+ * pending -> processing: the provider accepted the task. Records the task and the account, sets
+ * `started_at` (the provider timeout counts from here) and the first poll; the FIFO ticket is done.
+ */
+export async function markProcessing(
+  trx: Knex.Transaction,
+  boss: PgBoss,
+  submission: { generationId: string; accountId: number; taskId: string; firstPollInMs: number },
+): Promise<boolean> {
+  const { rows: [row] } = await trx.raw<{ rows: Pick<GenerationRow, 'id' | 'user_id' | 'submit_job_id'>[] }>(
+    `update generations
+     set status = 'processing', started_at = now(), provider_account_id = :accountId, provider_task_id = :taskId,
+       next_poll_at = now() + :firstPollInMs * interval '1 millisecond', poll_count = 0, dispatch_until = null
+     where id = :generationId and status = 'pending'
+     returning id, user_id, submit_job_id`,
+    submission,
+  );
+  if (!row) return false;
+  if (row.submit_job_id) await finishSubmitJob(boss, trx, row.submit_job_id);
+  await notifyGenerationStatus(trx, { id: row.id, user_id: row.user_id, status: 'processing', error_code: null });
+  return true;
+}

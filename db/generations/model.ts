@@ -1,0 +1,60 @@
+/** Types of the generations domain: rows as stored, and the pieces the pipeline passes around. */
+
+export type GenerationStatus = 'pending' | 'processing' | 'succeeded' | 'failed';
+export const generationStatuses: GenerationStatus[] = ['pending', 'processing', 'succeeded', 'failed'];
+
+export type OutputType = 'image' | 'video';
+
+/** One photo sent to the provider: `person` is the 0-based index in the effect's `characters`. */
+export interface GenerationInput {
+  upload_id: string;
+  object_key: string;
+  person: number;
+}
+
+/** The generation's preview as stored: object keys, signed when rendered. */
+export interface StoredGenerationPreview {
+  thumb_key: string;
+  /** Video: the poster is the thumb (same key); image: null. */
+  poster_key: string | null;
+  width: number;
+  height: number;
+  blurhash: string;
+}
+
+export interface GenerationRow {
+  id: string;
+  user_id: string;
+  effect_id: string;
+  status: GenerationStatus;
+  cost: number;
+  output_type: OutputType;
+  model: string;
+  inputs: GenerationInput[];
+  error_code: string | null;
+  submit_job_id: string | null;
+  dispatch_until: Date | null;
+  dispatch_attempts: number;
+  inputs_checked_at: Date | null;
+  checking_until: Date | null;
+  provider_account_id: number | null;
+  provider_task_id: string | null;
+  next_poll_at: Date | null;
+  poll_count: number;
+  result_key: string | null;
+  result_content_type: string | null;
+  result_stored_at: Date | null;
+  preview: StoredGenerationPreview | null;
+  hidden_at: Date | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+/** What a status change announces on `generation_status` (the SSE stream shows it; the push job is made from it). */
+export interface GenerationStatusEvent {
+  id: string;
+  user_id: string;
+  status: GenerationStatus;
+  error_code: string | null;
+}

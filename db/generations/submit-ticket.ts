@@ -1,0 +1,38 @@
+import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
+import { bossIn, enqueue } from '../queues';
+
+/**
+ * The `generation-submit` job of a pending generation: its place in the FIFO line (pg-boss fetches
+ * by `created_on`). A job that has to wait again is failed into `retry`, which keeps its
+ * `created_on` and so its place (`db/queues.ts` makes its retries practically unlimited).
+ */
+interface CommandResult {
+  affected: number;
+}
+
+/** The first ticket of a generation carries the generation's own id, so the row can name it up front. */
+export async function sendSubmitJob(boss: PgBoss, trx: Knex.Transaction, generationId: string, jobId: string = generationId): Promise<string> {
+  const id = await enqueue(boss, trx, 'generation-submit', { generationId }, { id: jobId });
+  if (!id) throw new Error(`generation-submit job ${jobId} was not created for ${generationId}`);
+  return id;
+}
+
+/** The generation left `pending` (submitted or failed): its ticket is done, whatever state it is in. */
+export async function finishSubmitJob(boss: PgBoss, trx: Knex.Transaction, jobId: string): Promise<void> {
+  const db = bossIn(trx);
+  const completed = (await boss.complete('generation-submit', jobId, null, { db })) as unknown as CommandResult;
+  if (completed.affected === 0) await boss.cancel('generation-submit', jobId, { db });
+}
+
+/**
+ * Puts the ticket back in line at its old place (provider busy or unreachable, no slot after all,
+ * or a crashed worker's claim). Answers false when there was no such job to put back.
+ */
+export async function returnSubmitJob(boss: PgBoss, trx: Knex.Transaction, jobId: string): Promise<boolean> {
+  const db = bossIn(trx);
+  const failed = (await boss.fail('generation-submit', jobId, null, { db })) as unknown as CommandResult;
+  if (failed.affected > 0) return true;
+  const retried = (await boss.retry('generation-submit', jobId, { db })) as unknown as CommandResult;
+  return retried.affected > 0;
+}

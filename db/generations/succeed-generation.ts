@@ -1,0 +1,25 @@
+import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
+import { announceTerminalStatus } from './announce';
+import type { GenerationRow, StoredGenerationPreview } from './model';
+
+/**
+ * processing -> succeeded, once the result is stored and its preview made (or its copy failed:
+ * `preview` null). Counts the success for the catalog's popularity order.
+ */
+export async function succeedGeneration(
+  trx: Knex.Transaction,
+  boss: PgBoss,
+  outcome: { generationId: string; preview: StoredGenerationPreview | null },
+): Promise<boolean> {
+  const { rows: [row] } = await trx.raw<{ rows: Pick<GenerationRow, 'id' | 'user_id' | 'effect_id'>[] }>(
+    `update generations set status = 'succeeded', preview = :preview, finished_at = now()
+     where id = :generationId and status = 'processing' and result_key is not null
+     returning id, user_id, effect_id`,
+    { generationId: outcome.generationId, preview: outcome.preview ? JSON.stringify(outcome.preview) : null },
+  );
+  if (!row) return false;
+  await trx.raw('update effects set success_count = success_count + 1 where id = ?', [row.effect_id]);
+  await announceTerminalStatus(trx, boss, { id: row.id, user_id: row.user_id, status: 'succeeded', error_code: null });
+  return true;
+}

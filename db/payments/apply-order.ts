@@ -1,0 +1,46 @@
+import type { Services } from '../../services';
+import type { PaymentRow } from './model';
+import type { ProcessorOrder } from './processor/payment-processor';
+import { markPaymentExpired } from './mark-payment-expired';
+import { markPaymentFailed } from './mark-payment-failed';
+import { markPaymentRefunded } from './mark-payment-refunded';
+import { markPaymentSucceeded } from './mark-payment-succeeded';
+import { recordReceipt } from './record-receipt';
+
+/**
+ * Brings a payment to the state the processor reports for its order. This is the one way to the
+ * truth for the webhook, refresh and reconciliation alike: a notification only says "look", and
+ * the status answer decides. Each move is a guarded transition, so duplicates, late and out-of-order
+ * callers, and concurrent ones, change nothing twice.
+ */
+export async function applyProcessorOrder(services: Services, payment: PaymentRow, order: ProcessorOrder): Promise<void> {
+  const { db, log } = services;
+  const settings = services.config.payments;
+  if (order.paymentId !== payment.id || order.amountMinor !== payment.amount_minor) {
+    // Never credit on an answer about another order or another amount.
+    log.error({ paymentId: payment.id, orderId: order.orderId, orderNumber: order.paymentId, amount: order.amountMinor }, 'payments: processor order does not match the payment');
+    return;
+  }
+  await db.transaction(async (trx) => {
+    switch (order.state) {
+      case 'created':
+        return;
+      case 'succeeded':
+        if (!(await markPaymentSucceeded(trx, payment.id, order.receiptUrl, settings)) && order.receiptUrl) {
+          await recordReceipt(trx, payment.id, order.receiptUrl);
+        }
+        return;
+      case 'failed':
+        await markPaymentFailed(trx, payment.id, settings);
+        return;
+      case 'expired':
+        await markPaymentExpired(trx, payment.id, settings);
+        return;
+      case 'refunded':
+        // Paid and given back before we saw the capture: credit, then revoke, so the history tells it.
+        await markPaymentSucceeded(trx, payment.id, order.receiptUrl, settings);
+        await markPaymentRefunded(trx, payment.id);
+        return;
+    }
+  });
+}

@@ -1,0 +1,19 @@
+import type { Knex } from 'knex';
+import type { PaymentRow } from './model';
+import { announcePaymentChange } from './announce-payment-change';
+import { watchBindings, type WatchSettings } from './watch';
+
+/**
+ * `created` → `expired`: only when the processor itself declared the order expired, never by our own
+ * clock. The slot is free from now on; the payment stays watched for the rare late capture.
+ */
+export async function markPaymentExpired(trx: Knex.Transaction, paymentId: string, settings: WatchSettings): Promise<PaymentRow | null> {
+  const { rows } = await trx.raw<{ rows: PaymentRow[] }>(
+    `update payments set status = 'expired', status_changed_at = now(),
+       next_check_at = now() + make_interval(secs => :lateIntervalS)
+     where id = :paymentId and status = 'created'
+     returning *`,
+    { paymentId, ...watchBindings(settings) },
+  );
+  return announcePaymentChange(trx, rows);
+}

@@ -1,0 +1,21 @@
+import type { Knex } from 'knex';
+import { debitUpTo } from '../credits/ledger';
+import type { PaymentRow } from './model';
+import { announcePaymentChange } from './announce-payment-change';
+
+/**
+ * `succeeded` → `refunded`: refund by the operator or a chargeback. What is left of the pack's
+ * credits is revoked once (`purchase_revoke`); credits already spent are not taken back and the
+ * balance never goes below zero. Terminal: the watch ends.
+ */
+export async function markPaymentRefunded(trx: Knex.Transaction, paymentId: string): Promise<PaymentRow | null> {
+  const { rows } = await trx.raw<{ rows: PaymentRow[] }>(
+    `update payments set status = 'refunded', refunded_at = now(), status_changed_at = now(), next_check_at = null
+     where id = :paymentId and status = 'succeeded'
+     returning *`,
+    { paymentId },
+  );
+  const row = await announcePaymentChange(trx, rows);
+  if (row) await debitUpTo(trx, { userId: row.user_id, kind: 'purchase_revoke', amount: row.credits, reference: row.id });
+  return row;
+}

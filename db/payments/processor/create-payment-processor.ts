@@ -1,0 +1,20 @@
+import type { Config } from '../../../config';
+import { ProcessorClient } from './client';
+import type { PaymentProcessor } from './payment-processor';
+import { SIMULATOR_PREFIX } from '../../../simulators/payment-processor/simulator';
+
+/** Where the processor's API is: the configured URL, or the simulator mounted on our own web app. */
+export function processorBaseUrl(config: Config): string {
+  return config.payments.processorUrl ?? `${config.publicBaseUrl}${SIMULATOR_PREFIX}`;
+}
+
+export function createPaymentProcessor(config: Config): PaymentProcessor {
+  const settings = config.payments;
+  return new ProcessorClient({
+    baseUrl: processorBaseUrl(config),
+    userName: settings.processorLogin,
+    password: settings.processorPassword,
+    notificationSecret: settings.notificationSecret,
+    timeouts: { registerMs: settings.registerTimeoutMs, statusMs: settings.statusTimeoutMs },
+  });
+}

@@ -1,0 +1,57 @@
+import type { Knex } from 'knex';
+import { fromKnex, type Db, type PgBoss, type SendOptions } from 'pg-boss';
+
+/**
+ * Every pg-boss queue of the service, by its one name, with the data its jobs carry. Each queue is
+ * created at start (`db/boss.ts`) and worked by one consumer of the worker roles.
+ */
+export interface QueuePayloads {
+  /** The FIFO ticket of one pending generation (`db/generations/submit-ticket.ts`). */
+  'generation-submit': { generationId: string };
+  /** Make the preview of a stored result, then mark the generation succeeded. */
+  'generation-media': { generationId: string };
+  /** The push of a terminal generation status. */
+  'push-send': { userId: string; generationId: string; status: 'succeeded' | 'failed'; errorCode: string | null };
+  /** Revoke the idp_b grant of a deleted account. */
+  'revoke-idp-b': { sealedRefreshToken: string };
+  /** Cron-fired by the scheduler role: their data is empty. */
+  'payment-reconcile': object;
+  'payment-chargeback-watch': object;
+  'expire-guests': object;
+}
+
+export type QueueName = keyof QueuePayloads;
+
+/** How each queue's jobs are retried; cron-fired jobs run again at their next tick instead. */
+const retries: Record<QueueName, SendOptions> = {
+  // Waiting for a slot is not an error (pending expiry ends a wait): a ticket that waits again is
+  // failed into `retry`, which keeps its `created_on` and so its place in line.
+  'generation-submit': { retryLimit: 1_000_000, retryDelay: 0, retryBackoff: false },
+  'generation-media': { retryLimit: 3, retryDelay: 5, retryBackoff: true, expireInSeconds: 600 },
+  'push-send': { retryLimit: 3, retryDelay: 10, retryBackoff: true },
+  'revoke-idp-b': { retryLimit: 8, retryDelay: 30, retryBackoff: true },
+  'payment-reconcile': {},
+  'payment-chargeback-watch': {},
+  'expire-guests': {},
+};
+
+export const queueNames = Object.keys(retries) as QueueName[];
+
+/**
+ * pg-boss's `db` option bound to a knex transaction: send, fetch, complete and fail then happen in
+ * the caller's transaction, so a job changes state exactly when the rows beside it do.
+ */
+export function bossIn(trx: Knex.Transaction): Db {
+  return fromKnex(trx);
+}
+
+/** Enqueues inside the caller's transaction, so the job exists exactly when the transaction commits. */
+export async function enqueue<Q extends QueueName>(
+  boss: PgBoss,
+  trx: Knex.Transaction,
+  queue: Q,
+  data: QueuePayloads[Q],
+  options: Pick<SendOptions, 'id'> = {},
+): Promise<string | null> {
+  return boss.send(queue, data, { ...retries[queue], ...options, db: bossIn(trx) });
+}

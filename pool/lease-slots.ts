@@ -1,0 +1,52 @@
+import type { Knex } from 'knex';
+
+/**
+ * Key fingerprints of the accounts the caller can use (a worker leases only slots of accounts whose
+ * key it was configured with, so a rolling change of PROVIDER_ACCOUNTS never hands a worker a slot it
+ * cannot submit on); null: any account.
+ */
+export type KnownAccounts = string[] | null;
+
+export interface Lease {
+  generationId: string;
+  accountId: number;
+  slotNo: number;
+}
+
+/**
+ * Leases one free slot to each of `generationIds` (as many as there are free slots), in ONE
+ * guarded statement: the inner select locks free slots with `for update skip locked`, so two
+ * workers can never lease the same slot, and a slot whose lease ran out counts as free, so a crashed
+ * worker's slot comes back by itself. Accounts that are disabled or cooling down after a 429 are
+ * skipped, and so are accounts outside `knownAccounts`. Slot 0 of every account goes before slot 1 of any, spreading the load over accounts.
+ * The CTEs are materialized so the locking subquery runs exactly once (a re-scan could skip-lock
+ * different rows).
+ */
+export async function leaseSlots(db: Knex, generationIds: string[], leaseS: number, knownAccounts: KnownAccounts = null): Promise<Lease[]> {
+  if (!generationIds.length) return [];
+  const { rows } = await db.raw<{ rows: { generation_id: string; account_id: number; slot_no: number }[] }>(
+    `with wanted as materialized (
+       select generation_id, rank from unnest(:ids::uuid[]) with ordinality as w (generation_id, rank)
+     ), free as materialized (
+       select account_id, slot_no, row_number() over (order by slot_no, account_id) as rank
+       from (
+         select s.account_id, s.slot_no
+         from provider_slots s join provider_accounts a on a.id = s.account_id
+         where (s.generation_id is null or s.lease_expires_at < now())
+           and a.enabled and s.slot_no < a.slots
+           and (a.cooldown_until is null or a.cooldown_until <= now())
+           and (:fingerprints::text[] is null or a.key_fingerprint = any(:fingerprints::text[]))
+         order by s.slot_no, s.account_id
+         limit :count
+         for update of s skip locked
+       ) locked
+     )
+     update provider_slots s
+     set generation_id = w.generation_id, lease_expires_at = now() + :leaseS * interval '1 second'
+     from free f join wanted w on w.rank = f.rank
+     where s.account_id = f.account_id and s.slot_no = f.slot_no
+     returning s.generation_id, s.account_id, s.slot_no`,
+    { ids: generationIds, count: generationIds.length, leaseS, fingerprints: knownAccounts },
+  );
+  return rows.map((row) => ({ generationId: row.generation_id, accountId: row.account_id, slotNo: row.slot_no }));
+}

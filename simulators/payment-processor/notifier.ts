@@ -1,0 +1,51 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../../logger';
+import type { OrderEvent } from './orders';
+import { notificationChecksum } from '../../db/payments/processor/signature';
+
+export interface NotifierSettings {
+  callbackUrl: string;
+  secret: string;
+  /** Pause before each retry; its length is the number of retries. */
+  retryDelaysMs: readonly number[];
+  attemptTimeoutMs: number;
+  log?: Logger;
+}
+
+/**
+ * Sends signed callbacks by form POST, fire-and-forget: a merchant that is down must never break the
+ * payer's page, so failures are only logged.
+ */
+export function createNotifier(settings: NotifierSettings): (event: OrderEvent) => void {
+  return (event) => {
+    const params = {
+      mdOrder: event.order.orderId,
+      orderNumber: event.order.orderNumber,
+      operation: event.operation,
+      status: event.success ? '1' : '0',
+    };
+    void deliver(settings, { ...params, checksum: notificationChecksum(params, settings.secret) });
+  };
+}
+
+async function deliver(settings: NotifierSettings, params: Record<string, string>): Promise<void> {
+  const { log } = settings;
+  const context = { orderId: params.mdOrder, operation: params.operation };
+  for (const delayMs of [0, ...settings.retryDelaysMs]) {
+    if (delayMs > 0) await sleep(delayMs);
+    try {
+      const response = await fetch(settings.callbackUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(params),
+        signal: AbortSignal.timeout(settings.attemptTimeoutMs),
+      });
+      await response.body?.cancel();
+      if (response.ok) return;
+      log?.warn({ ...context, httpStatus: response.status }, 'processor simulator: notification refused');
+    } catch (error) {
+      log?.warn({ ...context, err: error }, 'processor simulator: notification not delivered');
+    }
+  }
+  log?.error(context, 'processor simulator: notification given up');
+}

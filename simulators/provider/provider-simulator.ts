@@ -1,0 +1,334 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import pLimit from 'p-limit';
+import type { Logger } from '../../logger';
+import type { ProviderRequest } from '../../pool/provider/adapter';
+import { AccountSlots, type Slot } from './account-slots';
+import { BadInputImageError, decodeStill, downloadPhotos, type Still } from './input-photo';
+import { modelBehaviour, type ModelBehaviour } from './models';
+
+export interface ProviderSimulatorOptions {
+  /** 0 picks a free port. */
+  port?: number;
+  host?: string;
+  /** A task finishes this long after its submission (a video also not before its clip is encoded). */
+  latencyMs: number;
+  /** Share of tasks, 0..1, that end `failed` with `internal_error`, for load tests. */
+  failureRate?: number;
+  /** Known API keys and their concurrency caps; when absent, any key is accepted with `defaultConcurrency`. */
+  accounts?: Record<string, number>;
+  defaultConcurrency?: number;
+  /** How long results and finished tasks are kept, so a long load test does not fill the disk. */
+  resultTtlMs?: number;
+  log?: Logger;
+}
+
+export interface ProviderSimulatorStats {
+  /** Tasks holding a slot, by API key. */
+  running: Record<string, number>;
+  submitted: number;
+  completed: number;
+  rejectedBusy: number;
+}
+
+export interface ProviderSimulator {
+  url: string;
+  stop(): Promise<void>;
+  stats(): ProviderSimulatorStats;
+}
+
+type TaskOutcome =
+  | { status: 'succeeded'; result: { fileName: string; filePath: string; contentType: string } }
+  | { status: 'failed'; error: { type: string; message: string } };
+
+interface Task {
+  id: string;
+  apiKey: string;
+  slot: Slot;
+  state: { status: 'running' } | TaskOutcome;
+}
+
+/** The options, checked and with their defaults. */
+interface Settings {
+  latencyMs: number;
+  failureRate: number;
+  accounts: Map<string, number> | null;
+  defaultConcurrency: number;
+  resultTtlMs: number;
+  log: Logger | undefined;
+}
+
+const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_INPUTS = 16;
+const DEFAULT_CONCURRENCY = 4;
+const DEFAULT_RESULT_TTL_MS = 15 * 60_000;
+/** Heavy renders (video encodes) run a few at a time, so a load test leaves the machine usable. */
+const HEAVY_RENDERS = Math.max(1, Math.floor(os.availableParallelism() / 2));
+
+/** Starts the AI provider simulator: the provider's HTTP API on loopback, with real photo downloads and results. */
+export async function startProviderSimulator(options: ProviderSimulatorOptions): Promise<ProviderSimulator> {
+  const settings = checkedSettings(options);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'provider-simulator-'));
+  const simulator = new Simulator(settings, dir);
+  try {
+    const url = await simulator.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+    settings.log?.info({ url }, 'provider simulator listening');
+    return { url, stop: () => simulator.stop(), stats: () => simulator.stats() };
+  } catch (error) {
+    await simulator.stop();
+    throw error;
+  }
+}
+
+class Simulator {
+  private readonly server = http.createServer((req, res) => this.track(this.handle(req, res)));
+  private readonly lifetime = new AbortController();
+  private readonly slots = new AccountSlots();
+  private readonly tasks = new Map<string, Task>();
+  /** Finished tasks in completion order, which is also their expiry order. */
+  private readonly expiring: { task: Task; expiresAt: number }[] = [];
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly heavyRenders = pLimit(HEAVY_RENDERS);
+  private readonly sweeper: NodeJS.Timeout;
+  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0 };
+  private url = '';
+  private stopping: Promise<void> | null = null;
+
+  constructor(
+    private readonly settings: Settings,
+    private readonly dir: string,
+  ) {
+    this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(settings.resultTtlMs, 60_000))).unref();
+  }
+
+  listen(port: number, host: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject).listen(port, host, () => {
+        this.url = `http://${host}:${(this.server.address() as AddressInfo).port}`;
+        resolve(this.url);
+      });
+    });
+  }
+
+  stats(): ProviderSimulatorStats {
+    return { running: this.slots.running(), ...this.counts };
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.lifetime.abort();
+      clearInterval(this.sweeper);
+      this.server.closeAllConnections();
+      await new Promise<void>((resolve) => this.server.close(() => resolve()));
+      // Work still running may start more (a submission schedules its task's completion).
+      while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+      await rm(this.dir, { recursive: true, force: true });
+    })();
+    return this.stopping;
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight.add(work);
+    const forget = () => this.inFlight.delete(work);
+    work.then(forget, forget);
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    try {
+      const { pathname } = new URL(req.url ?? '/', 'http://simulator');
+      const taskPath = /^\/v1\/tasks\/([^/]+)$/.exec(pathname);
+      const resultPath = /^\/results\/([^/]+)$/.exec(pathname);
+      if (req.method === 'POST' && pathname === '/v1/tasks') await this.submit(req, res);
+      else if (req.method === 'GET' && taskPath) this.show(req, res, taskPath[1]);
+      else if (req.method === 'GET' && resultPath) await this.serveResult(res, resultPath[1]);
+      else sendError(res, 404, 'not_found', 'no such endpoint');
+    } catch (error) {
+      this.settings.log?.error({ err: error, method: req.method, url: req.url }, 'provider simulator request failed');
+      if (!res.headersSent) sendError(res, 500, 'internal_error', 'the simulator failed');
+      else res.destroy();
+    }
+  }
+
+  private async submit(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const apiKey = this.authenticate(req);
+    if (apiKey === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
+    const request = parseTaskRequest(await readBody(req));
+    if (typeof request === 'string') return sendError(res, 400, 'invalid_request', request);
+    const behaviour = modelBehaviour(request.model);
+    if (!behaviour) return sendError(res, 404, 'no_model', `no model ${request.model}`);
+
+    const { latencyMs } = this.settings;
+    const slot = this.slots.acquire(apiKey, this.capOf(apiKey), Date.now() + latencyMs);
+    if (!slot) {
+      this.counts.rejectedBusy += 1;
+      res.setHeader('retry-after', String(this.slots.retryAfterS(apiKey, Date.now())));
+      return sendError(res, 429, 'rate_limited', 'the account runs its concurrency cap of tasks');
+    }
+    let still: Still;
+    try {
+      const photos = await downloadPhotos(request.inputs.map((input) => input.url), this.lifetime.signal);
+      still = await decodeStill(photos[0]);
+    } catch (error) {
+      this.slots.release(slot);
+      if (error instanceof BadInputImageError) return sendError(res, 400, 'bad_input_image', error.message);
+      throw error;
+    }
+
+    const task: Task = { id: randomUUID(), apiKey, slot, state: { status: 'running' } };
+    slot.finishAt = Date.now() + latencyMs;
+    this.tasks.set(task.id, task);
+    this.counts.submitted += 1;
+    const outcome = this.produce(task, behaviour, still);
+    // Light renders are done before answering, so that with no latency a task is finished at its first poll.
+    const rendersInBackground = behaviour.kind === 'renders' && behaviour.heavy;
+    if (!rendersInBackground) await outcome;
+    this.track(this.finish(task, outcome));
+    sendJson(res, 202, { id: task.id, status: 'queued' });
+  }
+
+  private async produce(task: Task, behaviour: ModelBehaviour, still: Still): Promise<TaskOutcome> {
+    if (Math.random() < this.settings.failureRate) return failed('internal_error', 'simulated provider failure');
+    if (behaviour.kind === 'fails') return failed(behaviour.errorType, behaviour.message);
+    const fileName = `${task.id}.${behaviour.extension}`;
+    const filePath = path.join(this.dir, fileName);
+    const signal = this.lifetime.signal;
+    try {
+      if (behaviour.heavy) await this.heavyRenders(() => behaviour.render(still, filePath, signal));
+      else await behaviour.render(still, filePath, signal);
+      return { status: 'succeeded', result: { fileName, filePath, contentType: behaviour.contentType } };
+    } catch (error) {
+      if (!signal.aborted) this.settings.log?.warn({ err: error, taskId: task.id }, 'simulated model failed to render');
+      return failed('internal_error', 'the model failed to render');
+    }
+  }
+
+  private async finish(task: Task, outcome: Promise<TaskOutcome>): Promise<void> {
+    const state = await outcome;
+    const wait = task.slot.finishAt - Date.now();
+    if (wait > 0) await delay(wait, undefined, { signal: this.lifetime.signal }).catch(() => undefined);
+    if (this.lifetime.signal.aborted) return;
+    task.state = state;
+    this.slots.release(task.slot);
+    this.expiring.push({ task, expiresAt: Date.now() + this.settings.resultTtlMs });
+    this.counts.completed += 1;
+  }
+
+  private show(req: http.IncomingMessage, res: http.ServerResponse, taskId: string): void {
+    const apiKey = this.authenticate(req);
+    if (apiKey === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
+    const task = this.tasks.get(taskId);
+    if (!task || task.apiKey !== apiKey) return sendError(res, 404, 'not_found', 'no such task');
+    const { state } = task;
+    sendJson(res, 200, {
+      id: task.id,
+      status: state.status,
+      result: state.status === 'succeeded' ? { url: `${this.url}/results/${state.result.fileName}`, content_type: state.result.contentType } : null,
+      error: state.status === 'failed' ? state.error : null,
+    });
+  }
+
+  private async serveResult(res: http.ServerResponse, fileName: string): Promise<void> {
+    const state = this.tasks.get(fileName.split('.')[0])?.state;
+    if (state?.status !== 'succeeded' || state.result.fileName !== fileName) return sendError(res, 404, 'not_found', 'no such result');
+    const size = await stat(state.result.filePath).then((stats) => stats.size, () => null);
+    if (size === null) return sendError(res, 404, 'not_found', 'no such result');
+    res.writeHead(200, { 'content-type': state.result.contentType, 'content-length': size });
+    createReadStream(state.result.filePath).on('error', () => res.destroy()).pipe(res);
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    let count = 0;
+    while (count < this.expiring.length && this.expiring[count].expiresAt <= now) count += 1;
+    for (const { task } of this.expiring.splice(0, count)) {
+      this.tasks.delete(task.id);
+      if (task.state.status === 'succeeded') {
+        rm(task.state.result.filePath, { force: true }).catch((error: unknown) => this.settings.log?.warn({ err: error }, 'could not delete a result'));
+      }
+    }
+  }
+
+  /** The request's API key when the simulator knows it, else null. */
+  private authenticate(req: http.IncomingMessage): string | null {
+    const apiKey = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (apiKey === undefined) return null;
+    const { accounts } = this.settings;
+    return accounts === null || accounts.has(apiKey) ? apiKey : null;
+  }
+
+  private capOf(apiKey: string): number {
+    return this.settings.accounts?.get(apiKey) ?? this.settings.defaultConcurrency;
+  }
+}
+
+function checkedSettings(options: ProviderSimulatorOptions): Settings {
+  const failureRate = nonNegative('failureRate', options.failureRate ?? 0);
+  if (failureRate > 1) throw new RangeError('failureRate must be between 0 and 1');
+  return {
+    latencyMs: nonNegative('latencyMs', options.latencyMs),
+    failureRate,
+    accounts: options.accounts
+      ? new Map(Object.entries(options.accounts).map(([apiKey, cap]) => [apiKey, concurrencyCap(`accounts[${apiKey}]`, cap)]))
+      : null,
+    defaultConcurrency: concurrencyCap('defaultConcurrency', options.defaultConcurrency ?? DEFAULT_CONCURRENCY),
+    resultTtlMs: nonNegative('resultTtlMs', options.resultTtlMs ?? DEFAULT_RESULT_TTL_MS),
+    log: options.log?.child({ component: 'provider-simulator' }),
+  };
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw new RangeError(`${name} must be a non-negative number`);
+  return value;
+}
+
+function concurrencyCap(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer`);
+  return value;
+}
+
+function failed(type: string, message: string): TaskOutcome {
+  return { status: 'failed', error: { type, message } };
+}
+
+/** The body as JSON, or undefined when it is too large or not JSON (answered as an invalid request). */
+async function readBody(req: http.IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The task request, or what is wrong with it. */
+function parseTaskRequest(body: unknown): ProviderRequest | string {
+  if (typeof body !== 'object' || body === null) return 'the body must be a JSON object';
+  const { model, inputs } = body as { model?: unknown; inputs?: unknown };
+  if (typeof model !== 'string' || model === '') return 'model must be a non-empty string';
+  if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > MAX_INPUTS) return `inputs must hold 1 to ${MAX_INPUTS} photos`;
+  for (const input of inputs as { url?: unknown; person?: unknown }[]) {
+    if (typeof input?.url !== 'string' || !/^https?:\/\//.test(input.url)) return 'every input needs an http(s) url';
+    if (!Number.isInteger(input.person) || (input.person as number) < 0) return 'every input needs a person index >= 0';
+  }
+  return { model, inputs: inputs as ProviderRequest['inputs'] };
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function sendError(res: http.ServerResponse, status: number, type: string, message: string): void {
+  sendJson(res, status, { error: { type, message } });
+}
