@@ -1,13 +1,15 @@
 import { stopAll, type RunningPart, type Services } from '../services';
-import { startGenerationMedia } from './generations/preview-consumer';
+import { startPreviewConsumer } from './generations/preview-consumer';
 
 /**
  * The `media` role: CPU-heavy copies (generation previews) on their own queue and process type, so
  * image and video work never delays the workers that hold provider slots.
  */
 export async function startMedia(services: Services): Promise<RunningPart> {
-  const parts: RunningPart[] = [];
-  parts.push(await startGenerationMedia(services));
+  const parts: RunningPart[] = [
+    // `generation-media` jobs (NOTIFY `generation_media`): the preview, then succeeded.
+    await startPreviewConsumer(services),
+  ];
   services.log.info({ role: 'media', parts: parts.length }, 'role started');
   return stopAll(parts);
 }

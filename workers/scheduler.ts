@@ -1,15 +1,18 @@
 import { stopAll, type RunningPart, type Services } from '../services';
-import { startPaymentJobs } from './payments/reconciliation-jobs';
-import { registerExpireGuests } from './accounts/expire-guests';
+import { startGuestExpiry } from './accounts/expire-guests';
+import { startPaymentReconciliation } from './payments/reconciliation';
 
 /**
- * The `scheduler` role: timed work through pg-boss cron (guest clean-up, payment reconciliation,
- * chargeback watch). pg-boss lets only one copy fire each schedule, so several may run.
+ * The `scheduler` role: timed work through pg-boss cron. pg-boss lets only one copy fire each
+ * schedule, so several may run.
  */
 export async function startScheduler(services: Services): Promise<RunningPart> {
-  const parts: RunningPart[] = [];
-  parts.push(await startPaymentJobs(services));
-  await registerExpireGuests(services.boss, services);
+  const parts: RunningPart[] = [
+    // `payment-reconcile` (every minute) and `payment-chargeback-watch` (every five minutes).
+    await startPaymentReconciliation(services),
+    // `expire-guests` (hourly): idle guests, expired refresh tokens, idle rate-limit rows.
+    await startGuestExpiry(services),
+  ];
   services.log.info({ role: 'scheduler', parts: parts.length }, 'role started');
   return stopAll(parts);
 }

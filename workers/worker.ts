@@ -1,19 +1,26 @@
 import { stopAll, type RunningPart, type Services } from '../services';
-import { startPushSendJobs } from './push/push-send';
+import { startIdpBRevocation } from './accounts/revoke-idp-b';
+import { startGenerationPipeline } from './generations/pipeline';
 import { startProvider } from './generations/provider';
-import { startGenerationWorker } from './generations/pipeline';
-import { registerRevokeIdpB } from './accounts/revoke-idp-b';
+import { startPushSend } from './push/push-send';
 
 /**
- * The `worker` role: the generation pipeline's provider side (lease a slot, submit, poll, finish,
- * refund) and the small jobs that go with it. Any number of copies may run against one database.
+ * The `worker` role: the generation pipeline's provider side (lease a slot, submit, poll, store the
+ * result, refund) and the small jobs that go with it. Any number of copies may run against one
+ * database. Each part wakes on NOTIFY through the process's one LISTEN hub, or on its own tick;
+ * stopping goes in reverse (no new work, then what is in flight finishes), the provider last.
  */
 export async function startWorker(services: Services): Promise<RunningPart> {
-  const parts: RunningPart[] = [];
-  parts.push(await startPushSendJobs(services));
-  await registerRevokeIdpB(services.boss, services);
   const provider = await startProvider(services);
-  parts.push(provider, await startGenerationWorker(services, provider.adapter));
+  const parts: RunningPart[] = [
+    provider,
+    // `generation-submit` tickets (NOTIFY `generation_status`) and the shared poll loop.
+    await startGenerationPipeline(services, provider.adapter),
+    // `push-send` jobs, one per terminal generation status.
+    await startPushSend(services),
+    // `revoke-idp-b` jobs, one per idp_b grant of a deleted account.
+    await startIdpBRevocation(services),
+  ];
   services.log.info({ role: 'worker', parts: parts.length }, 'role started');
   return stopAll(parts);
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { expireGuests, registerExpireGuests } from '../../workers/accounts/expire-guests';
+import { expireGuests, startGuestExpiry } from '../../workers/accounts/expire-guests';
 import { resetDatabase, services, startTestApp, useTestApp } from '../harness';
 import { guest, newDeviceId, registered } from './helpers';
 
@@ -90,7 +90,7 @@ describe('guest expiry job', () => {
     const { boss } = services();
     const stale = await guest(t.api);
     await ageUser(stale.body.user.id, 31);
-    await registerExpireGuests(boss, t.app.services);
+    const expiry = await startGuestExpiry(t.app.services);
     try {
       const schedules = await boss.getSchedules();
       expect(schedules.find((schedule) => schedule.name === 'expire-guests')?.cron).to.match(/^\d+ \* \* \* \*$/);
@@ -101,7 +101,7 @@ describe('guest expiry job', () => {
       }
       expect(await services().db('users').where({ id: stale.body.user.id }).first()).to.equal(undefined);
     } finally {
-      await boss.offWork('expire-guests');
+      await expiry.stop();
       await boss.unschedule('expire-guests');
     }
   });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { registerRevokeIdpB } from '../../workers/accounts/revoke-idp-b';
+import { startIdpBRevocation } from '../../workers/accounts/revoke-idp-b';
 import { client } from '../client';
-import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
+import { resetDatabase, startTestApp, type TestApp } from '../harness';
 import { expectError, guest, newEmail, type Api } from './helpers';
 import { startFakeOpenIdProvider, startFakeUserinfo, type FakeOpenIdProvider, type FakeUserinfo } from './fake-providers';
 import { testSigner, type TestSigner } from './identity-tokens';
@@ -64,11 +64,11 @@ describe('identity providers end to end (fake providers over loopback HTTP)', ()
 
     expect((await api.delete('/v1/me', { token: signedIn.body.access_token })).status).to.equal(204);
     expect(openId.revocations).to.deep.equal([]);
-    await registerRevokeIdpB(services().boss, app.services);
+    const revocation = await startIdpBRevocation(app.services);
     try {
       await eventually(() => openId.revocations.length > 0, 8000);
     } finally {
-      await services().boss.offWork('revoke-idp-b');
+      await revocation.stop();
     }
     expect(openId.revocations).to.deep.equal([{ token: 'grant-e2e', token_type_hint: 'refresh_token', client_id: 'svc.e2e', client_secret: 'e2e-secret' }]);
   });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createGeneration } from '../../api/generations/create';
 import type { RunningPart } from '../../services';
 import { startProviderSimulator, type ProviderSimulator } from '../../simulators/provider/provider-simulator';
-import { startGenerationMedia } from '../../workers/generations/preview-consumer';
+import { startPreviewConsumer } from '../../workers/generations/preview-consumer';
 import { resetDatabase, services, testConfig, serviceEnv } from '../harness';
 import { insertEffect, makeUser, photo, storedUpload, waitFor } from './fixtures';
 
@@ -43,7 +43,7 @@ describe('crash of a worker process mid-flight', function () {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'effects-crash-'));
     chmodSync(dataDir, 0o755);
     simulator = await startProviderSimulator({ latencyMs: 600, accounts: { 'crash-a': 3, 'crash-b': 3 } });
-    media = await startGenerationMedia({ ...services(), config: testConfig({ MEDIA_CONCURRENCY: '4' }) });
+    media = await startPreviewConsumer({ ...services(), config: testConfig({ MEDIA_CONCURRENCY: '4' }) });
   });
   after(async () => {
     for (const worker of workers) worker.process.kill('SIGKILL');

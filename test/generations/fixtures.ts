@@ -6,8 +6,8 @@ import { signAccessToken } from '../../api/tokens/access-token';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
 import { HttpProviderAdapter } from '../../pool/provider/http-client';
 import { startProviderSimulator, type ProviderSimulator, type ProviderSimulatorOptions } from '../../simulators/provider/provider-simulator';
-import { startGenerationWorker } from '../../workers/generations/pipeline';
-import { startGenerationMedia } from '../../workers/generations/preview-consumer';
+import { startGenerationPipeline } from '../../workers/generations/pipeline';
+import { startPreviewConsumer } from '../../workers/generations/preview-consumer';
 import { services, testConfig } from '../harness';
 
 /** Shared helpers of the generations tests: users with credits, effects, uploaded photos, a running pipeline. */
@@ -139,8 +139,8 @@ export async function startPipeline(options: {
   const simulator = await startProviderSimulator({ latencyMs: 50, accounts, ...options.simulator });
   const pipelineServices: Services = { ...services(), config: testConfig({ ...env, PROVIDER_URL: simulator.url }) };
   const real = new HttpProviderAdapter({ baseUrl: simulator.url });
-  const parts: RunningPart[] = [await startGenerationWorker(pipelineServices, options.adapter ? options.adapter(real) : real)];
-  if (options.media ?? true) parts.push(await startGenerationMedia(pipelineServices));
+  const parts: RunningPart[] = [await startGenerationPipeline(pipelineServices, options.adapter ? options.adapter(real) : real)];
+  if (options.media ?? true) parts.push(await startPreviewConsumer(pipelineServices));
   return {
     simulator,
     services: pipelineServices,

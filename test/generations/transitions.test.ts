@@ -8,7 +8,7 @@ import { markResultStored } from '../../db/generations/mark-result-stored';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
 import { leaseSlots } from '../../pool/lease-slots';
 import { syncProviderAccounts } from '../../pool/accounts';
-import { makePreview } from '../../workers/generations/preview-consumer';
+import { startPreviewConsumer } from '../../workers/generations/preview-consumer';
 import { databaseUrl, resetDatabase, services } from '../harness';
 import { balanceOf, insertEffect, ledgerOf, makeUser, photo, storedUpload, waitFor, type TestUser } from './fixtures';
 
@@ -128,9 +128,16 @@ describe('generation state machine', () => {
     const id = await pendingGeneration();
     await processing(id);
     await services().storage.put(`results/${user.id}/${id}.jpg`, Buffer.from('not an image at all'), 'image/jpeg');
-    await stored(id);
-    await makePreview(services(), { generationId: id });
-    expect(await services().db('generations').where({ id }).first('status', 'preview')).to.deep.equal({ status: 'succeeded', preview: null });
-    await makePreview(services(), { generationId: id });
+    const previews = await startPreviewConsumer(services());
+    try {
+      await stored(id);
+      await waitFor(async () => (await services().db('generations').where({ id }).first('status')).status === 'succeeded', 10_000, 'the preview job');
+      expect(await services().db('generations').where({ id }).first('status', 'preview')).to.deep.equal({ status: 'succeeded', preview: null });
+      // A duplicate job changes nothing and completes.
+      const duplicate = await services().boss.send('generation-media', { generationId: id });
+      await waitFor(async () => (await services().boss.getJobById('generation-media', duplicate!))?.state === 'completed', 10_000, 'the duplicate job');
+    } finally {
+      await previews.stop();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import type { ProductRow } from '../../db/payments/model';
-import { reconcilePayments } from '../../workers/payments/reconcile-payments';
+import { reconcilePayments } from '../../workers/payments/reconciliation';
 import { notificationChecksum } from '../../db/payments/processor/signature';
 import { WEBHOOK_PATH } from '../../api/payments/webhook';
 import { databaseUrl, services } from '../harness';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
 import type { ProductRow } from '../../db/payments/model';
-import { reconcilePayments } from '../../workers/payments/reconcile-payments';
-import { startPaymentJobs } from '../../workers/payments/reconciliation-jobs';
+import { reconcilePayments } from '../../workers/payments/reconciliation';
+import { startPaymentReconciliation } from '../../workers/payments/reconciliation';
 import { services } from '../harness';
 import {
   balanceOf,
@@ -170,7 +170,7 @@ describe('payments: reconciliation and the chargeback watch', () => {
 
   it('the scheduler role runs both jobs on pg-boss cron', async () => {
     const { boss } = services();
-    const jobs = await startPaymentJobs(services());
+    const jobs = await startPaymentReconciliation(services());
     try {
       const schedules = (await boss.getSchedules()).map((schedule: { name: string; cron: string }) => [schedule.name, schedule.cron]);
       expect(schedules).to.deep.include.members([['payment-reconcile', '* * * * *'], ['payment-chargeback-watch', '*/5 * * * *']]);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { ProductRow } from '../../db/payments/model';
-import { reconcilePayments } from '../../workers/payments/reconcile-payments';
+import { reconcilePayments } from '../../workers/payments/reconciliation';
 import { services } from '../harness';
 import {
   balanceOf,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { sendGenerationPush, startPushSendJobs } from '../../workers/push/push-send';
+import { sendGenerationPush, startPushSend } from '../../workers/push/push-send';
 import { RecordingPushSender, type PushMessage, type PushOutcome, type PushSender } from '../../workers/push/push-sender';
 import { failGeneration } from '../../db/generations/fail-generation';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
@@ -24,7 +24,7 @@ describe('push for terminal generation statuses (push-send jobs)', function () {
 
   before(async () => {
     sender = new RecordingPushSender(services().log);
-    worker = await startPushSendJobs(services(), sender);
+    worker = await startPushSend(services(), sender);
   });
   after(() => worker.stop());
   beforeEach(() => resetDatabase());

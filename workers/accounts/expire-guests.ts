@@ -1,9 +1,9 @@
-import type { PgBoss } from 'pg-boss';
 import { deleteAccount } from '../../db/accounts/delete-account';
 import { findIdleGuests } from '../../db/accounts/find-idle-guests';
 import { deleteExpiredRefreshTokens } from '../../db/accounts/refresh-tokens';
 import { pruneRateLimits } from '../../db/rate-limits/prune-rate-limits';
-import type { Services } from '../../services';
+import type { RunningPart, Services } from '../../services';
+import { startQueueConsumer } from '../runtime/queue-consumer';
 
 /**
  * Hourly account clean-up, cron-scheduled from the scheduler role: guests with no sign-in for
@@ -29,12 +29,17 @@ export async function expireGuests(services: Services): Promise<number> {
   }
 }
 
-export async function registerExpireGuests(boss: PgBoss, services: Services): Promise<void> {
-  await boss.schedule('expire-guests', everyHour);
-  await boss.work('expire-guests', async () => {
-    const guests = await expireGuests(services);
-    const refreshTokens = await deleteExpiredRefreshTokens(services.db);
-    await pruneRateLimits(services.db, rateLimitRowsKeptS);
-    services.log.info({ guests, refreshTokens }, 'expired guests and sessions deleted');
+/** The hourly clean-up on pg-boss cron (one scheduler fires it, however many run). */
+export async function startGuestExpiry(services: Services): Promise<RunningPart> {
+  return startQueueConsumer(services, {
+    queue: 'expire-guests',
+    cron: everyHour,
+    concurrency: 1,
+    handle: async () => {
+      const guests = await expireGuests(services);
+      const refreshTokens = await deleteExpiredRefreshTokens(services.db);
+      await pruneRateLimits(services.db, rateLimitRowsKeptS);
+      services.log.info({ guests, refreshTokens }, 'expired guests and sessions deleted');
+    },
   });
 }

@@ -1,7 +1,7 @@
-import type { PgBoss } from 'pg-boss';
 import { unseal } from '../../db/accounts/sealed-secret';
 import type { QueuePayloads } from '../../db/queues';
-import type { Services } from '../../services';
+import type { RunningPart, Services } from '../../services';
+import { startQueueConsumer } from '../runtime/queue-consumer';
 
 /**
  * Revokes an idp_b grant of a deleted account (enqueued by the deletion, never awaited by it). A 4xx
@@ -27,6 +27,11 @@ export async function revokeIdpBGrant(services: Services, job: QueuePayloads['re
   log.info({ outcome: response.ok ? 'revoked' : 'unknown_token' }, 'idp_b grant revoked');
 }
 
-export async function registerRevokeIdpB(boss: PgBoss, services: Services): Promise<void> {
-  await boss.work<QueuePayloads['revoke-idp-b']>('revoke-idp-b', async ([job]) => revokeIdpBGrant(services, job.data));
+/** Works the `revoke-idp-b` queue, one grant at a time. */
+export async function startIdpBRevocation(services: Services): Promise<RunningPart> {
+  return startQueueConsumer(services, {
+    queue: 'revoke-idp-b',
+    concurrency: 1,
+    handle: (job) => revokeIdpBGrant(services, job.data),
+  });
 }

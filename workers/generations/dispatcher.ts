@@ -15,6 +15,7 @@ import { leaseSlots, type Lease } from '../../pool/lease-slots';
 import { releaseSlotLease } from '../../pool/release-slot-lease';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
 import { unusableInputPhoto } from './input-photos';
+import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
 
 /** How long the provider may take to download the photos from their presigned links. */
@@ -31,78 +32,86 @@ interface Submission {
 }
 
 /**
- * The dispatcher loop, one per worker process. A round counts the free slots (of the accounts this
- * process has keys for), fetches at most that many `generation-submit` jobs (pg-boss hands them out
- * oldest first: FIFO), claims their generations and leases them slots in one guarded statement, all
- * in ONE transaction (a crash before commit leaves everything as it was); a generation that found no
- * slot after all goes back to its place in line. Then each submission runs on its own. It never sleeps while a provider works and never submits without a lease: when every slot is
- * taken, generations simply wait as `pending` (backpressure, no provider 429s).
+ * The dispatcher, one per worker process, on the job loop. A round counts the free slots (of the
+ * accounts this process has keys for), fetches at most that many `generation-submit` jobs (pg-boss
+ * hands them out oldest first: FIFO), claims their generations and leases them slots in one guarded
+ * statement, all in ONE transaction (a crash before commit leaves everything as it was); a
+ * generation that found no slot after all goes back to its place in line. Then each submission runs
+ * on its own. It never sleeps while a provider works and never submits without a lease: when every
+ * slot is taken, generations simply wait as `pending` (backpressure, no provider 429s).
  *
  * Wakes at once when a generation is created (NOTIFY), when a slot is released in this process,
  * and otherwise every DISPATCH_TICK_MS.
  */
-export class Dispatcher {
-  private inFlight = new Set<Promise<void>>();
+export async function startDispatcher(
+  services: Services,
+  adapter: ProviderAdapter,
+  keys: AccountKeys,
+  wiring: {
+    wakeup: Wakeup;
+    /** Called when a generation became `processing` here, so the poll loop looks at it soon. */
+    onSubmitted: () => void;
+    /** Extra work done between rounds (the sweeps). */
+    between: () => Promise<void>;
+  },
+): Promise<RunningPart> {
+  const dispatcher = new Dispatcher(services, adapter, keys, wiring.onSubmitted, wiring.between);
+  const loop = await startJobLoop(services, {
+    name: 'dispatch',
+    concurrency: services.config.generations.submitConcurrency,
+    idleMs: services.config.generations.dispatchTickMs,
+    claim: (room) => dispatcher.round(room),
+    handle: (submission) => dispatcher.submit(submission),
+    // A round that started something and left room may have left more behind: go again at once.
+    nextRoundInMs: ({ claimed, roomLeft }) => (claimed > 0 && roomLeft > 0 ? 0 : services.config.generations.dispatchTickMs),
+    wakeOn: [{ channel: 'generation_status', when: (event) => event.status === 'pending' }],
+    wakeup: wiring.wakeup,
+  });
+  return {
+    stop: async () => {
+      await loop.stop();
+      await dispatcher.checksDone();
+    },
+  };
+}
+
+class Dispatcher {
   private checking = new Set<Promise<void>>();
   /** The last round found every slot taken: waiting generations may be checked ahead meanwhile. */
   private saturated = false;
-  private stopped = false;
   private pausedUntil = 0;
-  private loop: Promise<void> | null = null;
 
   constructor(
     private readonly services: Services,
     private readonly adapter: ProviderAdapter,
     private readonly keys: AccountKeys,
-    private readonly wakeup: Wakeup,
-    /** Called when a generation became `processing` here, so the poll loop looks at it soon. */
     private readonly onSubmitted: () => void,
-    /** Extra work done between rounds (the sweeps). */
     private readonly between: () => Promise<void>,
   ) {}
 
-  start(): RunningPart {
-    this.loop = this.run();
-    return {
-      stop: async () => {
-        this.stopped = true;
-        this.wakeup.wake();
-        await this.loop;
-        await Promise.allSettled([...this.inFlight, ...this.checking]);
-      },
-    };
+  /** One round: the sweeps, then up to `room` submissions claimed, then the photo checks ahead. */
+  async round(room: number): Promise<Submission[]> {
+    await this.between();
+    const submissions = await this.claimSubmissions(room);
+    if (this.saturated) await this.checkAhead();
+    return submissions;
   }
 
-  private async run(): Promise<void> {
-    const { config, log } = this.services;
-    while (!this.stopped) {
-      let started = 0;
-      try {
-        await this.between();
-        started = await this.round();
-        if (this.saturated) await this.checkAhead();
-      } catch (error) {
-        log.error({ err: error }, 'dispatch round failed');
-      }
-      // A full round may have left more work behind: go again without waiting.
-      const capacity = config.generations.submitConcurrency - this.inFlight.size;
-      await this.wakeup.wait(started > 0 && capacity > 0 ? 0 : config.generations.dispatchTickMs);
-    }
+  async checksDone(): Promise<void> {
+    await Promise.allSettled([...this.checking]);
   }
 
-  /** One round; answers how many submissions it started. */
-  async round(): Promise<number> {
+  private async claimSubmissions(capacity: number): Promise<Submission[]> {
     const { db, boss, config } = this.services;
-    if (Date.now() < this.pausedUntil) return 0;
-    const capacity = config.generations.submitConcurrency - this.inFlight.size;
-    if (capacity <= 0) return 0;
+    if (Date.now() < this.pausedUntil) return [];
+    if (capacity <= 0) return [];
     // An estimate (no locks) that keeps a saturated pool from fetching jobs it cannot serve.
     const free = await countFreeSlots(db, this.keys.fingerprints);
     this.saturated = free === 0;
     const want = Math.min(capacity, free);
-    if (want === 0) return 0;
+    if (want === 0) return [];
     const leaseS = config.generations.slotLeaseS;
-    const submissions = await db.transaction(async (trx) => {
+    return db.transaction(async (trx) => {
       const jobs = await boss.fetch<QueuePayloads['generation-submit']>('generation-submit', { batchSize: want, db: bossIn(trx) });
       if (!jobs.length) return [];
       const jobOf = new Map(jobs.map((job) => [job.data.generationId, job.id]));
@@ -129,8 +138,6 @@ export class Dispatcher {
       }
       return ready;
     });
-    for (const submission of submissions) this.track(this.submit(submission));
-    return submissions.length;
   }
 
   /**
@@ -157,15 +164,7 @@ export class Dispatcher {
     }
   }
 
-  private track(work: Promise<void>): void {
-    this.inFlight.add(work);
-    void work.finally(() => {
-      this.inFlight.delete(work);
-      this.wakeup.wake();
-    });
-  }
-
-  private async submit({ generation, lease, jobId }: Submission): Promise<void> {
+  async submit({ generation, lease, jobId }: Submission): Promise<void> {
     const { db, boss, storage, log } = this.services;
     const context = { generationId: generation.id, accountId: lease.accountId, slot: lease.slotNo };
     try {

@@ -1,17 +1,18 @@
-import type { RunningPart, Services } from '../../services';
 import { AccountKeys, syncProviderAccounts } from '../../pool/accounts';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
-import { Dispatcher } from './dispatcher';
-import { PollLoop } from './poll-loop';
-import { sweeper } from './sweeps';
+import { stopAll, type RunningPart, type Services } from '../../services';
 import { Wakeup } from '../runtime/wakeup';
+import { startDispatcher } from './dispatcher';
+import { startPollLoop } from './poll-loop';
+import { sweeper } from './sweeps';
 
 /**
- * The generation pipeline of one `worker` process: the pool synced with PROVIDER_ACCOUNTS, a
- * LISTEN that wakes the dispatcher when a generation is created, the dispatcher (with the sweeps
- * between its rounds) and the poll loop. Stops in reverse: no new work, then in-flight work finishes.
+ * The generation pipeline of one `worker` process: the pool synced with PROVIDER_ACCOUNTS, the
+ * dispatcher (woken by every new generation, with the sweeps between its rounds) and the poll loop,
+ * each waking the other when it freed a slot or started a task. Stops in reverse: no new work, then
+ * in-flight work finishes.
  */
-export async function startGenerationWorker(services: Services, adapter: ProviderAdapter): Promise<RunningPart> {
+export async function startGenerationPipeline(services: Services, adapter: ProviderAdapter): Promise<RunningPart> {
   const { db, log, config } = services;
   const settings = config.generations;
   await syncProviderAccounts(db, settings.providerAccounts);
@@ -22,15 +23,14 @@ export async function startGenerationWorker(services: Services, adapter: Provide
   // Often enough that an expired claim (a crashed worker) or an overdue pending is noticed well within its own timeout.
   const sweepIntervalMs = Math.max(100, Math.min(5000, (settings.pendingTimeoutS * 1000) / 4, (settings.slotLeaseS * 1000) / 2));
 
-  const dispatcher = new Dispatcher(services, adapter, keys, dispatchWakeup, () => pollWakeup.wake(), sweeper(services, sweepIntervalMs, wakeDispatcher));
-  const pollLoop = new PollLoop(services, adapter, keys, pollWakeup, wakeDispatcher);
-  const unsubscribe = await services.listenHub.subscribe('generation_status', null, {
-    // A new generation: something to dispatch.
-    notify: (event) => { if (event.status === 'pending') wakeDispatcher(); },
-    resync: wakeDispatcher,
-  });
-  const listener = { stop: async () => unsubscribe() };
-  const running = [listener, dispatcher.start(), pollLoop.start()];
+  const parts = [
+    await startDispatcher(services, adapter, keys, {
+      wakeup: dispatchWakeup,
+      onSubmitted: () => pollWakeup.wake(),
+      between: sweeper(services, sweepIntervalMs, wakeDispatcher),
+    }),
+    await startPollLoop(services, adapter, keys, { wakeup: pollWakeup, onSlotReleased: wakeDispatcher }),
+  ];
   log.info({ accounts: settings.providerAccounts.length, slots: settings.providerAccounts.reduce((sum, account) => sum + account.slots, 0) }, 'generation worker started');
-  return { stop: async () => { for (const part of running.reverse()) await part.stop(); } };
+  return stopAll(parts);
 }

@@ -10,72 +10,55 @@ import { extendPollClaim } from '../../db/generations/extend-poll-claim';
 import { nextPollDueInMs } from '../../db/generations/next-poll-due';
 import { schedulePoll } from '../../db/generations/schedule-poll';
 import { resultFileType, storeResult } from './store-result';
+import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
 
 /**
- * The poll loop, one per worker process, shared with every other worker through the database
- * (`claimDuePolls`). No handler ever sleeps while a provider works: each task has its `next_poll_at`
- * and the loop wakes for the earliest one (any worker's), at most DISPATCH_TICK_MS apart.
+ * The poll loop, one per worker process, on the job loop, shared with every other worker through
+ * the database (`claimDuePolls`). No handler ever sleeps while a provider works: each task has its
+ * `next_poll_at` and the loop wakes for the earliest one (any worker's), at most DISPATCH_TICK_MS
+ * apart.
  */
-export class PollLoop {
-  private inFlight = new Set<Promise<void>>();
-  private stopped = false;
-  private loop: Promise<void> | null = null;
+export async function startPollLoop(
+  services: Services,
+  adapter: ProviderAdapter,
+  keys: AccountKeys,
+  wiring: {
+    wakeup: Wakeup;
+    /** Called when this process released a slot, so the dispatcher hands it on at once. */
+    onSlotReleased: () => void;
+  },
+): Promise<RunningPart> {
+  const { db, config } = services;
+  const settings = config.generations;
+  const polls = new Polls(services, adapter, keys, wiring.onSlotReleased);
+  return startJobLoop(services, {
+    name: 'poll',
+    concurrency: settings.pollConcurrency,
+    batchSize: settings.pollBatch,
+    idleMs: settings.dispatchTickMs,
+    claim: (room) => claimDuePolls(db, room, settings.pollClaimS, settings.providerTimeoutS, keys.fingerprints),
+    handle: (task) => polls.pollOne(task),
+    // Not a full round: sleep until the next task is due (any worker's), within the tick.
+    nextRoundInMs: async ({ claimed, room }) => {
+      if (room <= 0) return settings.dispatchTickMs;
+      if (claimed === room) return 0;
+      const dueInMs = await nextPollDueInMs(db);
+      return dueInMs === null ? settings.dispatchTickMs : Math.max(5, Math.min(settings.dispatchTickMs, dueInMs));
+    },
+    wakeup: wiring.wakeup,
+  });
+}
 
+class Polls {
   constructor(
     private readonly services: Services,
     private readonly adapter: ProviderAdapter,
     private readonly keys: AccountKeys,
-    private readonly wakeup: Wakeup,
-    /** Called when this process released a slot, so the dispatcher hands it on at once. */
     private readonly onSlotReleased: () => void,
   ) {}
 
-  start(): RunningPart {
-    this.loop = this.run();
-    return {
-      stop: async () => {
-        this.stopped = true;
-        this.wakeup.wake();
-        await this.loop;
-        await Promise.allSettled([...this.inFlight]);
-      },
-    };
-  }
-
-  private async run(): Promise<void> {
-    const { config, log, db } = this.services;
-    const settings = config.generations;
-    while (!this.stopped) {
-      let wait = settings.dispatchTickMs;
-      try {
-        // When every poll slot of this process is busy, a finishing poll wakes the loop.
-        const room = Math.min(settings.pollConcurrency - this.inFlight.size, settings.pollBatch);
-        if (room > 0) {
-          const due = await claimDuePolls(db, room, settings.pollClaimS, settings.providerTimeoutS, this.keys.fingerprints);
-          for (const task of due) this.track(this.pollOne(task));
-          if (due.length === room) wait = 0;
-          else {
-            const dueInMs = await nextPollDueInMs(db);
-            if (dueInMs !== null) wait = Math.max(5, Math.min(settings.dispatchTickMs, dueInMs));
-          }
-        }
-      } catch (error) {
-        log.error({ err: error }, 'poll round failed');
-      }
-      await this.wakeup.wait(wait);
-    }
-  }
-
-  private track(work: Promise<void>): void {
-    this.inFlight.add(work);
-    void work.finally(() => {
-      this.inFlight.delete(work);
-      this.wakeup.wake();
-    });
-  }
-
-  private async pollOne(task: DuePoll): Promise<void> {
+  async pollOne(task: DuePoll): Promise<void> {
     const { log } = this.services;
     try {
       if (task.timed_out) return await this.fail(task, 'provider_timeout');

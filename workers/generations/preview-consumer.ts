@@ -5,10 +5,10 @@ import { findStoredResult } from '../../db/generations/find-stored-result';
 import type { StoredGenerationPreview } from '../../db/generations/model';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
 import { bossIn, type QueuePayloads } from '../../db/queues';
-import { Wakeup } from '../runtime/wakeup';
+import { startQueueConsumer } from '../runtime/queue-consumer';
 import { previewThumbKey } from '../../media/object-keys';
 
-/** Without a NOTIFY, the media loop looks for jobs this often (retried jobs, missed notifications). */
+/** Without a NOTIFY, the consumer looks for jobs this often (retried jobs, missed notifications). */
 const idleWaitMs = 500;
 
 /**
@@ -17,13 +17,11 @@ const idleWaitMs = 500;
  * then processing -> succeeded. A copy that fails leaves `preview` null and the generation still
  * succeeds (contract B); a duplicate or late job changes nothing.
  */
-export async function makePreview(services: Services, job: QueuePayloads['generation-media'], jobId?: string): Promise<void> {
+async function makePreview(services: Services, job: Job<QueuePayloads['generation-media']>): Promise<'completed' | void> {
   const { db, boss, storage, log } = services;
-  const row = await findStoredResult(db, job.generationId);
-  if (!row) {
-    if (jobId) await boss.complete('generation-media', jobId);
-    return;
-  }
+  const row = await findStoredResult(db, job.data.generationId);
+  // A duplicate or late job: nothing to do, the consumer completes it.
+  if (!row) return;
   let preview: StoredGenerationPreview | null = null;
   try {
     const built = await buildGenerationPreview(await storage.get(row.result_key), row.output_type);
@@ -36,64 +34,21 @@ export async function makePreview(services: Services, job: QueuePayloads['genera
   await db.transaction(async (trx) => {
     await succeedGeneration(trx, boss, { generationId: row.id, preview });
     // The job ends with the transition: a crash in between leaves both undone, and the retry is a no-op.
-    if (jobId) await boss.complete('generation-media', jobId, null, { db: bossIn(trx) });
+    await boss.complete('generation-media', job.id, null, { db: bossIn(trx) });
   });
+  return 'completed';
 }
 
 /**
- * The media loop: up to MEDIA_CONCURRENCY previews at once, fetched from `generation-media` as room
- * frees. pg-boss's own work() loop fetches at most one batch per polling interval (0.5 s), which
- * would cap previews at a few per second; this loop fetches again as soon as a preview is done, and
- * a NOTIFY from a stored result wakes it at once.
+ * The `media` role's consumer of `generation-media`: up to MEDIA_CONCURRENCY previews at once,
+ * fetched again as soon as one is done, and woken at once by the NOTIFY of a stored result.
  */
-export async function startGenerationMedia(services: Services): Promise<RunningPart> {
-  const { boss, log, config } = services;
-  const wakeup = new Wakeup();
-  const inFlight = new Set<Promise<void>>();
-  let stopped = false;
-
-  const handle = async (job: Job<QueuePayloads['generation-media']>) => {
-    try {
-      await makePreview(services, job.data, job.id);
-    } catch (error) {
-      log.error({ err: error, generationId: job.data.generationId }, 'preview job failed; it will be retried');
-      await boss.fail('generation-media', job.id, { message: (error as Error).message }).catch(() => undefined);
-    }
-  };
-
-  const loop = (async () => {
-    while (!stopped) {
-      let wait = idleWaitMs;
-      try {
-        const room = config.generations.mediaConcurrency - inFlight.size;
-        if (room > 0) {
-          const jobs = await boss.fetch<QueuePayloads['generation-media']>('generation-media', { batchSize: room });
-          for (const job of jobs) {
-            const work = handle(job);
-            inFlight.add(work);
-            void work.finally(() => {
-              inFlight.delete(work);
-              wakeup.wake();
-            });
-          }
-          if (jobs.length === room) wait = 0;
-        }
-      } catch (error) {
-        log.error({ err: error }, 'media round failed');
-      }
-      await wakeup.wait(wait);
-    }
-  })();
-
-  const wake = () => wakeup.wake();
-  const unsubscribe = await services.listenHub.subscribe('generation_media', null, { notify: wake, resync: wake });
-  return {
-    stop: async () => {
-      stopped = true;
-      wakeup.wake();
-      unsubscribe();
-      await loop;
-      await Promise.allSettled([...inFlight]);
-    },
-  };
+export async function startPreviewConsumer(services: Services): Promise<RunningPart> {
+  return startQueueConsumer(services, {
+    queue: 'generation-media',
+    concurrency: services.config.generations.mediaConcurrency,
+    idleMs: idleWaitMs,
+    wakeOn: [{ channel: 'generation_media' }],
+    handle: (job) => makePreview(services, job),
+  });
 }

@@ -1,6 +1,4 @@
 import type { Knex } from 'knex';
-import type { Job } from 'pg-boss';
-import pLimit from 'p-limit';
 import type { Logger } from '../../logger';
 import type { RunningPart, Services } from '../../services';
 import { generationPushText, isTerminalStatus } from './push-messages';
@@ -9,6 +7,7 @@ import { devicesReached, logGenerationPush } from '../../db/push/push-log';
 import type { QueuePayloads } from '../../db/queues';
 import { userLocale } from '../../db/accounts/user-locale';
 import { RecordingPushSender, type PushSender } from './push-sender';
+import { startQueueConsumer } from '../runtime/queue-consumer';
 
 /**
  * The `push-send` job: the generation pipeline enqueues one in the transaction of every terminal
@@ -47,25 +46,14 @@ export function createPushSender(services: Pick<Services, 'log'>): PushSender {
   return new RecordingPushSender(services.log);
 }
 
-/**
- * Works the `push-send` queue: batches of jobs, each job on its own (one failure does not fail the
- * batch). A worker loop fetches at most one batch per polling interval, hence the batch size.
- */
-export async function startPushSendJobs(services: Services, sender: PushSender = createPushSender(services)): Promise<RunningPart> {
-  const { boss, db, log } = services;
-  const limit = pLimit(8);
-  const workerId = await boss.work<QueuePayloads['push-send']>('push-send', { batchSize: 50, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-    const failed: Job<QueuePayloads['push-send']>[] = [];
-    await Promise.all(jobs.map((job) => limit(async () => {
-      try {
-        await sendGenerationPush(db, sender, job.data, log);
-      } catch (error) {
-        log.warn({ err: error, jobId: job.id, generationId: job.data.generationId }, 'push-send failed; will retry');
-        failed.push(job);
-      }
-    })));
-    // pg-boss completes the whole batch when the handler returns; failed jobs are failed first.
-    if (failed.length) await boss.fail('push-send', failed.map((job) => job.id));
+/** Works the `push-send` queue: each job on its own, a few at once (gateways answer slowly). */
+export async function startPushSend(services: Services, sender: PushSender = createPushSender(services)): Promise<RunningPart> {
+  return startQueueConsumer(services, {
+    queue: 'push-send',
+    concurrency: 8,
+    idleMs: 500,
+    handle: async (job) => {
+      await sendGenerationPush(services.db, sender, job.data, services.log);
+    },
   });
-  return { stop: () => boss.offWork('push-send', { id: workerId }) };
 }
