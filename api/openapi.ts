@@ -1,6 +1,7 @@
 import type { Route } from './http/route';
 import type { JsonSchema } from './http/validation';
 import { errors } from './http/errors';
+import { idempotencyKeyParameter } from './http/idempotency';
 
 const errorEnvelope: JsonSchema = {
   type: 'object',
@@ -24,7 +25,7 @@ const errorEnvelope: JsonSchema = {
   required: ['error'],
 };
 
-function parameters(schema: JsonSchema | undefined, where: 'query' | 'path' | 'header'): unknown[] {
+function parameters(schema: JsonSchema | undefined, where: 'query' | 'path'): unknown[] {
   if (!schema) return [];
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((schema.required ?? []) as string[]);
@@ -57,7 +58,7 @@ export function openApiDocument(routes: Route[], serverUrl: string): Record<stri
       summary: route.summary,
       'x-access': route.access,
       ...(route.access === 'public' ? {} : { security: route.access === 'optional' ? [{}, { bearer: [] }] : [{ bearer: [] }] }),
-      parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...parameters(route.headers, 'header')],
+      parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...(route.idempotent ? [idempotencyKeyParameter] : [])],
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
       responses,
     };

@@ -4,7 +4,8 @@ import { debit } from '../../db/credits/ledger';
 import { findLaunchableEffect } from '../catalog/launchable';
 import { isUuid } from '../catalog/identifiers';
 import { errors, invalidField } from '../http/errors';
-import { createOnce, type IdempotencyScope } from '../http/idempotency';
+import type { IdempotencyKey } from '../http/idempotency';
+import { createOnce } from '../idempotency/create-once';
 import type { Services } from '../../services';
 import { findOwnUploads, maxUploadBytes } from '../uploads/uploads';
 import type { GenerationStatus } from '../../db/generations/model';
@@ -20,8 +21,6 @@ export interface GenerationAccepted {
   status: GenerationStatus;
 }
 
-export const generationScope: IdempotencyScope = { pair: 'generation', endpoint: 'POST /v1/generations' };
-
 /**
  * `POST /v1/generations`. Every check runs before any credit moves, in the contract's order:
  * 404 (effect or an upload absent or another's), 422 (upload not completed or above 15 MB), 422
@@ -34,23 +33,23 @@ export async function createGeneration(
   services: Services,
   userId: string,
   body: CreateGenerationBody,
-  key: string | null,
+  idempotency: IdempotencyKey | null,
 ): Promise<{ statusCode: number; body: GenerationAccepted }> {
   const { db } = services;
   return createOnce({
     db,
     userId,
-    scope: generationScope,
-    key,
+    idempotency,
     body,
-    existing: (bound) => currentStatus(db, bound.objectId),
+    statusCode: 202,
     prepare: () => planGeneration(services, userId, body),
     create: async (trx, plan) => {
       const started = await reserveAndQueue(trx, services, userId, plan);
       if (started === 'insufficient') throw errors.insufficientCredits();
       if (started === 'queue_full') throw errors.providerUnavailable('Too many generations are waiting; try again later.');
-      return { objectId: started, statusCode: 202 };
+      return started;
     },
+    find: async (id) => ({ state: 'done', answer: await currentStatus(db, id) }),
   });
 }
 

@@ -1,6 +1,5 @@
 import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
-import { idempotencyKeyOf } from '../http/idempotency';
 import { pagingProperties, type Paging } from '../http/paging';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
@@ -21,10 +20,7 @@ export const generationRoutes = [
     summary: 'Starts a generation: checks the photos, reserves the cost and queues the work; 202 with the pending generation.',
     access: 'token',
     limits: [writeBudget()],
-    headers: {
-      type: 'object',
-      properties: { 'idempotency-key': schema.string({ minLength: 16, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) },
-    },
+    idempotent: 'generation',
     body: schema.object({
       effect_id: schema.string({ minLength: 1, maxLength: 200 }),
       characters: schema.array(schema.array(uploadId, { maxItems: 4 }), { maxItems: 4 }),
@@ -39,9 +35,8 @@ export const generationRoutes = [
       422: { description: 'validation_error or characters_required' },
       503: { description: 'provider_unavailable: more than MAX_QUEUED_GENERATIONS generations waiting' },
     },
-    handler: async (ctx, { body }) => {
-      const key = idempotencyKeyOf(ctx);
-      const created = await createGeneration(ctx.services, caller(ctx).id, body, key);
+    handler: async (ctx, { body, idempotency }) => {
+      const created = await createGeneration(ctx.services, caller(ctx).id, body, idempotency);
       ctx.status = created.statusCode;
       ctx.set('Location', `/v1/generations/${created.body.id}`);
       ctx.body = created.body;

@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Access } from './authentication';
 import type { ApiContext, SessionUser } from './context';
+import type { IdempotencyKey, KeyPair } from './idempotency';
 import type { JsonSchema } from './validation';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -10,6 +11,8 @@ export interface RouteInput<Body, Query, Params> {
   query: Query;
   params: Params;
   user: SessionUser | null;
+  /** On a route declared `idempotent`: the request's Idempotency-Key, or null without one. */
+  idempotency: IdempotencyKey | null;
 }
 
 /**
@@ -28,7 +31,8 @@ export interface Route<Body = unknown, Query = unknown, Params = unknown> {
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;
-  headers?: JsonSchema;
+  /** Takes an optional Idempotency-Key, whose key space it shares with the other endpoints of the pair. */
+  idempotent?: KeyPair;
   responses?: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;
   handler?: (ctx: ApiContext, input: RouteInput<Body, Query, Params>) => Promise<void>;
 }

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import { authenticate } from './authentication';
 import type { ApiContext } from './context';
 import { errors } from './errors';
+import { idempotencyKeyOf } from './idempotency';
 import type { Route } from './route';
 import { validate } from './validation';
 
@@ -9,15 +10,15 @@ const koaPath = (path: string): string => path.replace(/\{([a-z_]+)\}/g, ':$1');
 
 /**
  * Builds the Koa router from the route table. Per route, in this order: authentication and the
- * guest check, limits, validation of path, query, headers and body, then the handler.
+ * guest check, limits, validation of path, query, Idempotency-Key and body, then the handler.
  */
 export function buildRouter(routes: Route[]): Router<ApiContext['state'], ApiContext> {
   const router = new Router<ApiContext['state'], ApiContext>();
   const seen = new Set<string>();
   for (const route of routes) {
-    const key = `${route.method} ${route.path}`;
-    if (seen.has(key)) throw new Error(`route declared twice: ${key}`);
-    seen.add(key);
+    const endpoint = `${route.method} ${route.path}`;
+    if (seen.has(endpoint)) throw new Error(`route declared twice: ${endpoint}`);
+    seen.add(endpoint);
     router.register(koaPath(route.path), [route.method], [
       async (ctx, next) => {
         ctx.state.route = route.path;
@@ -29,9 +30,9 @@ export function buildRouter(routes: Route[]): Router<ApiContext['state'], ApiCon
         if (!route.handler) throw errors.notImplemented();
         const params = route.params ? validate(route.params, { ...ctx.params }, 'path') : ctx.params;
         const query = route.query ? validate(route.query, { ...ctx.query }, 'query') : ctx.query;
-        if (route.headers) validate(route.headers, ctx.headers, 'header');
+        const idempotency = route.idempotent ? idempotencyKeyOf(ctx, route.idempotent, endpoint) : null;
         const body = route.body ? validate(route.body, ctx.request.body ?? {}, 'body') : ctx.request.body;
-        await route.handler(ctx, { body, query, params, user: ctx.state.user });
+        await route.handler(ctx, { body, query, params, user: ctx.state.user, idempotency });
       },
     ]);
   }

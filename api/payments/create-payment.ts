@@ -1,25 +1,17 @@
 import type { Knex } from 'knex';
-import { errors } from '../http/errors';
-import {
-  bindKey,
-  findBoundKey,
-  finishKey,
-  reclaimKey,
-  releaseKey,
-  requestFingerprint,
-  type BoundKey,
-  type IdempotencyScope,
-} from '../http/idempotency';
-import { checkOfferPurchase } from '../offers/offers';
-import type { Services } from '../../services';
+import { closeUnregistered } from '../../db/payments/close-unregistered';
 import type { PaymentRow, ProductRow } from '../../db/payments/model';
-import { paymentView, type PaymentView } from './payments';
 import { ProcessorRejectedError, ProcessorUnavailableError } from '../../db/payments/processor/errors';
 import type { PaymentMethod } from '../../db/payments/processor/payment-processor';
 import { CURRENCY_RUB, SESSION_TIMEOUT_SECS } from '../../db/payments/processor/protocol';
-import { findPurchasableProduct, languageOf, profileLocale } from './products';
-import { closeUnregistered } from '../../db/payments/close-unregistered';
 import { recordRegistration } from '../../db/payments/record-registration';
+import type { Services } from '../../services';
+import { errors, type ApiError } from '../http/errors';
+import type { IdempotencyKey } from '../http/idempotency';
+import { createOnce, type BoundObject } from '../idempotency/create-once';
+import { checkOfferPurchase } from '../offers/offers';
+import { paymentView, type PaymentView } from './payments';
+import { findPurchasableProduct, languageOf, profileLocale } from './products';
 
 export interface CreatePaymentBody {
   product_id: string;
@@ -31,8 +23,6 @@ export interface CreatedPayment {
   payment: PaymentView;
 }
 
-const scope: IdempotencyScope = { pair: 'payment', endpoint: 'POST /v1/payments' };
-
 /** Contract: `409 request_in_progress` lasts at most about 1.5 minutes. */
 const inProgressForSeconds = 90;
 const maxUnfinishedPayments = 5;
@@ -42,63 +32,62 @@ const limitStatuses = ['created', 'succeeded', 'refunded'];
 
 /**
  * `POST /v1/payments`. Checks in the contract's order (422 before this; then 404, 403, 429, 503),
- * then two steps: a transaction inserts the payment and binds the key as "in progress", and the
+ * then two phases: a transaction inserts the payment and binds the key as "in progress", and the
  * processor is called outside it (up to ~10 s), so a repeat meanwhile gets `409 request_in_progress`
  * instead of waiting on a lock. A processor that registered nothing closes the payment and frees
- * the key in one transaction.
+ * the key in one transaction. A repeat after the first request broke on the server side (its
+ * payment left without a page) registers it again: the processor returns the same order for the
+ * same order number, so nothing is charged twice.
  */
-export async function createPayment(services: Services, userId: string, body: CreatePaymentBody, key: string | null): Promise<CreatedPayment> {
+export async function createPayment(services: Services, userId: string, body: CreatePaymentBody, idempotency: IdempotencyKey | null): Promise<CreatedPayment> {
   const { db } = services;
-  const fingerprint = requestFingerprint(scope.endpoint, body);
-  if (key) {
-    const bound = await findBoundKey(db, userId, scope, key, fingerprint);
-    if (bound) {
-      const repeated = await answerRepeat(services, userId, key, bound);
-      if (repeated) return repeated;
-    }
-  }
+  const created = await createOnce({
+    db,
+    userId,
+    idempotency,
+    body,
+    statusCode: 201,
+    prepare: async () => {
+      const product = await findPurchasableProduct(db, body.product_id);
+      if (!product) throw errors.notFound('No such pack.');
+      return product;
+    },
+    create: (trx, product) => insertPayment(trx, services, userId, product, body.method),
+    find: (paymentId) => paymentAsRepeated(db, userId, paymentId),
+    twoPhase: {
+      inProgressForSeconds,
+      call: (paymentId) => registerAtProcessor(services, paymentId),
+      close: async (trx, paymentId) => { await closeUnregistered(trx, paymentId); },
+    },
+  });
+  return { statusCode: created.statusCode, payment: created.body };
+}
 
-  const product = await findPurchasableProduct(db, body.product_id);
-  if (!product) throw errors.notFound('No such pack.');
-
-  const lostRace = Symbol('lost race');
-  let payment: PaymentRow;
-  try {
-    payment = await db.transaction(async (trx) => {
-      // One creation per user at a time: the counts below must not be read by two requests at once.
-      await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`payments:${userId}`]);
-      // A twin with the same key that held the lock before us has bound it by now.
-      if (key && (await findBoundKey(trx, userId, scope, key, fingerprint))) throw lostRace;
-      const offerIssueId = await checkPurchaseRules(trx, userId, product);
-      await checkUnfinished(trx, userId);
-      if (!services.config.payments.enabled) throw errors.providerUnavailable('Payments are switched off.');
-      const [row] = await trx('payments')
-        .insert({
-          user_id: userId,
-          product_id: product.id,
-          offer_issue_id: offerIssueId,
-          amount_minor: product.price_minor,
-          currency: product.currency,
-          credits: product.credits,
-          method: body.method,
-          expires_at: trx.raw('now() + make_interval(secs => ?)', [SESSION_TIMEOUT_SECS]),
-          next_check_at: trx.raw('now() + make_interval(secs => ?)', [services.config.payments.reconcileFirstCheckS]),
-        })
-        .returning<PaymentRow[]>('*');
-      if (key && !(await bindKey(trx, userId, scope, key, fingerprint, { objectId: row.id, statusCode: 201, inProgressForSeconds }))) {
-        throw lostRace;
-      }
-      return row;
-    });
-  } catch (error) {
-    if (error !== lostRace || !key) throw error;
-    // Throws `409 request_in_progress` while the twin still waits on the processor.
-    const winner = await findBoundKey(db, userId, scope, key, fingerprint);
-    const repeated = winner && (await answerRepeat(services, userId, key, winner));
-    if (!repeated) throw errors.requestInProgress();
-    return repeated;
-  }
-  return registerAtProcessor(services, payment, key);
+async function insertPayment(trx: Knex.Transaction, services: Services, userId: string, product: ProductRow, method: PaymentMethod): Promise<string> {
+  const { config } = services;
+  // One creation per user at a time: the counts below must not be read by two requests at once.
+  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`payments:${userId}`]);
+  const offerIssueId = await checkPurchaseRules(trx, userId, product);
+  await checkUnfinished(trx, userId);
+  if (!config.payments.enabled) throw errors.providerUnavailable('Payments are switched off.');
+  const { rows: [row] } = await trx.raw<{ rows: { id: string }[] }>(
+    `insert into payments (user_id, product_id, offer_issue_id, amount_minor, currency, credits, method, expires_at, next_check_at)
+     values (:userId, :productId, :offerIssueId, :amountMinor, :currency, :credits, :method,
+       now() + make_interval(secs => :sessionS), now() + make_interval(secs => :firstCheckS))
+     returning id`,
+    {
+      userId,
+      productId: product.id,
+      offerIssueId,
+      amountMinor: product.price_minor,
+      currency: product.currency,
+      credits: product.credits,
+      method,
+      sessionS: SESSION_TIMEOUT_SECS,
+      firstCheckS: config.payments.reconcileFirstCheckS,
+    },
+  );
+  return row.id;
 }
 
 /** 403: the pack's per-account limit is used up, or an offer-only pack is not (or no longer) payable. */
@@ -120,31 +109,21 @@ async function checkUnfinished(trx: Knex.Transaction, userId: string): Promise<v
 }
 
 /**
- * A repeat of a request whose key is bound: the same payment with the same `payment_url` and its
- * current status. A payment left without a page (the first request broke on the server side and its
- * in-progress mark ran out) is opened again: the processor returns the same order for the same
- * order number, so nothing is charged twice. Null when the key must be treated as free.
+ * A repeat gets the same payment with the same `payment_url` and its current status. A payment
+ * left without a page while still `created` is unfinished; one closed before any page was given
+ * out (so nobody can have paid it) frees the key, like a refused request.
  */
-async function answerRepeat(services: Services, userId: string, key: string, bound: BoundKey): Promise<CreatedPayment | null> {
-  const { db } = services;
-  const payment = await db('payments').where({ id: bound.objectId, user_id: userId }).first<PaymentRow | undefined>('*');
-  if (payment?.payment_url) return { statusCode: bound.statusCode, payment: paymentView(payment, payment.payment_url) };
-  if (payment?.status === 'created') {
-    if (!(await reclaimKey(db, userId, scope.pair, key, inProgressForSeconds))) throw errors.requestInProgress();
-    if (!services.config.payments.enabled) {
-      await closeAndRelease(services, payment, key);
-      throw errors.providerUnavailable('Payments are switched off.');
-    }
-    return registerAtProcessor(services, payment, key);
-  }
-  // Closed before any page was given out (so nobody can have paid it): like a refused request,
-  // it leaves the key free, and this request creates a payment of its own.
-  await releaseKey(db, userId, scope.pair, key);
-  return null;
+async function paymentAsRepeated(db: Knex, userId: string, paymentId: string): Promise<BoundObject<PaymentView>> {
+  const payment = await db('payments').where({ id: paymentId, user_id: userId }).first<PaymentRow | undefined>('*');
+  if (payment?.payment_url) return { state: 'done', answer: paymentView(payment, payment.payment_url) };
+  return payment?.status === 'created' ? { state: 'unfinished' } : { state: 'closed' };
 }
 
-async function registerAtProcessor(services: Services, payment: PaymentRow, key: string | null): Promise<CreatedPayment> {
+/** Registers the payment's order at the processor and keeps its page; a processor that refuses or is silent is a 503. */
+async function registerAtProcessor(services: Services, paymentId: string): Promise<{ answer: PaymentView } | { refusal: ApiError }> {
   const { db, log, config } = services;
+  if (!config.payments.enabled) return { refusal: errors.providerUnavailable('Payments are switched off.') };
+  const payment = await db('payments').where({ id: paymentId }).first<PaymentRow>('*');
   const product = await db('payment_products').where({ id: payment.product_id }).first<ProductRow>('*');
   const locale = await profileLocale(db, payment.user_id);
   const pagesBase = `${config.publicBaseUrl}/v1/payments/${payment.id}`;
@@ -162,21 +141,11 @@ async function registerAtProcessor(services: Services, payment: PaymentRow, key:
       receipt: { itemName: product.title_ru, quantity: 1, priceMinor: payment.amount_minor },
     });
     const registered = await recordRegistration(db, payment.id, order);
-    if (key) await finishKey(db, payment.user_id, scope.pair, key);
     const current = registered ?? (await db('payments').where({ id: payment.id }).first<PaymentRow>('*'));
-    return { statusCode: 201, payment: paymentView(current, order.paymentUrl) };
+    return { answer: paymentView(current, order.paymentUrl) };
   } catch (error) {
     if (!(error instanceof ProcessorUnavailableError || error instanceof ProcessorRejectedError)) throw error;
     log.warn({ paymentId: payment.id, err: error }, 'payments: the processor did not register the order; payment closed');
-    await closeAndRelease(services, payment, key);
-    throw errors.providerUnavailable('The payment processor is unavailable, try again later.');
+    return { refusal: errors.providerUnavailable('The payment processor is unavailable, try again later.') };
   }
-}
-
-/** Closes a payment that has no order and frees its key, together: never one without the other. */
-async function closeAndRelease(services: Services, payment: PaymentRow, key: string | null): Promise<void> {
-  await services.db.transaction(async (trx) => {
-    await closeUnregistered(trx, payment.id);
-    if (key) await releaseKey(trx, payment.user_id, scope.pair, key);
-  });
 }

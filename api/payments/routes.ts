@@ -1,6 +1,5 @@
 import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
-import { idempotencyKeyOf } from '../http/idempotency';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
@@ -36,8 +35,6 @@ const createdPaymentSchema = schema.object({ ...paymentProperties, payment_url: 
 
 const anyIdParams = schema.object({ id: schema.string() }, ['id']);
 
-const idempotencyHeader = schema.object({ 'idempotency-key': schema.string({ minLength: 16, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
-
 export const paymentRoutes = [
   // Before `/v1/payments/{id}`, which would otherwise take "products" for an id.
   defineRoute<unknown, { locale?: 'ru' | 'en' }>({
@@ -66,7 +63,7 @@ export const paymentRoutes = [
     summary: 'Creates a payment for a pack and registers the order at the processor (up to ~10 s). Optional Idempotency-Key.',
     access: 'registered',
     limits: [writeBudget()],
-    headers: idempotencyHeader,
+    idempotent: 'payment',
     body: schema.object({ product_id: schema.uuid(), method: schema.string({ enum: ['card', 'sbp'] }) }, ['product_id', 'method']),
     responses: {
       201: { description: 'Payment with `status: created` and `payment_url`', schema: createdPaymentSchema },
@@ -76,9 +73,8 @@ export const paymentRoutes = [
       429: { description: 'Write rate (with Retry-After) or more than five unfinished payments (without)' },
       503: { description: 'Payments switched off or the processor unreachable; the key stays free' },
     },
-    handler: async (ctx, { body }) => {
-      const key = idempotencyKeyOf(ctx);
-      const created = await createPayment(ctx.services, caller(ctx).id, { product_id: body.product_id.toLowerCase(), method: body.method }, key);
+    handler: async (ctx, { body, idempotency }) => {
+      const created = await createPayment(ctx.services, caller(ctx).id, { product_id: body.product_id.toLowerCase(), method: body.method }, idempotency);
       ctx.status = created.statusCode;
       ctx.body = created.payment;
     },

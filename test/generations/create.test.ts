@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createOnce } from '../../api/http/idempotency';
+import { createOnce } from '../../api/idempotency/create-once';
 import { resetDatabase, services, startTestApp, useTestApp } from '../harness';
 import { client } from '../client';
 import { balanceOf, insertDemoEffects, insertEffect, makeUser, photo, storedUpload, type DemoSlug, type TestUser } from './fixtures';
@@ -204,16 +204,19 @@ describe('POST /v1/generations', () => {
 
     it('the studio endpoint shares the key space: a key used there is 409 here, and the other way round', async () => {
       const { db } = services();
-      const studio = { pair: 'generation' as const, endpoint: 'POST /v1/studio/generations' };
+      const studio = (key: string) => ({ key, pair: 'generation' as const, endpoint: 'POST /v1/studio/generations' });
       const studioObject = '11111111-1111-4111-8111-111111111111';
-      await createOnce({ db, userId: user.id, scope: studio, key: 'studio-key-0123456789', body: body(), create: async () => ({ objectId: studioObject, statusCode: 202 }), existing: async (bound) => bound });
+      const studioCreation = (key: string) => createOnce({
+        db, userId: user.id, idempotency: studio(key), body: body(), statusCode: 202,
+        prepare: async () => undefined, create: async () => studioObject, find: async (id) => ({ state: 'done' as const, answer: id }),
+      });
+      await studioCreation('studio-key-0123456789');
       const here = await post(body(), user, { 'Idempotency-Key': 'studio-key-0123456789' });
       expect(here.status).to.equal(409);
       expect(here.body.error.code).to.equal('idempotency_key_reused');
 
       await post(body(), user, { 'Idempotency-Key': key });
-      const there = await createOnce({ db, userId: user.id, scope: studio, key, body: body(), create: async () => ({ objectId: studioObject, statusCode: 202 }), existing: async (bound) => bound })
-        .then(() => null, (error: { code?: string }) => error.code);
+      const there = await studioCreation(key).then(() => null, (error: { code?: string }) => error.code);
       expect(there).to.equal('idempotency_key_reused');
     });
 
