@@ -5,6 +5,7 @@ import { unbuiltRoutes } from './unbuilt';
 import { paymentRoutes } from './payments/routes';
 import { offerRoutes } from './offers/routes';
 import { catalogRoutes } from './catalog/routes';
+import type { ThematicSearch } from './catalog/thematic-search';
 import { creditRoutes } from './credits/routes';
 import { authRoutes } from './accounts/routes';
 import { profileRoutes } from './accounts/profile-routes';
@@ -12,12 +13,11 @@ import { identityRoutes } from './identity/routes';
 import { referralRoutes } from './referrals/routes';
 import { uploadRoutes } from './uploads/routes';
 import { generationRoutes } from './generations/routes';
-import { realtimeRoutes } from './realtime/routes';
-import { deviceRoutes } from './push-devices/routes';
+import { pushDeviceRoutes } from './push-devices/routes';
 
 /** Every `/v1` route of the service: the domains' tables, then the contract paths not built yet. */
-export function allRoutes(publicBaseUrl: string): Route[] {
-  const built: Route[] = [...paymentRoutes, ...offerRoutes, ...authRoutes, ...identityRoutes, ...profileRoutes, ...referralRoutes, ...creditRoutes, ...catalogRoutes(), ...uploadRoutes, ...generationRoutes, ...realtimeRoutes, ...deviceRoutes];
+export function allRoutes(publicBaseUrl: string, plugins: { thematicSearch?: ThematicSearch } = {}): Route[] {
+  const built: Route[] = [...paymentRoutes, ...offerRoutes, ...authRoutes, ...identityRoutes, ...profileRoutes, ...referralRoutes, ...creditRoutes, ...catalogRoutes(plugins), ...uploadRoutes, ...generationRoutes, ...pushDeviceRoutes];
   const routes = [...built, ...unbuiltRoutes];
   let document: Record<string, unknown> | null = null;
   const openapi = defineRoute({

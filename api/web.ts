@@ -1,20 +1,44 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp } from './app';
-import { allRoutes } from './routes';
 import type { Middleware } from 'koa';
-import type { ApiContext } from './http/context';
-import { paymentMounts } from './payments/mounts';
-import { referralPageRouter } from './referrals/page';
 import type { RunningPart, Services } from '../services';
+import type { ProcessorSimulator, ProcessorSimulatorOptions } from '../simulators/payment-processor/simulator';
+import { createApp } from './app';
+import type { ThematicSearch } from './catalog/thematic-search';
+import type { ApiContext } from './http/context';
+import type { Route } from './http/route';
+import { paymentMounts } from './payments/mounts';
+import type { Realtime } from './realtime/streams';
+import { referralPageRouter } from './referrals/page';
+import { allRoutes } from './routes';
+
+/** What the web role plugs in besides its configuration; production sets none of it. */
+export interface WebOptions {
+  /** A thematic search backend (catalog rule 4); none is built yet. */
+  thematicSearch?: ThematicSearch;
+  /** Settings of the payment processor simulator mounted when no processor is configured. */
+  processorSimulator?: Partial<ProcessorSimulatorOptions>;
+  /** Routes served before the contract's (probes of the HTTP conventions). */
+  extraRoutes?: Route[];
+}
+
+export interface Web extends RunningPart {
+  url: string;
+  /** The SSE streams of this process. */
+  realtime: Realtime;
+  processorSimulator: ProcessorSimulator | null;
+}
 
 /**
- * The `web` role: the REST API and its SSE streams on one HTTP server. Stopping refuses new
- * connections, ends open streams and lets in-flight requests finish.
+ * The `web` role: the REST API and its SSE streams on one HTTP server, with what lives beside the
+ * route table (the payment webhook and pages, the processor simulator, the referral page). Stopping
+ * refuses new connections, ends open streams and lets in-flight requests finish.
  */
-export async function startWeb(services: Services): Promise<RunningPart & { url: string }> {
-  const mounts: Middleware<ApiContext['state'], ApiContext>[] = [...paymentMounts(services), referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>];
-  const app = createApp(services, allRoutes(services.config.publicBaseUrl), mounts);
+export async function startWeb(services: Services, options: WebOptions = {}): Promise<Web> {
+  const payments = paymentMounts(services, options.processorSimulator);
+  const mounts: Middleware<ApiContext['state'], ApiContext>[] = [...payments.mounts, referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>];
+  const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
+  const app = createApp(services, routes, mounts);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -25,6 +49,8 @@ export async function startWeb(services: Services): Promise<RunningPart & { url:
   services.log.info({ port }, 'web listening');
   return {
     url: `http://127.0.0.1:${port}`,
+    realtime: app.context.realtime,
+    processorSimulator: payments.processorSimulator,
     stop: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Open SSE streams are requests that never finish on their own: end them, then the idle sockets.

@@ -1,21 +1,17 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
-import type { Middleware } from 'koa';
 import { loadConfig, type Config } from '../config';
 import { createLogger, type Logger } from '../logger';
 import { startInfrastructure, type Infrastructure } from '../infrastructure';
-import { createApp } from '../api/app';
-import { allRoutes } from '../api/routes';
+import { startWeb, type WebOptions } from '../api/web';
 import type { Services } from '../services';
 import type { Realtime } from '../api/realtime/streams';
+import type { ProcessorSimulator } from '../simulators/payment-processor/simulator';
 import { createPaymentProcessor } from '../db/payments/processor/create-payment-processor';
-import type { Route } from '../api/http/route';
-import type { ApiContext } from '../api/http/context';
 import { client, type Api } from './client';
 
 /**
@@ -154,37 +150,29 @@ export async function resetDatabase(): Promise<void> {
 export interface TestApp {
   url: string;
   services: Services;
-  /** This app's stream mechanism: one web process's LISTEN hub and open streams. */
+  /** This app's stream mechanism: one web process's open streams. */
   realtime: Realtime;
+  /** The payment processor simulator the web role mounted (no processor is configured in tests). */
+  processorSimulator: ProcessorSimulator | null;
   close(): Promise<void>;
 }
 
-export interface TestAppOptions {
+export interface TestAppOptions extends WebOptions {
+  /** Configuration on top of the test defaults; the port is a free one unless `PORT` is given. */
   config?: Record<string, string>;
   log?: Logger;
-  routes?: Route[];
-  mounts?: Middleware<ApiContext['state'], ApiContext>[];
 }
 
-/** The real API on a random loopback port, over the shared infrastructure. */
+/**
+ * The web role (`startWeb`, mounts included) on a free loopback port, over the shared
+ * infrastructure, with its own configuration (and the payment processor client built from it).
+ */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const base = services();
-  const config = options.config ? testConfig(options.config) : base.config;
-  const appServices: Services = { ...base, config, log: options.log ?? base.log, paymentProcessor: options.config ? createPaymentProcessor(config) : base.paymentProcessor };
-  const app = createApp(appServices, options.routes ?? allRoutes('http://127.0.0.1'), options.mounts ?? []);
-  const server = http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    services: appServices,
-    realtime: app.context.realtime,
-    close: async () => {
-      await app.context.realtime.stop();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  const config = testConfig({ PORT: String(await freePort()), ...options.config });
+  const appServices: Services = { ...base, config, log: options.log ?? base.log, paymentProcessor: createPaymentProcessor(config) };
+  const web = await startWeb(appServices, options);
+  return { url: web.url, services: appServices, realtime: web.realtime, processorSimulator: web.processorSimulator, close: () => web.stop() };
 }
 
 /**

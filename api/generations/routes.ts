@@ -8,6 +8,7 @@ import { isUuid } from '../catalog/identifiers';
 import { createGeneration, type CreateGenerationBody } from './create';
 import { generationStatuses, type GenerationStatus } from '../../db/generations/model';
 import { hideGeneration } from '../../db/generations/hide-generation';
+import { generationStreamRoute } from './stream';
 import { findOwnGeneration, generationDetail, generationDetailSchema, generationList, generationListSchema } from './views';
 
 const uploadId = schema.string({ minLength: 1, maxLength: 64 });
@@ -86,4 +87,5 @@ export const generationRoutes = [
       ctx.status = 204;
     },
   }),
+  generationStreamRoute,
 ];

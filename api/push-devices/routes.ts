@@ -24,7 +24,7 @@ function shown(device: PushDevice) {
 }
 
 /** Push devices (decisions.md section 4): open to guests, under the per-user write budget. */
-export const deviceRoutes = [
+export const pushDeviceRoutes = [
   defineRoute<RegisterBody>({
     method: 'POST',
     path: '/v1/devices',

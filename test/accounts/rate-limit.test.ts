@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { defineRoute } from '../../api/http/route';
 import { readBudget, requestSource, takeToken, writeBudget } from '../../api/http/rate-limit';
-import { allRoutes } from '../../api/routes';
 import { client } from '../client';
 import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
 import { expectError, newDeviceId, newEmail, password, registered } from './helpers';
@@ -190,7 +189,7 @@ describe('rate limits', () => {
 
     it('give writes their own budget per user', async () => {
       const probe = defineRoute({ method: 'POST', path: '/v1/test/write', summary: 'test', access: 'token', limits: [writeBudget()], handler: async (ctx) => { ctx.status = 204; } });
-      const app = await startTestApp({ config: { RATE_WRITE_BURST: '2', RATE_WRITE_PER_MINUTE: '1' }, routes: [probe, ...allRoutes('http://127.0.0.1')] });
+      const app = await startTestApp({ config: { RATE_WRITE_BURST: '2', RATE_WRITE_PER_MINUTE: '1' }, extraRoutes: [probe] });
       try {
         const api = client(app.url);
         const { body } = await registered(api);

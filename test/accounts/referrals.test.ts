@@ -1,8 +1,5 @@
 import { expect } from 'chai';
-import type { Middleware } from 'koa';
-import type { ApiContext } from '../../api/http/context';
 import { completeReferral } from '../../api/referrals/referrals';
-import { referralPageRouter } from '../../api/referrals/page';
 import { client } from '../client';
 import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
 import { startFakeUserinfo, type FakeUserinfo } from './fake-providers';
@@ -17,7 +14,6 @@ describe('referrals', () => {
     userinfo = await startFakeUserinfo();
     app = await startTestApp({
       config: { LINK_BASE: 'https://go.example.app', IDP_C_USERINFO_URL: `${userinfo.url}/me` },
-      mounts: [referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>],
     });
     api = client(app.url);
   });

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { listEffects } from '../../api/catalog/effect-list';
-import { catalogRoutes } from '../../api/catalog/routes';
 import type { ThematicSearch } from '../../api/catalog/thematic-search';
 import { generateBenchCatalog } from '../../scripts/bench-catalog';
 import { client } from '../client';
@@ -233,17 +232,17 @@ describe('catalog search (rule 4)', () => {
     });
 
     it('adds listed, unmatched effects after the word matches when THEMATIC_SEARCH is on', async () => {
-      themed = await startTestApp({ config: { THEMATIC_SEARCH: '1' }, routes: catalogRoutes({ thematicSearch: fake }) });
+      themed = await startTestApp({ config: { THEMATIC_SEARCH: '1' }, thematicSearch: fake });
       const answer = await client(themed.url).get(`/v1/effects?search=${encodeURIComponent('зимний')}`);
       expect(slugsOf(answer)).to.deep.equal(['winter-portrait', 'dance', 'portrait-series']);
       expect(answer.body.total).to.equal(3);
     });
 
     it('is not asked for a query under three characters, nor when the flag is off', async () => {
-      themed = await startTestApp({ config: { THEMATIC_SEARCH: '1' }, routes: catalogRoutes({ thematicSearch: fake }) });
+      themed = await startTestApp({ config: { THEMATIC_SEARCH: '1' }, thematicSearch: fake });
       expect(slugsOf(await client(themed.url).get(`/v1/effects?search=${encodeURIComponent('зи')}`))).to.deep.equal(['winter-portrait']);
       await themed.close();
-      themed = await startTestApp({ routes: catalogRoutes({ thematicSearch: fake }) });
+      themed = await startTestApp({ thematicSearch: fake });
       expect(slugsOf(await client(themed.url).get(`/v1/effects?search=${encodeURIComponent('зимний')}`))).to.deep.equal(['winter-portrait']);
       expect(asked).to.deep.equal([]);
     });

@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import { defineRoute } from '../../api/http/route';
 import { pagingProperties, page } from '../../api/http/paging';
 import { schema } from '../../api/http/validation';
-import { allRoutes } from '../../api/routes';
 import { openApiDocument } from '../../api/openapi';
 import { signAccessToken } from '../../api/tokens/access-token';
 import { capturingLogger, resetDatabase, services, useTestApp } from '../harness';
@@ -29,7 +28,7 @@ const probeRoutes = [
 
 describe('HTTP conventions', () => {
   const captured = capturingLogger();
-  const t = useTestApp({ log: captured.log, routes: [...probeRoutes, ...allRoutes('http://127.0.0.1')] });
+  const t = useTestApp({ log: captured.log, extraRoutes: probeRoutes });
   beforeEach(() => resetDatabase());
 
   async function userToken(isAnonymous: boolean, ttlSeconds = 60): Promise<string> {

@@ -1,16 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Middleware } from 'koa';
-import type { ApiContext } from '../../api/http/context';
 import type { PaymentRow } from '../../db/payments/model';
-import { paymentPages } from '../../api/payments/pages';
-import { ProcessorClient } from '../../db/payments/processor/client';
 import type { OrderRegistration, PaymentProcessor, ProcessorOrder, RegisteredOrder, VerifiedNotification } from '../../db/payments/processor/payment-processor';
-import { createProcessorSimulator, type ProcessorSimulator } from '../../simulators/payment-processor/simulator';
+import { type ProcessorSimulator } from '../../simulators/payment-processor/simulator';
 import type { ProductRow } from '../../db/payments/model';
 import { seedPaymentShowcase } from '../../db/payments/seed-showcase';
-import { paymentWebhook, WEBHOOK_PATH } from '../../api/payments/webhook';
 import { signAccessToken } from '../../api/tokens/access-token';
-import { resetDatabase, services, startTestApp, type TestApp } from '../harness';
+import { freePort, resetDatabase, services, startTestApp, type TestApp } from '../harness';
 import { client } from '../client';
 
 /**
@@ -59,44 +54,36 @@ export interface Testbed {
 }
 
 export async function startTestbed(options: { config?: Record<string, string>; notifications?: boolean } = {}): Promise<Testbed> {
-  let simulator: ProcessorSimulator | null = null;
-  const simulatorMount: Middleware<ApiContext['state'], ApiContext> = (ctx, next) => (simulator ? simulator.routes(ctx, next) : next());
+  let offsetMs = 0;
+  const port = await freePort();
   const app = await startTestApp({
     config: {
+      PORT: String(port),
+      PAYMENT_PROCESSOR_LOGIN: credentials.userName,
+      PAYMENT_PROCESSOR_PASSWORD: credentials.password,
       PAYMENT_NOTIFICATION_SECRET: notificationSecret,
       PAYMENT_REGISTER_TIMEOUT_MS: '400',
       PAYMENT_STATUS_TIMEOUT_MS: '400',
       ...options.config,
     },
-    mounts: [paymentWebhook(), paymentPages(), simulatorMount],
+    processorSimulator: {
+      // Without notifications the callbacks go to a path nobody serves: only refresh and reconciliation remain.
+      ...(options.notifications === false ? { callbackUrl: `http://127.0.0.1:${port}/nowhere` } : {}),
+      notificationRetryDelaysMs: [50, 200],
+      now: () => new Date(Date.now() + offsetMs),
+    },
   });
-  let offsetMs = 0;
-  simulator = createProcessorSimulator({
-    publicBaseUrl: app.url,
-    ...credentials,
-    notificationSecret,
-    // Without notifications the callbacks go to a path nobody serves: only refresh and reconciliation remain.
-    callbackUrl: `${app.url}${options.notifications === false ? '/nowhere' : WEBHOOK_PATH}`,
-    notificationRetryDelaysMs: [50, 200],
-    now: () => new Date(Date.now() + offsetMs),
-  });
-  const { config } = app.services;
-  const processor = new CountingProcessor(new ProcessorClient({
-    baseUrl: `${app.url}/sim/processor`,
-    ...credentials,
-    notificationSecret,
-    timeouts: { registerMs: config.payments.registerTimeoutMs, statusMs: config.payments.statusTimeoutMs },
-  }));
+  const simulator = app.processorSimulator!;
+  const processor = new CountingProcessor(app.services.paymentProcessor);
   app.services.paymentProcessor = processor;
-  const sim = simulator;
   return {
     app,
     api: client(app.url),
-    simulator: sim,
+    simulator,
     processor,
     advanceClock: (ms) => { offsetMs += ms; },
     close: async () => {
-      sim.setFault(null);
+      simulator.setFault(null);
       await app.close();
     },
   };

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { ProductRow } from '../../db/payments/model';
 import { notificationChecksum } from '../../db/payments/processor/signature';
-import { paymentWebhook, WEBHOOK_PATH } from '../../api/payments/webhook';
+import { WEBHOOK_PATH } from '../../api/payments/webhook';
 import { capturingLogger, services, startTestApp } from '../harness';
 import {
   balanceOf,
@@ -162,7 +162,7 @@ describe('payments: the processor webhook', () => {
   });
 
   async function startTestbedWithLog() {
-    const app = await startTestApp({ log: captured.log, config: { PAYMENT_NOTIFICATION_SECRET: notificationSecret }, mounts: [paymentWebhook()] });
+    const app = await startTestApp({ log: captured.log, config: { PAYMENT_NOTIFICATION_SECRET: notificationSecret } });
     app.services.paymentProcessor = bed.processor;
     return { app, close: () => app.close() };
   }

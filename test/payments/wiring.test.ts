@@ -31,8 +31,8 @@ describe('payments: configuration and the web role\'s wiring', () => {
   });
 
   it('mounts the simulator only when no processor is configured', () => {
-    const withSimulator = paymentMounts({ ...services(), config: testConfig() });
-    const withProcessor = paymentMounts({ ...services(), config: testConfig({ PAYMENT_PROCESSOR_URL: 'https://pay.example', PAYMENT_PROCESSOR_LOGIN: 'l', PAYMENT_PROCESSOR_PASSWORD: 'p' }) });
+    const withSimulator = paymentMounts({ ...services(), config: testConfig() }).mounts;
+    const withProcessor = paymentMounts({ ...services(), config: testConfig({ PAYMENT_PROCESSOR_URL: 'https://pay.example', PAYMENT_PROCESSOR_LOGIN: 'l', PAYMENT_PROCESSOR_PASSWORD: 'p' }) }).mounts;
     expect(withSimulator).to.have.length(withProcessor.length + 1);
   });
 
