@@ -1,0 +1,282 @@
+import { expect } from 'chai';
+import { listEffects } from '../../../api/catalog/effect-list';
+import type { ThematicSearch } from '../../../api/catalog/thematic-search';
+import { generateBenchCatalog } from '../../../scripts/bench-catalog';
+import { client } from '../../client';
+import { resetDatabase, services, startTestApp, type TestApp, useTestApp } from '../../harness';
+import { addCategory, addEffect, addTag, slugsOf } from './fixtures';
+
+/** A small catalog in both languages; positions give the catalog order. */
+async function searchCatalog(): Promise<void> {
+  await addCategory('portraits', { name: { ru: 'Портреты', en: 'Portraits' } });
+  await addCategory('fun', { name: { ru: 'Весёлое', en: 'Fun' } });
+  await addCategory('archive', { enabled: false, name: { ru: 'Архив', en: 'Archive' } });
+  await addTag('winter', { ru: 'зима', en: 'winter' });
+  await addTag('portrait', { ru: 'портрет', en: 'portrait' });
+  await addEffect('winter-portrait', {
+    position: 1, categories: ['fun'], tags: ['winter'],
+    name: { ru: 'Зимний портрет', en: 'Winter portrait' },
+    description: { ru: 'Снежный лес и мягкий свет', en: 'Snowy forest and soft light' },
+  });
+  await addEffect('portrait-series', {
+    position: 2, categories: [{ slug: 'fun', pinnedTop: 1 }],
+    name: { ru: 'Серия кадров', en: 'Shot series' },
+    description: { ru: 'Серия портретов для двоих', en: 'A series of portraits for two' },
+  });
+  await addEffect('golden', {
+    position: 3, categories: [{ slug: 'fun', pinnedTop: 2 }, 'archive'], tags: ['portrait'],
+    name: { ru: 'Золотой шедевр', en: 'Golden masterpiece' },
+    description: { ru: 'Старые мастера', en: 'Old masters' },
+  });
+  await addEffect('dance', {
+    position: 4, categories: ['fun'],
+    name: { ru: 'Танцевальное видео', en: 'Dance video' },
+    description: { ru: 'Ролик под музыку', en: 'A clip to the music' },
+  });
+  await addEffect('archived-portrait', {
+    position: 5, categories: ['archive'],
+    name: { ru: 'Старый портрет', en: 'Old portrait' },
+  });
+}
+
+describe('catalog search (rule 4)', () => {
+  const t = useTestApp();
+  // Most tests only read: the catalog is made once; tests that add to it take their additions away.
+  before(async () => {
+    await resetDatabase();
+    await searchCatalog();
+  });
+
+  const search = async (text: string, locale = 'ru', extra = '') =>
+    slugsOf(await t.api.get(`/v1/effects?locale=${locale}&limit=100&search=${encodeURIComponent(text)}${extra}`));
+
+  describe('word forms', () => {
+    it('finds "Зимний портрет" by "портреты" and a description with "портретов" by "портрет"', async () => {
+      expect(await search('портреты')).to.include.members(['winter-portrait', 'portrait-series']);
+      expect(await search('портрет')).to.include.members(['winter-portrait', 'portrait-series']);
+    });
+
+    it('finds "Winter portrait" by "portraits" and a description with "portraits" by "portrait"', async () => {
+      expect(await search('portraits', 'en')).to.include.members(['winter-portrait', 'portrait-series']);
+      expect(await search('portrait', 'en')).to.include.members(['winter-portrait', 'portrait-series']);
+    });
+
+    it('folds ё into е', async () => {
+      expect(await search('веселое')).to.have.length(4);
+    });
+  });
+
+  describe('typos', () => {
+    it('tolerates a one-letter typo', async () => {
+      expect(await search('партрет')).to.include('winter-portrait');
+      expect(await search('portrat', 'en')).to.include('winter-portrait');
+      expect(await search('танцивальное')).to.deep.equal(['dance']);
+    });
+
+    it('tolerates two letters in a long word', async () => {
+      expect(await search('pertrat', 'en')).to.include('winter-portrait');
+      expect(await search('шидевор')).to.deep.equal(['golden']);
+    });
+
+    it('tolerates none in words shorter than four letters', async () => {
+      expect(await search('fan', 'en')).to.deep.equal([]);
+      expect(await search('fun', 'en')).to.have.length(4);
+    });
+
+    it('knows the words of an effect added a moment ago', async () => {
+      await addEffect('samurai', { categories: ['fun'], name: { ru: 'Кибер-самурай', en: 'Cyber samurai' }, position: 9 });
+      try {
+        expect(await search('samuray', 'en')).to.deep.equal(['samurai']);
+        expect(await search('самурай')).to.deep.equal(['samurai']);
+      } finally {
+        await services().db('effects').where({ slug: 'samurai' }).delete();
+      }
+    });
+  });
+
+  describe('prefixes and fragments', () => {
+    it('matches the start of a word in a name, a tag or a category', async () => {
+      expect(await search('порт')).to.include('winter-portrait');
+      expect(await search('зим')).to.deep.equal(['winter-portrait']);
+      expect(await search('portr', 'en')).to.include.members(['winter-portrait', 'golden']);
+      expect(await search('весел')).to.have.length(4);
+    });
+
+    it('matches only whole words in a description', async () => {
+      expect(await search('снеж')).to.deep.equal([]);
+      expect(await search('снежный')).to.deep.equal(['winter-portrait']);
+      expect(await search('snow', 'en')).to.deep.equal([]);
+      expect(await search('snowy', 'en')).to.deep.equal(['winter-portrait']);
+    });
+
+    it('never matches a fragment from the middle of a word', async () => {
+      expect(await search('трет')).to.deep.equal([]);
+      expect(await search('trait', 'en')).to.deep.equal([]);
+      expect(await search('евальное')).to.deep.equal([]);
+    });
+
+    it('ignores the name of a disabled category', async () => {
+      expect(await search('архив')).to.deep.equal([]);
+      expect(await search('archive', 'en')).to.deep.equal([]);
+    });
+  });
+
+  describe('several words', () => {
+    it('needs all words, in any order and across fields', async () => {
+      expect(await search('портрет зимний')).to.deep.equal(['winter-portrait']);
+      expect(await search('портрет золотой')).to.deep.equal(['golden']);
+      expect(await search('portrait golden', 'en')).to.deep.equal(['golden']);
+    });
+
+    it('falls back to effects with part of the words when none has them all, most words first', async () => {
+      expect(await search('золотой видео')).to.deep.equal(['golden', 'dance']);
+      expect(await search('зимний танцевальное видео')).to.deep.equal(['dance', 'winter-portrait']);
+      expect(await search('golden dance', 'en')).to.deep.equal(['golden', 'dance']);
+    });
+
+    it('counts only the first eight significant words', async () => {
+      const filler = ['альфа', 'бета', 'гамма', 'дельта', 'омега', 'сигма', 'каппа'];
+      expect(await search(['золотой', ...filler, 'видео'].join(' '))).to.deep.equal(['golden']);
+      expect(await search(['золотой', ...filler.slice(1), 'видео'].join(' '))).to.deep.equal(['golden', 'dance']);
+      // Request words are not significant: they do not use up the eight.
+      expect(await search(['золотой', 'эффект', 'фото', ...filler.slice(1), 'видео'].join(' '))).to.deep.equal(['golden', 'dance']);
+    });
+  });
+
+  describe('ranking', () => {
+    after(async () => {
+      await resetDatabase();
+      await searchCatalog();
+    });
+
+    before(async () => {
+      await addCategory('aurora', { name: { ru: 'Аврора', en: 'Aurora' } });
+      await addTag('aurora', { ru: 'аврора', en: 'aurora' });
+      await addEffect('in-description', { position: 11, categories: ['fun'], description: { ru: 'Сияет аврора', en: 'The aurora shines' } });
+      await addEffect('in-tag', { position: 12, categories: ['fun'], tags: ['aurora'] });
+      await addEffect('in-name', { position: 13, categories: ['fun'], name: { ru: 'Аврора', en: 'Aurora' } });
+      await addEffect('in-category', { position: 14, categories: ['aurora'] });
+      await addEffect('in-name-later', { position: 15, categories: ['fun'], name: { ru: 'Северная аврора', en: 'Northern aurora' } });
+    });
+
+    for (const [locale, word] of [['ru', 'аврора'], ['en', 'aurora']]) {
+      it(`puts name matches above tag or category matches above description matches, ties in catalog order (${locale})`, async () => {
+        expect(await search(word, locale)).to.deep.equal(['in-name', 'in-name-later', 'in-tag', 'in-category', 'in-description']);
+      });
+    }
+
+    it('does not apply the category order inside a category', async () => {
+      expect(slugsOf(await t.api.get('/v1/effects?category=fun'))).to.deep.equal(
+        ['portrait-series', 'golden', 'winter-portrait', 'dance', 'in-description', 'in-tag', 'in-name', 'in-name-later'],
+      );
+      expect(await search('портрет', 'ru', '&category=fun')).to.deep.equal(['winter-portrait', 'golden', 'portrait-series']);
+    });
+  });
+
+  describe('what the server removes from the string', () => {
+    it('case, punctuation and extra spaces', async () => {
+      expect(await search('  ЗИМНИЙ!!!   ,портрет?? ')).to.deep.equal(['winter-portrait']);
+      expect(await search('WINTER...portrait', 'en')).to.deep.equal(['winter-portrait']);
+    });
+
+    it('request words in both languages', async () => {
+      expect(await search('эффект для фото золотой')).to.deep.equal(['golden']);
+      expect(await search('golden effect with photo', 'en')).to.deep.equal(['golden']);
+      expect(await search('эффект фото')).to.have.length(4);
+    });
+  });
+
+  describe('edge queries', () => {
+    it('answers an empty or blank search with the plain list', async () => {
+      const plain = await search('', 'ru');
+      expect(plain).to.deep.equal(['winter-portrait', 'portrait-series', 'golden', 'dance']);
+      expect(await search('   ')).to.deep.equal(plain);
+    });
+
+    it('answers a query with no letter or digit with an empty list', async () => {
+      const answer = await t.api.get(`/v1/effects?search=${encodeURIComponent('!!! ?? ...')}`);
+      expect(answer.body).to.deep.equal({ items: [], total: 0, limit: 20, offset: 0 });
+    });
+
+    it('rejects more than 300 characters with 422 validation_error and accepts 300', async () => {
+      const tooLong = await t.api.get(`/v1/effects?search=${'а'.repeat(301)}`);
+      expect(tooLong.status).to.equal(422);
+      expect(tooLong.body.error.code).to.equal('validation_error');
+      expect(tooLong.body.error.details[0].loc).to.deep.equal(['query', 'search']);
+      expect((await t.api.get(`/v1/effects?search=${'а'.repeat(300)}`)).status).to.equal(200);
+    });
+
+    it('pages search results with the total of all matches', async () => {
+      const answer = await t.api.get(`/v1/effects?search=${encodeURIComponent('веселое')}&limit=2&offset=1`);
+      expect(slugsOf(answer)).to.deep.equal(['portrait-series', 'golden']);
+      expect(answer.body.total).to.equal(4);
+    });
+  });
+
+  describe('thematic search hook', () => {
+    let themed: TestApp;
+    const asked: string[] = [];
+    const fake: ThematicSearch = {
+      closestEffects: async (query) => {
+        asked.push(query);
+        const ids = await Promise.all(['dance', 'winter-portrait', 'archived-portrait', 'portrait-series'].map(
+          async (slug) => (await client(themed.url).get(`/v1/effects/${slug}`)).body.id as string,
+        ));
+        return ids;
+      },
+    };
+
+    afterEach(async () => {
+      await themed?.close();
+      asked.length = 0;
+    });
+
+    it('adds listed, unmatched effects after the word matches when THEMATIC_SEARCH is on', async () => {
+      themed = await startTestApp({ config: { THEMATIC_SEARCH: '1' }, thematicSearch: fake });
+      const answer = await client(themed.url).get(`/v1/effects?search=${encodeURIComponent('зимний')}`);
+      expect(slugsOf(answer)).to.deep.equal(['winter-portrait', 'dance', 'portrait-series']);
+      expect(answer.body.total).to.equal(3);
+    });
+
+    it('is not asked for a query under three characters, nor when the flag is off', async () => {
+      themed = await startTestApp({ config: { THEMATIC_SEARCH: '1' }, thematicSearch: fake });
+      expect(slugsOf(await client(themed.url).get(`/v1/effects?search=${encodeURIComponent('зи')}`))).to.deep.equal(['winter-portrait']);
+      await themed.close();
+      themed = await startTestApp({ thematicSearch: fake });
+      expect(slugsOf(await client(themed.url).get(`/v1/effects?search=${encodeURIComponent('зимний')}`))).to.deep.equal(['winter-portrait']);
+      expect(asked).to.deep.equal([]);
+    });
+  });
+});
+
+describe('catalog search on a large catalog', function () {
+  this.timeout(60_000);
+
+  before(async () => {
+    await resetDatabase();
+    await generateBenchCatalog(services().db, 3000);
+  });
+
+  /** The plan of the search statement that `listEffects` runs for `text`. */
+  async function searchPlan(text: string): Promise<string> {
+    const { db } = services();
+    const statements: { sql: string; bindings: unknown[] }[] = [];
+    const record = (query: { sql: string; bindings: unknown[] }) => statements.push(query);
+    db.on('query', record);
+    try {
+      await listEffects(db, (key) => key, { locale: 'ru', search: text, paging: { limit: 20, offset: 0 }, newEffects: { slots: 3, days: 14 } });
+    } finally {
+      db.off('query', record);
+    }
+    const search = statements.find((statement) => statement.sql.includes('word_queries'))!;
+    const { rows } = await db.raw(`explain ${db.raw(search.sql.replace(/\$\d+/g, '?'), search.bindings as any).toString()}`);
+    return rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n');
+  }
+
+  it('matches words through the GIN indexes, never by reading every effect\'s vectors', async () => {
+    const plan = await searchPlan('зимний партрет');
+    expect(plan).to.contain('Bitmap Index Scan on effect_search_name_ru');
+    expect(plan).to.contain('Bitmap Index Scan on effect_search_description_ru');
+    expect(plan).not.to.contain('Seq Scan on effect_search');
+  });
+});

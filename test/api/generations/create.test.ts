@@ -1,0 +1,267 @@
+import { expect } from 'chai';
+import { createOnce } from '../../../api/idempotency/create-once';
+import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
+import { client } from '../../client';
+import { balanceOf, insertDemoEffects, insertEffect, photo, storedUpload, type DemoSlug } from '../../generation-fixtures';
+import { makeUser, type TestUser } from '../../users';
+
+describe('POST /v1/generations', () => {
+  const t = useTestApp();
+  let effects: Record<DemoSlug, string>;
+  let user: TestUser;
+  let upload: string;
+  beforeEach(async () => {
+    await resetDatabase();
+    effects = await insertDemoEffects();
+    user = await makeUser({ guest: true, balance: 100 });
+    upload = await storedUpload(user.id, await photo());
+  });
+
+  const post = (body: object, as: TestUser = user, headers: Record<string, string> = {}) => t.api.post('/v1/generations', body, { token: as.token, headers });
+
+  async function counts() {
+    const { db } = services();
+    const [generations, ledger] = await Promise.all([
+      db('generations').count<{ count: number }[]>('* as count'),
+      db('credit_transactions').whereIn('kind', ['reserve', 'refund']).count<{ count: number }[]>('* as count'),
+    ]);
+    return { generations: generations[0].count, ledger: ledger[0].count };
+  }
+
+  /** A refusal must leave no trace: balance as it was, no generation, no reserve. */
+  async function expectRefused(answer: { status: number; body: any }, status: number, code: string, balance = 100, who: TestUser = user) {
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(status);
+    expect(answer.body.error.code).to.equal(code);
+    expect(await balanceOf(who.id)).to.equal(balance);
+    expect(await counts()).to.deep.equal({ generations: 0, ledger: 0 });
+  }
+
+  describe('accepting', () => {
+    it('reserves the cost, stores a pending generation with its queue ticket, answers 202 {id, status}', async () => {
+      const answer = await post({ effect_id: effects['winter-portrait'], characters: [[upload]] });
+      expect(answer.status).to.equal(202);
+      expect(answer.body).to.deep.equal({ id: answer.body.id, status: 'pending' });
+      expect(answer.headers.get('location')).to.equal(`/v1/generations/${answer.body.id}`);
+      const { db } = services();
+      const row = await db('generations').where({ id: answer.body.id }).first();
+      expect(row).to.include({ user_id: user.id, effect_id: effects['winter-portrait'], status: 'pending', cost: 10, output_type: 'image', model: 'image' });
+      expect(row.inputs).to.deep.equal([{ upload_id: upload, object_key: `uploads/${user.id}/${upload}.jpg`, person: 0 }]);
+      expect(await balanceOf(user.id)).to.equal(90);
+      expect(await db('credit_transactions').where({ user_id: user.id, kind: 'reserve' }).select('amount', 'reference')).to.deep.equal([{ amount: -10, reference: answer.body.id }]);
+      const job = await services().boss.getJobById('generation-submit', answer.body.id);
+      expect(job?.data).to.deep.equal({ generationId: answer.body.id });
+    });
+
+    it('accepts the effect by slug and the legacy flat form', async () => {
+      const answer = await post({ effect_id: 'winter-portrait', upload_id: upload, additional_uploads: [upload] });
+      expect(answer.status).to.equal(202);
+    });
+
+    it('creates a new generation for every request without a key', async () => {
+      const first = await post({ effect_id: effects['winter-portrait'], characters: [[upload]] });
+      const second = await post({ effect_id: effects['winter-portrait'], characters: [[upload]] });
+      expect(first.body.id).not.to.equal(second.body.id);
+      expect(await balanceOf(user.id)).to.equal(80);
+    });
+  });
+
+  describe('refusals, in the contract order, all before any credit moves', () => {
+    it('1. 404 for an absent, hidden or unknown effect', async () => {
+      await expectRefused(await post({ effect_id: '00000000-0000-4000-8000-000000000000', characters: [[upload]] }), 404, 'not_found');
+      await expectRefused(await post({ effect_id: 'no-such-slug', characters: [[upload]] }), 404, 'not_found');
+      const hidden = await insertEffect('hidden-effect', { hidden: true });
+      await expectRefused(await post({ effect_id: hidden, characters: [[upload]] }), 404, 'not_found');
+    });
+
+    it("1. 404 for an absent or another user's upload, or one that is not a UUID", async () => {
+      const stranger = await makeUser({ guest: true, balance: 100 });
+      const theirs = await storedUpload(stranger.id, await photo());
+      await expectRefused(await post({ effect_id: effects['multi-angle-hero'], characters: [[upload, theirs]] }), 404, 'not_found');
+      await expectRefused(await post({ effect_id: effects['winter-portrait'], upload_id: '00000000-0000-4000-8000-000000000000' }), 404, 'not_found');
+      await expectRefused(await post({ effect_id: effects['winter-portrait'], characters: [['not-a-uuid']] }), 404, 'not_found');
+    });
+
+    it('1 before 2: 404 for an absent effect even when an upload is not completed', async () => {
+      const pending = await storedUpload(user.id, null);
+      await expectRefused(await post({ effect_id: 'no-such-slug', characters: [[pending]] }), 404, 'not_found');
+    });
+
+    it('2. 422 for an upload whose file was never put into storage, naming it', async () => {
+      const pending = await storedUpload(user.id, null);
+      const answer = await post({ effect_id: effects['multi-angle-hero'], characters: [[upload, pending]] });
+      await expectRefused(answer, 422, 'validation_error');
+      expect(answer.body.error.details).to.deep.equal([{ loc: ['body', 'characters', 0, 1], msg: 'the upload is not completed: no file was put into storage', type: 'upload_pending' }]);
+    });
+
+    it('2. 422 for a file above 15 MB (the storage does not enforce the POST policy)', async () => {
+      const big = await storedUpload(user.id, Buffer.alloc(15 * 1024 * 1024 + 1, 1));
+      const answer = await post({ effect_id: effects['winter-portrait'], upload_id: big });
+      await expectRefused(answer, 422, 'validation_error');
+      expect(answer.body.error.details[0]).to.include({ type: 'upload_too_large' });
+    });
+
+    it('2 before 3: an unfinished upload is named before a wrong number of photos', async () => {
+      const pending = await storedUpload(user.id, null);
+      const answer = await post({ effect_id: effects['winter-portrait'], characters: [[upload, pending]] });
+      expect(answer.body.error.details[0].type).to.equal('upload_pending');
+    });
+
+    it('3. 422 for a characters rule (here: more people than the effect has)', async () => {
+      const other = await storedUpload(user.id, await photo());
+      const answer = await post({ effect_id: effects['winter-portrait'], characters: [[upload], [other]] });
+      await expectRefused(answer, 422, 'validation_error');
+      expect(answer.body.error.details[0].type).to.equal('max_people');
+    });
+
+    it('4. 422 characters_required for a flat list whose ownership is ambiguous', async () => {
+      const other = await storedUpload(user.id, await photo());
+      await expectRefused(await post({ effect_id: effects['family-trio'], upload_id: upload, additional_uploads: [other] }), 422, 'characters_required');
+    });
+
+    it('3 and 4 before 5: a photo rule is answered even without credits', async () => {
+      const poor = await makeUser({ guest: true });
+      const theirs = await storedUpload(poor.id, await photo());
+      await expectRefused(await post({ effect_id: effects['family-trio'], upload_id: theirs }, poor), 422, 'characters_required', 0, poor);
+    });
+
+    it('5. 402 insufficient_credits: no generation, no reserve, balance untouched', async () => {
+      const poor = await makeUser({ guest: true, balance: 9 });
+      const theirs = await storedUpload(poor.id, await photo());
+      await expectRefused(await post({ effect_id: effects['winter-portrait'], characters: [[theirs]] }, poor), 402, 'insufficient_credits', 9, poor);
+    });
+
+    it('8. 422 for an effect whose price is not assigned yet (cost 0), nothing charged', async () => {
+      const unpriced = await insertEffect('fresh-template', { cost: 0 });
+      const answer = await post({ effect_id: unpriced, characters: [[upload]] });
+      await expectRefused(answer, 422, 'validation_error');
+      expect(answer.body.error.details[0].type).to.equal('cost_not_assigned');
+    });
+
+    it('6. 503 provider_unavailable only beyond MAX_QUEUED_GENERATIONS waiting, nothing charged', async () => {
+      const small = await startTestApp({ config: { MAX_QUEUED_GENERATIONS: '1' } });
+      try {
+        const smallApi = client(small.url);
+        const first = await smallApi.post('/v1/generations', { effect_id: effects['winter-portrait'], characters: [[upload]] }, { token: user.token });
+        expect(first.status).to.equal(202);
+        const second = await smallApi.post('/v1/generations', { effect_id: effects['winter-portrait'], characters: [[upload]] }, { token: user.token });
+        expect(second.status).to.equal(503);
+        expect(second.body.error.code).to.equal('provider_unavailable');
+        expect(await balanceOf(user.id)).to.equal(90);
+        expect((await counts()).generations).to.equal(1);
+      } finally {
+        await small.close();
+      }
+    });
+
+    it('validates the body shape: 4 people of 4 photos at most, 15 additional uploads, effect_id required', async () => {
+      const five = Array.from({ length: 5 }, () => upload);
+      await expectRefused(await post({ effect_id: effects['winter-portrait'], characters: [five] }), 422, 'validation_error');
+      await expectRefused(await post({ effect_id: effects['winter-portrait'], characters: [[upload], [upload], [upload], [upload], [upload]] }), 422, 'validation_error');
+      await expectRefused(await post({ effect_id: effects['winter-portrait'], upload_id: upload, additional_uploads: Array.from({ length: 16 }, () => upload) }), 422, 'validation_error');
+      await expectRefused(await post({ characters: [[upload]] }), 422, 'validation_error');
+    });
+
+    it('401 without a token; a guest may generate', async () => {
+      expect((await t.api.post('/v1/generations', { effect_id: effects['winter-portrait'], characters: [[upload]] })).status).to.equal(401);
+      expect(user).to.exist;
+      const guest = await makeUser({ guest: true, balance: 50 });
+      const theirs = await storedUpload(guest.id, await photo());
+      expect((await post({ effect_id: effects['winter-portrait'], characters: [[theirs]] }, guest)).status).to.equal(202);
+    });
+  });
+
+  describe('Idempotency-Key (contract A, "Idempotent retry")', () => {
+    const key = 'retry-key-0123456789';
+    const body = () => ({ effect_id: effects['winter-portrait'], characters: [[upload]] });
+
+    it('same key and body: the same generation, 202, with its current status, charged once', async () => {
+      const first = await post(body(), user, { 'Idempotency-Key': key });
+      expect(first.status).to.equal(202);
+      await services().db('generations').where({ id: first.body.id }).update({ status: 'processing' });
+      const again = await post({ characters: [[upload]], effect_id: effects['winter-portrait'] }, user, { 'Idempotency-Key': key });
+      expect(again.status).to.equal(202);
+      expect(again.body).to.deep.equal({ id: first.body.id, status: 'processing' });
+      expect(await balanceOf(user.id)).to.equal(90);
+      expect((await counts()).generations).to.equal(1);
+    });
+
+    it('a repeat is answered even when it could no longer be created (effect hidden, balance gone)', async () => {
+      const first = await post(body(), user, { 'Idempotency-Key': key });
+      await services().db('effects').where({ id: effects['winter-portrait'] }).update({ hidden: true });
+      await services().db('users').where({ id: user.id }).update({ balance: 0 });
+      const again = await post(body(), user, { 'Idempotency-Key': key });
+      expect(again.status).to.equal(202);
+      expect(again.body.id).to.equal(first.body.id);
+    });
+
+    it('same key, different body: 409 idempotency_key_reused, nothing charged', async () => {
+      await post(body(), user, { 'Idempotency-Key': key });
+      const other = await storedUpload(user.id, await photo());
+      const answer = await post({ effect_id: effects['winter-portrait'], characters: [[other]] }, user, { 'Idempotency-Key': key });
+      expect(answer.status).to.equal(409);
+      expect(answer.body.error.code).to.equal('idempotency_key_reused');
+      expect(await balanceOf(user.id)).to.equal(90);
+    });
+
+    it('the studio endpoint shares the key space: a key used there is 409 here, and the other way round', async () => {
+      const { db } = services();
+      const studio = (key: string) => ({ key, pair: 'generation' as const, endpoint: 'POST /v1/studio/generations' });
+      const studioObject = '11111111-1111-4111-8111-111111111111';
+      const studioCreation = (key: string) => createOnce({
+        db, userId: user.id, idempotency: studio(key), body: body(), statusCode: 202,
+        prepare: async () => undefined, create: async () => studioObject, find: async (id) => ({ state: 'done' as const, answer: id }),
+      });
+      await studioCreation('studio-key-0123456789');
+      const here = await post(body(), user, { 'Idempotency-Key': 'studio-key-0123456789' });
+      expect(here.status).to.equal(409);
+      expect(here.body.error.code).to.equal('idempotency_key_reused');
+
+      await post(body(), user, { 'Idempotency-Key': key });
+      const there = await studioCreation(key).then(() => null, (error: { code?: string }) => error.code);
+      expect(there).to.equal('idempotency_key_reused');
+    });
+
+    it('a refused request leaves the key free', async () => {
+      await services().db('users').where({ id: user.id }).update({ balance: 5 });
+      const refused = await post(body(), user, { 'Idempotency-Key': key });
+      expect(refused.status).to.equal(402);
+      const unknown = await post({ effect_id: 'no-such-slug', characters: [[upload]] }, user, { 'Idempotency-Key': key });
+      expect(unknown.status).to.equal(404);
+      await services().db('users').where({ id: user.id }).update({ balance: 100 });
+      const accepted = await post(body(), user, { 'Idempotency-Key': key });
+      expect(accepted.status).to.equal(202);
+    });
+
+    it('a key belongs to its user: another user with the same key gets a generation of their own', async () => {
+      const other = await makeUser({ guest: true, balance: 100 });
+      const theirs = await storedUpload(other.id, await photo());
+      const mine = await post(body(), user, { 'Idempotency-Key': key });
+      const their = await post({ effect_id: effects['winter-portrait'], characters: [[theirs]] }, other, { 'Idempotency-Key': key });
+      expect(their.status).to.equal(202);
+      expect(their.body.id).not.to.equal(mine.body.id);
+    });
+
+    it('concurrent duplicates (5 at once, credits for one): one generation, one reserve, every answer the same 202', async () => {
+      await services().db('users').where({ id: user.id }).update({ balance: 10 });
+      const answers = await Promise.all(Array.from({ length: 5 }, () => post(body(), user, { 'Idempotency-Key': key })));
+      expect(answers.map((answer) => answer.status)).to.deep.equal([202, 202, 202, 202, 202]);
+      expect(new Set(answers.map((answer) => answer.body.id)).size).to.equal(1);
+      expect(await counts()).to.deep.equal({ generations: 1, ledger: 1 });
+      expect(await balanceOf(user.id)).to.equal(0);
+    });
+
+    it('is published in /v1/openapi.json with its header and answers', async () => {
+      const document = (await t.api.get('/v1/openapi.json')).body;
+      const operation = document.paths['/v1/generations'].post;
+      expect(operation.parameters.map((parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`)).to.include('header:idempotency-key');
+      expect(operation.responses).to.include.keys('202', '402', '404', '409', '422', '503');
+      for (const path of ['/v1/uploads', '/v1/uploads/{id}', '/v1/generations/{id}', '/v1/generations/{id}/hide']) expect(document.paths).to.have.property(path);
+      expect(JSON.stringify(document.paths['/v1/generations'])).not.to.contain('501');
+    });
+
+    it('refuses a malformed key with 422', async () => {
+      const answer = await post(body(), user, { 'Idempotency-Key': 'short' });
+      await expectRefused(answer, 422, 'validation_error');
+    });
+  });
+});

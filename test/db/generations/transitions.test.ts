@@ -1,0 +1,145 @@
+import type { Knex } from 'knex';
+import { expect } from 'chai';
+import pg from 'pg';
+import { createGeneration } from '../../../api/generations/create';
+import { failGeneration } from '../../../db/generations/fail-generation';
+import { markProcessing } from '../../../db/generations/mark-processing';
+import { markResultStored } from '../../../db/generations/mark-result-stored';
+import { succeedGeneration } from '../../../db/generations/succeed-generation';
+import { leaseSlots } from '../../../pool/lease-slots';
+import { syncProviderAccounts } from '../../../pool/accounts';
+import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
+import { databaseUrl, resetDatabase, services } from '../../harness';
+import { balanceOf, insertEffect, ledgerOf, photo, storedUpload } from '../../generation-fixtures';
+import { makeUser, type TestUser } from '../../users';
+import { eventually } from '../../wait';
+
+/** One slot for one generation, or null when none is free. */
+const leaseOne = async (db: Knex, generationId: string, leaseS: number, knownAccounts: string[] | null = null) => (await leaseSlots(db, [generationId], leaseS, knownAccounts))[0] ?? null;
+
+describe('generation state machine', () => {
+  let user: TestUser;
+  let effectId: string;
+  let listener: pg.Client;
+  let events: { id: string; user_id: string; status: string; error_code: string | null }[];
+
+  before(async () => {
+    listener = new pg.Client({ connectionString: databaseUrl() });
+    await listener.connect();
+    await listener.query('listen generation_status');
+    listener.on('notification', (message) => events.push(JSON.parse(message.payload!)));
+  });
+  after(() => listener.end());
+  beforeEach(async () => {
+    await resetDatabase();
+    events = [];
+    user = await makeUser({ guest: true, balance: 100 });
+    effectId = await insertEffect('winter-portrait');
+  });
+
+  async function pendingGeneration(): Promise<string> {
+    const upload = await storedUpload(user.id, await photo());
+    const created = await createGeneration(services(), user.id, { effect_id: effectId, characters: [[upload]] }, null);
+    return created.body.id;
+  }
+
+  const transaction = <T>(work: (trx: import('knex').Knex.Transaction) => Promise<T>) => services().db.transaction(work);
+  const processing = (id: string) => transaction((trx) => markProcessing(trx, services().boss, { generationId: id, accountId: 1, taskId: 'task-1', firstPollInMs: 100 }));
+  const failed = (id: string, from: 'pending' | 'processing', errorCode = 'provider_error') => transaction((trx) => failGeneration(trx, services().boss, { generationId: id, from, errorCode }));
+  const stored = (id: string) => transaction((trx) => markResultStored(trx, services().boss, { generationId: id, key: `results/${user.id}/${id}.jpg`, contentType: 'image/jpeg' }));
+  const succeeded = (id: string) => transaction((trx) => succeedGeneration(trx, services().boss, { generationId: id, preview: null }));
+
+  async function pushJobs() {
+    const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' order by created_on");
+    return rows.map((row: { data: object }) => row.data);
+  }
+
+  it('pending -> processing -> succeeded, each step once; duplicates and late steps change nothing', async () => {
+    const id = await pendingGeneration();
+    expect(await processing(id)).to.equal(true);
+    expect(await processing(id)).to.equal(false);
+    expect(await succeeded(id)).to.equal(false, 'no success before the result is stored');
+    expect(await stored(id)).to.equal(true);
+    expect(await stored(id)).to.equal(false);
+    expect(await succeeded(id)).to.equal(true);
+    expect(await succeeded(id)).to.equal(false);
+    expect(await failed(id, 'processing')).to.equal(false, 'a terminal generation never changes again');
+    const row = await services().db('generations').where({ id }).first();
+    expect(row).to.include({ status: 'succeeded', error_code: null, provider_task_id: 'task-1' });
+    expect(row.started_at).to.be.instanceOf(Date);
+    expect(row.finished_at).to.be.instanceOf(Date);
+    expect((await services().db('effects').where({ id: effectId }).first('success_count')).success_count).to.equal(1);
+    expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -10, reference: id }]);
+  });
+
+  it('failGeneration refunds in the same transaction, exactly once, with the reserve\'s reference', async () => {
+    const id = await pendingGeneration();
+    expect(await balanceOf(user.id)).to.equal(90);
+    expect(await failed(id, 'pending', 'bad_input_image')).to.equal(true);
+    expect(await failed(id, 'pending', 'bad_input_image')).to.equal(false);
+    expect(await failed(id, 'processing')).to.equal(false);
+    expect(await balanceOf(user.id)).to.equal(100);
+    expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -10, reference: id }, { kind: 'refund', amount: 10, reference: id }]);
+    expect(await services().db('generations').where({ id }).first('status', 'error_code')).to.deep.equal({ status: 'failed', error_code: 'bad_input_image' });
+    const job = await services().boss.getJobById('generation-submit', id);
+    expect(job?.state).to.equal('cancelled');
+  });
+
+  it('a failure rolled back refunds nothing and announces nothing', async () => {
+    const id = await pendingGeneration();
+    await transaction(async (trx) => {
+      await failGeneration(trx, services().boss, { generationId: id, from: 'pending', errorCode: 'provider_error' });
+      await trx.rollback(new Error('boom'));
+    }).catch(() => undefined);
+    expect(await balanceOf(user.id)).to.equal(90);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(events.map((event) => event.status)).to.deep.equal(['pending']);
+  });
+
+  it('failGeneration gives the slot back', async () => {
+    await syncProviderAccounts(services().db, [{ apiKey: 'k1', slots: 1 }]);
+    const id = await pendingGeneration();
+    expect(await leaseOne(services().db, id, 60)).to.not.equal(null);
+    expect(await processing(id)).to.equal(true);
+    await failed(id, 'processing');
+    expect(await services().db('provider_slots').whereNotNull('generation_id').count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 0 }]);
+  });
+
+  it('announces every status change with NOTIFY generation_status, creation included, and a push job at terminal ones', async () => {
+    const first = await pendingGeneration();
+    await processing(first);
+    await stored(first);
+    await succeeded(first);
+    const second = await pendingGeneration();
+    await failed(second, 'pending', 'safety');
+    await eventually(async () => events.length >= 5, Boolean, 5000);
+    expect(events).to.deep.equal([
+      { id: first, user_id: user.id, status: 'pending', error_code: null },
+      { id: first, user_id: user.id, status: 'processing', error_code: null },
+      { id: first, user_id: user.id, status: 'succeeded', error_code: null },
+      { id: second, user_id: user.id, status: 'pending', error_code: null },
+      { id: second, user_id: user.id, status: 'failed', error_code: 'safety' },
+    ]);
+    expect(await pushJobs()).to.deep.equal([
+      { userId: user.id, generationId: first, status: 'succeeded', errorCode: null },
+      { userId: user.id, generationId: second, status: 'failed', errorCode: 'safety' },
+    ]);
+  });
+
+  it('a preview copy that fails leaves preview null and the generation still succeeds', async () => {
+    const id = await pendingGeneration();
+    await processing(id);
+    await services().storage.put(`results/${user.id}/${id}.jpg`, Buffer.from('not an image at all'), 'image/jpeg');
+    const previews = await startPreviewConsumer(services());
+    try {
+      await stored(id);
+      await eventually(async () => (await services().db('generations').where({ id }).first('status')).status === 'succeeded', Boolean, 10_000);
+      expect(await services().db('generations').where({ id }).first('status', 'preview')).to.deep.equal({ status: 'succeeded', preview: null });
+      // A duplicate job changes nothing and completes.
+      const duplicate = await services().boss.send('generation-media', { generationId: id });
+      await eventually(async () => (await services().boss.getJobById('generation-media', duplicate!))?.state === 'completed', Boolean, 10_000);
+    } finally {
+      await previews.stop();
+    }
+  });
+});

@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import sharp from 'sharp';
+import type { Knex } from 'knex';
+import type { RunningPart, Services } from '../services';
+import type { ProviderAdapter } from '../pool/provider/adapter';
+import { HttpProviderAdapter } from '../pool/provider/http-client';
+import { startProviderSimulator, type ProviderSimulator, type ProviderSimulatorOptions } from '../simulators/provider/provider-simulator';
+import { startGenerationPipeline } from '../workers/generations/pipeline';
+import { startPreviewConsumer } from '../workers/generations/preview-consumer';
+import { services, testConfig } from './harness';
+import { eventually } from './wait';
+
+export async function balanceOf(userId: string): Promise<number> {
+  return (await services().db('users').where({ id: userId }).first('balance')).balance;
+}
+
+/** The ledger rows of a user, oldest first, as `kind:amount:reference`. */
+export async function ledgerOf(userId: string): Promise<{ kind: string; amount: number; reference: string }[]> {
+  return services().db('credit_transactions').where({ user_id: userId }).whereIn('kind', ['reserve', 'refund']).orderBy('seq').select('kind', 'amount', 'reference');
+}
+
+const one = [{ min_photos: 1, max_photos: 1 }];
+
+/** The demo catalog's effects (decisions.md section 5) as far as generations care. */
+export const demoEffects = {
+  'winter-portrait': { cost: 10, characters: one, output_type: 'image', model: 'image' },
+  'multi-angle-hero': { cost: 15, characters: [{ min_photos: 1, max_photos: 4 }], output_type: 'image', model: 'image' },
+  'royal-couple': { cost: 20, characters: [...one, ...one], output_type: 'image', model: 'image' },
+  'twin-studio': { cost: 20, characters: [{ min_photos: 2, max_photos: 2 }, { min_photos: 2, max_photos: 2 }], output_type: 'image', model: 'image' },
+  'family-trio': { cost: 30, characters: [{ min_photos: 1, max_photos: 3 }, { min_photos: 1, max_photos: 3 }, { min_photos: 0, max_photos: 2 }], output_type: 'image', model: 'image' },
+  'dance-video': { cost: 40, characters: one, output_type: 'video', model: 'video' },
+  'community-sticker': { cost: 5, characters: one, output_type: 'image', model: 'sticker' },
+  'qa-safety': { cost: 10, characters: one, output_type: 'image', model: 'safety' },
+  'qa-provider-error': { cost: 10, characters: one, output_type: 'image', model: 'error' },
+} as const;
+
+export type DemoSlug = keyof typeof demoEffects;
+
+/** Inserts an effect row (the catalog's own table, only the columns a generation reads); answers its id. */
+export async function insertEffect(slug: string, fields: Partial<{ cost: number; characters: object[]; output_type: string; model: string; model_max_photos: number | null; hidden: boolean }> = {}): Promise<string> {
+  const demo = (demoEffects as Record<string, object>)[slug] ?? demoEffects['winter-portrait'];
+  const row = { ...demo, ...fields };
+  const [effect] = await services().db('effects').insert({
+    slug,
+    name_ru: slug,
+    name_en: slug,
+    poster_key: `catalog/test/${slug}.jpg`,
+    ...row,
+    characters: JSON.stringify((row as { characters: object[] }).characters),
+  }).returning('id');
+  return effect.id;
+}
+
+export async function insertDemoEffects(): Promise<Record<DemoSlug, string>> {
+  const ids: Partial<Record<DemoSlug, string>> = {};
+  for (const slug of Object.keys(demoEffects) as DemoSlug[]) ids[slug] = await insertEffect(slug);
+  return ids as Record<DemoSlug, string>;
+}
+
+export function photo(width = 64, height = 48, colour = '#c08040'): Promise<Buffer> {
+  return sharp({ create: { width, height, channels: 3, background: colour } }).jpeg().toBuffer();
+}
+
+/** An upload row plus its object put straight into storage (what the client's multipart POST does). */
+export async function storedUpload(userId: string, body: Buffer | null, contentType = 'image/jpeg'): Promise<string> {
+  const { db, storage } = services();
+  const id = (await db.raw('select gen_random_uuid() as id')).rows[0].id as string;
+  const objectKey = `uploads/${userId}/${id}.jpg`;
+  await db('uploads').insert({ id, user_id: userId, object_key: objectKey, content_type: contentType });
+  if (body) await storage.put(objectKey, body, contentType);
+  return id;
+}
+
+export async function statusOf(db: Knex, generationId: string): Promise<{ status: string; error_code: string | null }> {
+  return db('generations').where({ id: generationId }).first('status', 'error_code');
+}
+
+export async function waitForTerminal(generationId: string, timeoutMs = 20_000): Promise<{ status: string; error_code: string | null }> {
+  return eventually(() => statusOf(services().db, generationId), (row) => ['succeeded', 'failed'].includes(row?.status), timeoutMs);
+}
+
+/** Settings that keep the tests fast: short leases and claims, quick polls. */
+export const fastPipeline: Record<string, string> = {
+  PROVIDER_ACCOUNTS: 'acct-one:2,acct-two:2',
+  SLOT_LEASE_S: '3',
+  POLL_CLAIM_S: '1',
+  POLL_MIN_INTERVAL_MS: '20',
+  POLL_MAX_INTERVAL_MS: '200',
+  DISPATCH_TICK_MS: '100',
+};
+
+export interface Pipeline {
+  simulator: ProviderSimulator;
+  services: Services;
+  stop(): Promise<void>;
+}
+
+/**
+ * The provider simulator and the worker and media parts in this process, over the test run's
+ * database and storage, with `fastPipeline` and `overrides` as configuration.
+ */
+export async function startPipeline(options: {
+  config?: Record<string, string>;
+  simulator?: Partial<ProviderSimulatorOptions>;
+  media?: boolean;
+  /** Wraps the adapter over the simulator, to make the provider misbehave in ways the simulator cannot. */
+  adapter?: (real: ProviderAdapter) => ProviderAdapter;
+} = {}): Promise<Pipeline> {
+  const env = { ...fastPipeline, ...options.config };
+  const config = testConfig(env);
+  const accounts = Object.fromEntries(config.generations.providerAccounts.map((account) => [account.apiKey, account.slots]));
+  const simulator = await startProviderSimulator({ latencyMs: 50, accounts, ...options.simulator });
+  const pipelineServices: Services = { ...services(), config: testConfig({ ...env, PROVIDER_URL: simulator.url }) };
+  const real = new HttpProviderAdapter({ baseUrl: simulator.url });
+  const parts: RunningPart[] = [await startGenerationPipeline(pipelineServices, options.adapter ? options.adapter(real) : real)];
+  if (options.media ?? true) parts.push(await startPreviewConsumer(pipelineServices));
+  return {
+    simulator,
+    services: pipelineServices,
+    stop: async () => {
+      for (const part of parts.reverse()) await part.stop();
+      await simulator.stop();
+    },
+  };
+}
+
+/** A generation row as the pipeline would have written it. */
+export async function insertGeneration(userId: string, status: 'pending' | 'processing' | 'succeeded' | 'failed' = 'pending', errorCode: string | null = null): Promise<string> {
+  const id = randomUUID();
+  await services().db('generations').insert({
+    id,
+    user_id: userId,
+    effect_id: randomUUID(),
+    status,
+    cost: 10,
+    output_type: 'image',
+    model: 'image',
+    inputs: JSON.stringify([]),
+    error_code: status === 'failed' ? (errorCode ?? 'provider_error') : null,
+    started_at: status === 'pending' ? null : new Date(),
+    finished_at: status === 'succeeded' || status === 'failed' ? new Date() : null,
+  });
+  return id;
+}
+
+/** A status change the way the pipeline makes it: the update and its NOTIFY in one transaction. */
+export async function changeStatus(id: string, status: 'processing' | 'succeeded' | 'failed', errorCode: string | null = null): Promise<void> {
+  await services().db.transaction(async (trx) => {
+    const [row] = await trx('generations').where({ id }).update({
+      status,
+      error_code: status === 'failed' ? (errorCode ?? 'provider_error') : null,
+      finished_at: status === 'processing' ? null : trx.fn.now(),
+      started_at: trx.raw('coalesce(started_at, now())'),
+    }).returning(['id', 'user_id', 'status', 'error_code']);
+    await trx.raw("select pg_notify('generation_status', ?)", [JSON.stringify(row)]);
+  });
+}

@@ -1,0 +1,61 @@
+import { expect } from 'chai';
+import { createGeneration } from '../../api/generations/create';
+import { failGeneration } from '../../db/generations/fail-generation';
+import { replayFailed, type ReplayOptions } from '../../scripts/replay-failed';
+import { resetDatabase, services } from '../harness';
+import { balanceOf, insertEffect, photo, storedUpload } from '../generation-fixtures';
+import { makeUser } from '../users';
+
+describe('scripts/replay-failed', () => {
+  let effectId: string;
+
+  beforeEach(async () => {
+    await resetDatabase();
+    effectId = await insertEffect('winter-portrait');
+  });
+
+  async function failedGeneration(balance: number, errorCode: string): Promise<{ userId: string; id: string }> {
+    const user = await makeUser({ guest: true, balance });
+    const upload = await storedUpload(user.id, await photo());
+    const { body } = await createGeneration(services(), user.id, { effect_id: effectId, characters: [[upload]] }, null);
+    await services().db.transaction((trx) => failGeneration(trx, services().boss, { generationId: body.id, from: 'pending', errorCode }));
+    return { userId: user.id, id: body.id };
+  }
+
+  const options = (fields: Partial<ReplayOptions>): ReplayOptions => ({ ids: [], errorCode: null, since: null, until: null, limit: 100, apply: false, ...fields });
+
+  it('dry run by default: says what it would do and changes nothing', async () => {
+    const rich = await failedGeneration(50, 'provider_error');
+    const outcomes = await replayFailed(services(), options({ errorCode: 'provider_error' }));
+    expect(outcomes).to.deep.equal([{ failedId: rich.id, userId: rich.userId, action: 'would replay', newId: null, reason: 'cost 10' }]);
+    expect(await services().db('generations').count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
+    expect(await balanceOf(rich.userId)).to.equal(50);
+  });
+
+  it('--apply re-runs each as a new pending generation at the current cost, and skips users who cannot pay', async () => {
+    const rich = await failedGeneration(50, 'provider_error');
+    const poor = await failedGeneration(10, 'provider_error');
+    await services().db('users').where({ id: poor.userId }).update({ balance: 3 });
+    await failedGeneration(50, 'safety');
+    await services().db('effects').where({ id: effectId }).update({ cost: 12 });
+    const outcomes = await replayFailed(services(), options({ errorCode: 'provider_error', apply: true }));
+    const replayed = outcomes.find((outcome) => outcome.failedId === rich.id)!;
+    expect(replayed).to.include({ action: 'replayed', reason: 'cost 12' });
+    expect(outcomes.find((outcome) => outcome.failedId === poor.id)).to.include({ action: 'skipped', reason: 'the user cannot pay 12' });
+    expect(outcomes).to.have.length(2);
+    const fresh = await services().db('generations').where({ id: replayed.newId! }).first('status', 'cost', 'user_id');
+    expect(fresh).to.deep.equal({ status: 'pending', cost: 12, user_id: rich.userId });
+    expect(await balanceOf(rich.userId)).to.equal(38);
+    expect(await balanceOf(poor.userId)).to.equal(3);
+  });
+
+  it('selects by id and by time window, and refuses to select everything', async () => {
+    const first = await failedGeneration(50, 'provider_error');
+    const second = await failedGeneration(50, 'provider_error');
+    expect((await replayFailed(services(), options({ ids: [second.id] }))).map((outcome) => outcome.failedId)).to.deep.equal([second.id]);
+    expect(await replayFailed(services(), options({ since: new Date(Date.now() + 60_000) }))).to.deep.equal([]);
+    expect((await replayFailed(services(), options({ since: new Date(Date.now() - 60_000) }))).map((outcome) => outcome.failedId)).to.deep.equal([first.id, second.id]);
+    const refused = await replayFailed(services(), options({})).then(() => null, (error: Error) => error.message);
+    expect(refused).to.contain('--id');
+  });
+});

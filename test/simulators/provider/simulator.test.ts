@@ -1,0 +1,324 @@
+import { expect } from 'chai';
+import http from 'node:http';
+import { existsSync, readdirSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { ConfigError } from '../../../config';
+import { HttpProviderAdapter } from '../../../pool/provider/http-client';
+import { runProviderSimulatorFromEnv } from '../../../simulators/provider/from-config';
+import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/provider/provider-simulator';
+import { hugePngHeader } from '../../images';
+
+/** A stand-in for presigned storage links: serves the given bytes by path. */
+async function startPhotoServer(files: Record<string, Buffer>): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const file = files[req.url ?? ''];
+    if (file) res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(file);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+interface ApiAnswer {
+  status: number;
+  headers: Headers;
+  body: { id?: string; status?: string; result?: { url: string; content_type: string } | null; error?: { type: string } | null };
+}
+
+async function api(sim: ProviderSimulator, apiKey: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<ApiAnswer> {
+  const response = await fetch(`${sim.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as ApiAnswer['body'] };
+}
+
+async function finished(sim: ProviderSimulator, apiKey: string, taskId: string): Promise<ApiAnswer['body']> {
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+    const { body } = await api(sim, apiKey, 'GET', `/v1/tasks/${taskId}`);
+    if (body.status === 'succeeded' || body.status === 'failed') return body;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`task ${taskId} did not finish`);
+}
+
+async function download(url: string): Promise<{ contentType: string | null; bytes: Buffer }> {
+  const response = await fetch(url);
+  expect(response.status, url).to.equal(200);
+  return { contentType: response.headers.get('content-type'), bytes: Buffer.from(await response.arrayBuffer()) };
+}
+
+describe('provider simulator over HTTP', function () {
+  this.timeout(20_000);
+  let photos: Awaited<ReturnType<typeof startPhotoServer>>;
+  let sim: ProviderSimulator;
+  const input = (name: string) => ({ url: `${photos.url}/${name}`, person: 0 });
+  const submit = (model: string, photo = 'blue.jpg', apiKey = 'key') => api(sim, apiKey, 'POST', '/v1/tasks', { model, inputs: [input(photo)] });
+
+  before(async () => {
+    const blue = await sharp({ create: { width: 800, height: 600, channels: 3, background: { r: 40, g: 120, b: 220 } } }).jpeg().toBuffer();
+    photos = await startPhotoServer({
+      '/blue.jpg': blue,
+      '/broken.jpg': Buffer.from('this is not an image'),
+      '/truncated.jpg': blue.subarray(0, blue.length / 2),
+      '/huge.png': hugePngHeader(),
+    });
+    sim = await startProviderSimulator({ latencyMs: 0, defaultConcurrency: 100 });
+  });
+  after(async () => {
+    await sim.stop();
+    await photos.close();
+  });
+
+  it('image model returns a sepia-toned JPEG copy of the first photo, downscaled to 480 on the short side', async () => {
+    const accepted = await submit('image');
+    expect(accepted.status).to.equal(202);
+    expect(accepted.body).to.deep.include({ status: 'queued' });
+    const task = await finished(sim, 'key', accepted.body.id as string);
+    expect(task.result?.content_type).to.equal('image/jpeg');
+    const result = await download(task.result?.url as string);
+    expect(result.contentType).to.equal('image/jpeg');
+    const { channels } = await sharp(result.bytes).stats();
+    const meta = await sharp(result.bytes).metadata();
+    expect([meta.format, meta.width, meta.height]).to.deep.equal(['jpeg', 640, 480]);
+    expect(channels[0].mean, 'the blue photo turned brown').to.be.greaterThan(channels[2].mean + 30);
+  });
+
+  it('sticker model returns a PNG with transparent corners and an opaque middle', async () => {
+    const task = await finished(sim, 'key', (await submit('sticker')).body.id as string);
+    const result = await download(task.result?.url as string);
+    expect(result.contentType).to.equal('image/png');
+    const { data, info } = await sharp(result.bytes).raw().toBuffer({ resolveWithObject: true });
+    expect(info.channels).to.equal(4);
+    const alphaAt = (x: number, y: number) => data[(y * info.width + x) * 4 + 3];
+    expect(alphaAt(0, 0)).to.equal(0);
+    expect(alphaAt(info.width / 2, info.height / 2)).to.equal(255);
+  });
+
+  it('video model returns an H.264 MP4 with its index at the start', async () => {
+    const task = await finished(sim, 'key', (await submit('video')).body.id as string);
+    expect(task.status).to.equal('succeeded');
+    const { contentType, bytes } = await download(task.result?.url as string);
+    expect(contentType).to.equal('video/mp4');
+    expect(bytes.subarray(4, 8).toString('latin1')).to.equal('ftyp');
+    expect(bytes.indexOf('avc1')).to.be.greaterThan(0);
+    expect(bytes.indexOf('moov')).to.be.lessThan(bytes.indexOf('mdat'));
+  });
+
+  it('safety model fails with error type safety and error model with internal_error', async () => {
+    const safety = await finished(sim, 'key', (await submit('safety')).body.id as string);
+    const error = await finished(sim, 'key', (await submit('error')).body.id as string);
+    expect(safety).to.deep.include({ status: 'failed', result: null });
+    expect(safety.error?.type).to.equal('safety');
+    expect(error.error?.type).to.equal('internal_error');
+  });
+
+  it('with no latency a task is finished at its first poll', async () => {
+    const { body } = await submit('image');
+    expect((await api(sim, 'key', 'GET', `/v1/tasks/${body.id}`)).body.status).to.equal('succeeded');
+  });
+
+  for (const [photo, why] of [['broken.jpg', 'undecodable'], ['truncated.jpg', 'truncated'], ['huge.png', 'above 100 megapixels'], ['missing.jpg', 'not downloadable']]) {
+    it(`refuses with 400 bad_input_image a photo that is ${why}`, async () => {
+      const answer = await submit('image', photo);
+      expect(answer.status).to.equal(400);
+      expect(answer.body.error?.type).to.equal('bad_input_image');
+    });
+  }
+
+  it('answers 404 no_model for an unknown model', async () => {
+    const answer = await submit('watercolor');
+    expect(answer.status).to.equal(404);
+    expect(answer.body.error?.type).to.equal('no_model');
+  });
+
+  it('answers 400 invalid_request for a task without inputs', async () => {
+    const answer = await api(sim, 'key', 'POST', '/v1/tasks', { model: 'image', inputs: [] });
+    expect(answer.status).to.equal(400);
+    expect(answer.body.error?.type).to.equal('invalid_request');
+  });
+
+  it('counts submitted and completed tasks', async () => {
+    const before = sim.stats();
+    await finished(sim, 'key', (await submit('image')).body.id as string);
+    expect(sim.stats()).to.deep.include({ submitted: before.submitted + 1, completed: before.completed + 1, running: {} });
+  });
+
+  describe('through the HTTP client, end to end', () => {
+    const account = { apiKey: 'key' };
+    let client: HttpProviderAdapter;
+    before(() => {
+      client = new HttpProviderAdapter({ baseUrl: sim.url });
+    });
+
+    it('submits, polls to success and downloads the result', async () => {
+      const submitted = await client.submit(account, { model: 'image', inputs: [input('blue.jpg')] });
+      expect(submitted.kind).to.equal('accepted');
+      const polled = await client.poll(account, (submitted as { taskId: string }).taskId);
+      expect(polled.kind).to.equal('succeeded');
+      const result = await client.fetchResult((polled as { resultUrl: string }).resultUrl);
+      expect(result.contentType).to.equal('image/jpeg');
+      expect((await sharp(result.body).metadata()).format).to.equal('jpeg');
+    });
+
+    it('maps refusals and failures to error codes', async () => {
+      const refused = await client.submit(account, { model: 'image', inputs: [input('broken.jpg')] });
+      const unknown = await client.submit(account, { model: 'watercolor', inputs: [input('blue.jpg')] });
+      const safety = await client.submit(account, { model: 'safety', inputs: [input('blue.jpg')] });
+      const error = await client.submit(account, { model: 'error', inputs: [input('blue.jpg')] });
+      expect(refused).to.deep.include({ kind: 'rejected', errorCode: 'bad_input_image' });
+      expect(unknown).to.deep.include({ kind: 'rejected', errorCode: 'no_model' });
+      expect(await client.poll(account, (safety as { taskId: string }).taskId)).to.deep.include({ kind: 'failed', errorCode: 'safety' });
+      expect(await client.poll(account, (error as { taskId: string }).taskId)).to.deep.include({ kind: 'failed', errorCode: 'provider_error' });
+    });
+  });
+});
+
+describe('provider simulator accounts and latency', function () {
+  this.timeout(10_000);
+  const latencyMs = 300;
+  let photos: Awaited<ReturnType<typeof startPhotoServer>>;
+  let sim: ProviderSimulator;
+  let client: HttpProviderAdapter;
+  const request = () => ({ model: 'image', inputs: [{ url: `${photos.url}/photo.png`, person: 0 }] });
+
+  before(async () => {
+    photos = await startPhotoServer({ '/photo.png': await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } }).png().toBuffer() });
+    sim = await startProviderSimulator({ latencyMs, accounts: { solo: 1, pair: 2 } });
+    client = new HttpProviderAdapter({ baseUrl: sim.url });
+  });
+  after(async () => {
+    await sim.stop();
+    await photos.close();
+  });
+
+  it('keeps a task running until the latency has passed', async () => {
+    const started = Date.now();
+    const { taskId } = (await client.submit({ apiKey: 'pair' }, request())) as { taskId: string };
+    expect(await client.poll({ apiKey: 'pair' }, taskId)).to.deep.equal({ kind: 'running' });
+    expect((await finished(sim, 'pair', taskId)).status).to.equal('succeeded');
+    expect(Date.now() - started).to.be.at.least(latencyMs);
+  });
+
+  it('answers 429 with Retry-After past the concurrency cap, and accepts again once a task finishes', async () => {
+    const first = (await client.submit({ apiKey: 'solo' }, request())) as { taskId: string };
+    const answer = await api(sim, 'solo', 'POST', '/v1/tasks', request());
+    expect(answer.status).to.equal(429);
+    expect(answer.body.error?.type).to.equal('rate_limited');
+    expect(answer.headers.get('retry-after')).to.equal('1');
+    expect(sim.stats().running).to.deep.include({ solo: 1 });
+    await finished(sim, 'solo', first.taskId);
+    expect((await client.submit({ apiKey: 'solo' }, request())).kind).to.equal('accepted');
+    expect(sim.stats().rejectedBusy).to.equal(1);
+  });
+
+  it('shows a task only to its own account', async () => {
+    const { taskId } = (await client.submit({ apiKey: 'pair' }, request())) as { taskId: string };
+    expect((await api(sim, 'solo', 'GET', `/v1/tasks/${taskId}`)).status).to.equal(404);
+    expect((await api(sim, 'pair', 'GET', `/v1/tasks/${taskId}`)).status).to.equal(200);
+  });
+
+  it('answers 401 to an unknown API key', async () => {
+    const answer = await api(sim, 'stranger', 'POST', '/v1/tasks', request());
+    expect(answer.status).to.equal(401);
+    expect(answer.body.error?.type).to.equal('unauthorized');
+    expect(await client.submit({ apiKey: 'stranger' }, request())).to.deep.include({ kind: 'rejected', errorCode: 'lost_account' });
+  });
+});
+
+describe('provider simulator failures and retention', () => {
+  let photos: Awaited<ReturnType<typeof startPhotoServer>>;
+  const request = () => ({ model: 'image', inputs: [{ url: `${photos.url}/photo.png`, person: 0 }] });
+
+  before(async () => {
+    photos = await startPhotoServer({ '/photo.png': await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } }).png().toBuffer() });
+  });
+  after(() => photos.close());
+
+  it('fails every task with internal_error at failure rate 1', async () => {
+    const sim = await startProviderSimulator({ latencyMs: 0, failureRate: 1 });
+    try {
+      const { body } = await api(sim, 'any', 'POST', '/v1/tasks', request());
+      expect((await finished(sim, 'any', body.id as string)).error?.type).to.equal('internal_error');
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it('stops while videos are still encoding and removes its result directory', async () => {
+    const simulatorDirs = () => new Set(readdirSync(os.tmpdir()).filter((name) => name.startsWith('provider-simulator-')));
+    const before = simulatorDirs();
+    const sim = await startProviderSimulator({ latencyMs: 0 });
+    const ours = [...simulatorDirs()].filter((name) => !before.has(name));
+    const video = { model: 'video', inputs: [{ url: `${photos.url}/photo.png`, person: 0 }] };
+    for (let i = 0; i < 3; i += 1) expect((await api(sim, 'any', 'POST', '/v1/tasks', video)).status).to.equal(202);
+    await sim.stop();
+    expect(ours).to.have.length(1);
+    expect(existsSync(path.join(os.tmpdir(), ours[0]))).to.equal(false);
+  });
+
+  it('deletes results and finished tasks once their retention has passed', async () => {
+    const sim = await startProviderSimulator({ latencyMs: 0, resultTtlMs: 50 });
+    try {
+      const { body } = await api(sim, 'any', 'POST', '/v1/tasks', request());
+      const task = await finished(sim, 'any', body.id as string);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await fetch(task.result?.url as string)).status).to.equal(404);
+      expect((await api(sim, 'any', 'GET', `/v1/tasks/${body.id}`)).status).to.equal(404);
+    } finally {
+      await sim.stop();
+    }
+  });
+});
+
+describe('provider simulator started from the environment', () => {
+  let photos: Awaited<ReturnType<typeof startPhotoServer>>;
+
+  before(async () => {
+    photos = await startPhotoServer({ '/photo.png': await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } }).png().toBuffer() });
+  });
+  after(() => photos.close());
+
+  it('listens on SIM_PROVIDER_PORT with the latency, failure rate and concurrency of the environment', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    const sim = await runProviderSimulatorFromEnv({
+      SIM_PROVIDER_PORT: String(port),
+      SIM_PROVIDER_LATENCY_MS: '150',
+      SIM_PROVIDER_FAILURE_RATE: '1',
+      SIM_PROVIDER_CONCURRENCY: '1',
+    });
+    try {
+      expect(sim.url).to.equal(`http://127.0.0.1:${port}`);
+      const request = { model: 'image', inputs: [{ url: `${photos.url}/photo.png`, person: 0 }] };
+      const first = await api(sim, 'any', 'POST', '/v1/tasks', request);
+      expect((await api(sim, 'any', 'POST', '/v1/tasks', request)).status).to.equal(429);
+      expect((await api(sim, 'any', 'GET', `/v1/tasks/${first.body.id}`)).body.status).to.equal('running');
+      expect((await finished(sim, 'any', first.body.id as string)).error?.type).to.equal('internal_error');
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  for (const [name, value] of [['SIM_PROVIDER_FAILURE_RATE', '1.5'], ['SIM_PROVIDER_CONCURRENCY', '0'], ['SIM_PROVIDER_LATENCY_MS', 'soon']]) {
+    it(`refuses to start with ${name}=${value}, naming the variable`, async () => {
+      const error = await runProviderSimulatorFromEnv({ [name]: value }).then(() => null, (caught: Error) => caught);
+      expect(error).to.be.instanceOf(ConfigError);
+      expect(error?.message).to.match(new RegExp(`^${name} `));
+    });
+  }
+});

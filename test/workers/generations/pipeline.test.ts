@@ -1,0 +1,243 @@
+import { expect } from 'chai';
+import sharp from 'sharp';
+import type { ProviderAdapter } from '../../../pool/provider/adapter';
+import { resetDatabase, services, useTestApp } from '../../harness';
+import { balanceOf, insertDemoEffects, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type DemoSlug, type Pipeline } from '../../generation-fixtures';
+import { hugePngHeader } from '../../images';
+import { makeUser, type TestUser } from '../../users';
+import { eventually } from '../../wait';
+
+describe('generation pipeline with the provider simulator', function () {
+  this.timeout(60_000);
+  const t = useTestApp();
+  let pipeline: Pipeline | null = null;
+  let effects: Record<DemoSlug, string>;
+  beforeEach(async () => {
+    await resetDatabase();
+    effects = await insertDemoEffects();
+  });
+  afterEach(async () => {
+    await pipeline?.stop();
+    pipeline = null;
+  });
+
+  async function launch(slug: DemoSlug, options: { body?: Buffer; user?: TestUser } = {}) {
+    const user = options.user ?? await makeUser({ guest: true, balance: 100 });
+    const upload = await storedUpload(user.id, options.body ?? await photo());
+    const answer = await t.api.post('/v1/generations', { effect_id: effects[slug], characters: [[upload]] }, { token: user.token });
+    expect(answer.status, answer.text).to.equal(202);
+    return { user, id: answer.body.id as string };
+  }
+
+  async function expectRefundedFailure(slug: DemoSlug, errorCode: string, body?: Buffer) {
+    const { user, id } = await launch(slug, { body });
+    expect(await waitForTerminal(id)).to.deep.equal({ status: 'failed', error_code: errorCode });
+    expect(await balanceOf(user.id)).to.equal(100);
+    const cost = (await services().db('generations').where({ id }).first('cost')).cost;
+    expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -cost, reference: id }, { kind: 'refund', amount: cost, reference: id }]);
+    const detail = await t.api.get(`/v1/generations/${id}`, { token: user.token });
+    expect(detail.body).to.include({ status: 'failed', error_code: errorCode, result_url: null, preview: null });
+    return { user, id };
+  }
+
+  /** Wraps the simulator's adapter so one call answers as the test says. */
+  function misbehaving(change: Partial<ProviderAdapter>): (real: ProviderAdapter) => ProviderAdapter {
+    return (real) => ({
+      submit: change.submit ?? ((account, request) => real.submit(account, request)),
+      poll: change.poll ?? ((account, taskId) => real.poll(account, taskId)),
+      fetchResult: change.fetchResult ?? ((url) => real.fetchResult(url)),
+    });
+  }
+
+  describe('results', () => {
+    it('takes an image effect from pending to succeeded with a stored result and a preview', async () => {
+      pipeline = await startPipeline();
+      const { user, id } = await launch('winter-portrait');
+      expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      const detail = await t.api.get(`/v1/generations/${id}`, { token: user.token });
+      expect(detail.status).to.equal(200);
+      expect(detail.body).to.include({ id, status: 'succeeded', output_type: 'image', error_code: null });
+      expect(detail.body.effect).to.include({ id: effects['winter-portrait'], slug: 'winter-portrait' });
+      expect(new URL(detail.body.result_url).pathname).to.equal(`/media/results/${user.id}/${id}.jpg`);
+      expect(new URL(detail.body.result_url).searchParams.get('X-Amz-Expires')).to.equal('3600');
+      const result = await fetch(detail.body.result_url);
+      expect(result.headers.get('content-type')).to.equal('image/jpeg');
+      expect(detail.body.preview).to.include({ width: 64, height: 48, poster: null });
+      expect(detail.body.preview.blurhash).to.be.a('string');
+      expect(new URL(detail.body.preview.thumb).pathname).to.equal(`/media/previews/${user.id}/${id}/thumb.webp`);
+      const thumb = Buffer.from(await (await fetch(detail.body.preview.thumb)).arrayBuffer());
+      expect((await sharp(thumb).metadata()).format).to.equal('webp');
+      for (const field of ['created_at', 'started_at', 'finished_at']) expect(Date.parse(detail.body[field])).to.be.a('number').and.not.NaN;
+      expect(await balanceOf(user.id)).to.equal(90);
+      expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -10, reference: id }]);
+      expect(await services().db('provider_slots').whereNotNull('generation_id').first()).to.equal(undefined, 'the slot went back');
+    });
+
+    it('keeps a sticker as a PNG with transparency', async () => {
+      pipeline = await startPipeline();
+      const { user, id } = await launch('community-sticker');
+      expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      const detail = await t.api.get(`/v1/generations/${id}`, { token: user.token });
+      expect(new URL(detail.body.result_url).pathname).to.match(/\.png$/);
+      const result = await fetch(detail.body.result_url);
+      expect(result.headers.get('content-type')).to.equal('image/png');
+      const metadata = await sharp(Buffer.from(await result.arrayBuffer())).metadata();
+      expect(metadata).to.include({ format: 'png', hasAlpha: true });
+    });
+
+    it('stores a video as .mp4 with the poster frame as its preview', async () => {
+      pipeline = await startPipeline();
+      const { user, id } = await launch('dance-video');
+      expect(await waitForTerminal(id, 40_000)).to.deep.equal({ status: 'succeeded', error_code: null });
+      const detail = await t.api.get(`/v1/generations/${id}`, { token: user.token });
+      expect(detail.body.output_type).to.equal('video');
+      expect(new URL(detail.body.result_url).pathname).to.equal(`/media/results/${user.id}/${id}.mp4`);
+      expect((await fetch(detail.body.result_url)).headers.get('content-type')).to.equal('video/mp4');
+      expect(detail.body.preview.poster).to.equal(detail.body.preview.thumb);
+      expect(detail.body.preview.width).to.be.above(0);
+      const poster = Buffer.from(await (await fetch(detail.body.preview.thumb)).arrayBuffer());
+      expect((await sharp(poster).metadata()).format).to.equal('webp');
+      expect(await balanceOf(user.id)).to.equal(60);
+    });
+
+    it('wakes on NOTIFY, not on its timers: a generation finishes well within one DISPATCH_TICK_MS of 5 s', async () => {
+      pipeline = await startPipeline({ config: { DISPATCH_TICK_MS: '5000' } });
+      const started = Date.now();
+      const { id } = await launch('winter-portrait');
+      await waitForTerminal(id, 4000);
+      expect(Date.now() - started).to.be.below(2000);
+    });
+  });
+
+  describe('every failure is refunded once, with its error_code', () => {
+    it('safety: the provider safety filter refused', async () => {
+      pipeline = await startPipeline();
+      await expectRefundedFailure('qa-safety', 'safety');
+    });
+
+    it('provider_error: the provider failed', async () => {
+      pipeline = await startPipeline();
+      await expectRefundedFailure('qa-provider-error', 'provider_error');
+    });
+
+    it('bad_input_image: a broken photo, and a photo above 100 megapixels, fail before the provider is asked', async () => {
+      pipeline = await startPipeline();
+      await expectRefundedFailure('winter-portrait', 'bad_input_image', Buffer.from('definitely not a jpeg'));
+      await expectRefundedFailure('winter-portrait', 'bad_input_image', hugePngHeader());
+      expect(pipeline.simulator.stats().submitted).to.equal(0);
+    });
+
+    it('a provider error type of its own passes through as error_code', async () => {
+      pipeline = await startPipeline({ adapter: misbehaving({ poll: async () => ({ kind: 'failed', errorCode: 'face_not_found', message: null }) }) });
+      await expectRefundedFailure('winter-portrait', 'face_not_found');
+    });
+
+    it('a refusal at submission fails with its code (no_model)', async () => {
+      pipeline = await startPipeline({ adapter: misbehaving({ submit: async () => ({ kind: 'rejected', errorCode: 'no_model', message: 'no such model' }) }) });
+      await expectRefundedFailure('winter-portrait', 'no_model');
+    });
+
+    it('no_result_url: success reported without a result', async () => {
+      pipeline = await startPipeline({ adapter: misbehaving({ poll: async () => ({ kind: 'succeeded', resultUrl: null }) }) });
+      await expectRefundedFailure('winter-portrait', 'no_result_url');
+    });
+
+    it('result_rejected: the result is not a real image', async () => {
+      pipeline = await startPipeline({ adapter: misbehaving({ fetchResult: async () => ({ body: Buffer.from('<html>oops</html>'), contentType: 'image/jpeg' }) }) });
+      await expectRefundedFailure('winter-portrait', 'result_rejected');
+    });
+
+    it('result_rejected: a video effect that returned an image', async () => {
+      const still = await photo();
+      pipeline = await startPipeline({ adapter: misbehaving({ fetchResult: async () => ({ body: still, contentType: 'video/mp4' }) }) });
+      await expectRefundedFailure('dance-video', 'result_rejected');
+    });
+
+    it('lost_account: a task on an account whose key no worker has any more', async () => {
+      pipeline = await startPipeline({ config: { PENDING_TIMEOUT_S: '60' } });
+      await services().db('provider_accounts').update({ cooldown_until: services().db.raw("now() + interval '1 hour'") });
+      const { user, id } = await launch('winter-portrait');
+      const [gone] = await services().db('provider_accounts').insert({ key_fingerprint: 'removed-key', label: 're…', slots: 1, enabled: false }).returning('id');
+      await services().db('generations').where({ id }).update({ status: 'processing', started_at: new Date(), provider_account_id: gone.id, provider_task_id: 'task-9', next_poll_at: new Date() });
+      expect(await waitForTerminal(id)).to.deep.equal({ status: 'failed', error_code: 'lost_account' });
+      expect(await balanceOf(user.id)).to.equal(100);
+    });
+
+    it('pool_timeout: no slot came free within PENDING_TIMEOUT_S', async () => {
+      pipeline = await startPipeline({ config: { PENDING_TIMEOUT_S: '1' } });
+      await services().db('provider_accounts').update({ cooldown_until: services().db.raw("now() + interval '1 hour'") });
+      await expectRefundedFailure('winter-portrait', 'pool_timeout');
+    });
+
+    it('provider_timeout: the provider did not finish within PROVIDER_TIMEOUT_S of the submission', async () => {
+      pipeline = await startPipeline({ config: { PROVIDER_TIMEOUT_S: '1' }, simulator: { latencyMs: 2500 } });
+      const { id } = await expectRefundedFailure('winter-portrait', 'provider_timeout');
+      const row = await services().db('generations').where({ id }).first('started_at', 'finished_at');
+      expect(row.finished_at - row.started_at).to.be.within(1000, 2500);
+    });
+  });
+
+  describe('pool behaviour end to end', () => {
+    it('backpressure: never more tasks at the provider than slots, no 429, FIFO, and all finish', async () => {
+      // All queued before the pipeline starts, so the first round sees the whole line.
+      const user = await makeUser({ guest: true, balance: 1000 });
+      const ids: string[] = [];
+      for (let index = 0; index < 12; index += 1) ids.push((await launch('winter-portrait', { user })).id);
+      pipeline = await startPipeline({ simulator: { latencyMs: 300 } });
+      const sim = pipeline.simulator;
+      let mostRunning = 0;
+      const sampler = setInterval(() => {
+        mostRunning = Math.max(mostRunning, Object.values(sim.stats().running).reduce((sum, count) => sum + count, 0));
+      }, 10);
+      try {
+        for (const id of ids) expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      } finally {
+        clearInterval(sampler);
+      }
+      expect(mostRunning).to.be.within(1, 4);
+      expect(sim.stats().rejectedBusy).to.equal(0);
+      const order = await services().db('generations').orderBy('started_at').select('id');
+      // Four slots: the first four created are the first four started.
+      expect(new Set(order.slice(0, 4).map((row: { id: string }) => row.id))).to.deep.equal(new Set(ids.slice(0, 4)));
+    });
+
+    it('a provider 429 puts the account in cooldown and the generation back in line; it still succeeds', async () => {
+      // Our pool believes acct-one has 2 slots; the provider allows it 1.
+      pipeline = await startPipeline({ simulator: { latencyMs: 300, accounts: { 'acct-one': 1, 'acct-two': 2 } } });
+      const user = await makeUser({ guest: true, balance: 1000 });
+      const ids: string[] = [];
+      for (let index = 0; index < 6; index += 1) ids.push((await launch('winter-portrait', { user })).id);
+      await eventually(async () => pipeline!.simulator.stats().rejectedBusy > 0, Boolean, 10_000);
+      const cooled = await services().db('provider_accounts').whereNotNull('cooldown_until').select('label');
+      expect(cooled).to.deep.equal([{ label: 'ac…' }]);
+      for (const id of ids) expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      expect(await balanceOf(user.id)).to.equal(940);
+    });
+
+    it('checks photos ahead of the slot: a broken one fails at once while every slot is busy, good ones are not read twice', async () => {
+      pipeline = await startPipeline({ simulator: { latencyMs: 2000 } });
+      const user = await makeUser({ guest: true, balance: 1000 });
+      const running: string[] = [];
+      for (let index = 0; index < 4; index += 1) running.push((await launch('winter-portrait', { user })).id);
+      await eventually(async () => (await services().db('generations').where({ status: 'processing' }).count<{ count: number }[]>('* as count'))[0].count === 4, Boolean, 5000);
+      const waiting = (await launch('winter-portrait', { user })).id;
+      const broken = (await launch('winter-portrait', { user, body: Buffer.from('broken') })).id;
+      expect(await waitForTerminal(broken, 1500)).to.deep.equal({ status: 'failed', error_code: 'bad_input_image' });
+      expect((await services().db('generations').where({ id: waiting }).first('status', 'inputs_checked_at'))).to.include({ status: 'pending' }).and.to.have.property('inputs_checked_at').that.is.instanceOf(Date);
+      for (const id of [...running, waiting]) expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+    });
+
+    it('an unreachable provider leaves the generation waiting, not failed', async () => {
+      let refusals = 2;
+      pipeline = await startPipeline({
+        adapter: (real) => ({
+          ...misbehaving({})(real),
+          submit: async (account, request) => (refusals-- > 0 ? { kind: 'unavailable', reason: 'test' } : real.submit(account, request)),
+        }),
+      });
+      const { id } = await launch('winter-portrait');
+      expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      expect((await services().db('generations').where({ id }).first('dispatch_attempts')).dispatch_attempts).to.equal(3);
+    });
+  });
+});

@@ -1,0 +1,127 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { sendGenerationPush, startPushSend } from '../../../workers/push/push-send';
+import { RecordingPushSender, type PushMessage, type PushOutcome, type PushSender } from '../../../workers/push/push-sender';
+import { failGeneration } from '../../../db/generations/fail-generation';
+import { succeedGeneration } from '../../../db/generations/succeed-generation';
+import type { RunningPart } from '../../../services';
+import { resetDatabase, services } from '../../harness';
+import { insertGeneration } from '../../generation-fixtures';
+import { makeUser } from '../../users';
+import { eventually } from '../../wait';
+
+async function addDevice(userId: string, token: string, platform: 'ios' | 'android' = 'ios'): Promise<string> {
+  const [row] = await services().db('push_devices').insert({ user_id: userId, token, platform }).returning('id');
+  return row.id;
+}
+
+function pushLog(reference: string) {
+  return services().db('push_log').where({ kind: 'generation', reference }).orderBy('device_id');
+}
+
+describe('push for terminal generation statuses (push-send jobs)', function () {
+  this.timeout(20_000);
+  let worker: RunningPart;
+  let sender: RecordingPushSender;
+
+  before(async () => {
+    sender = new RecordingPushSender(services().log);
+    worker = await startPushSend(services(), sender);
+  });
+  after(() => worker.stop());
+  beforeEach(() => resetDatabase());
+
+  it('sends succeeded to every device of the user, in the user\'s language, when the pipeline marks it', async () => {
+    const user = await makeUser({ locale: 'ru' });
+    const devices = [await addDevice(user.id, 'ios-token'), await addDevice(user.id, 'android-token', 'android')];
+    const stranger = await makeUser();
+    await addDevice(stranger.id, 'stranger-token');
+    const id = await insertGeneration(user.id, 'processing');
+    await services().db('generations').where({ id }).update({ result_key: `results/${id}.png` });
+
+    const { db, boss } = services();
+    expect(await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }))).to.equal(true);
+
+    const rows = await eventually(() => pushLog(id), (found) => found.length === 2);
+    expect(rows.map((row) => row.device_id).sort()).to.deep.equal([...devices].sort());
+    for (const row of rows) {
+      expect(row).to.include({ user_id: user.id, title: 'Готово!' });
+      expect(row.data).to.deep.equal({ generation_id: id, status: 'succeeded', error_code: '' });
+    }
+    expect(sender.sent.filter((message) => message.data.generation_id === id).map((message) => message.token).sort())
+      .to.deep.equal(['android-token', 'ios-token']);
+  });
+
+  it('sends an early failed (straight from pending) with its error code, in English for an `en` user', async () => {
+    const user = await makeUser({ locale: 'en' });
+    const device = await addDevice(user.id, 'en-token');
+    const id = await insertGeneration(user.id, 'pending');
+    const { db, boss } = services();
+    await db.transaction((trx) => failGeneration(trx, boss, { generationId: id, from: 'pending', errorCode: 'bad_input_image' }));
+
+    const [row] = await eventually(() => pushLog(id), (found) => found.length === 1);
+    expect(row).to.include({ device_id: device, platform: 'ios', title: 'Something went wrong' });
+    expect(row.data).to.deep.equal({ generation_id: id, status: 'failed', error_code: 'bad_input_image' });
+  });
+
+  it('completes the job for a user without devices, sending nothing', async () => {
+    const user = await makeUser();
+    const generationId = randomUUID();
+    const jobId = await services().boss.send('push-send', { userId: user.id, generationId, status: 'failed', errorCode: 'safety' });
+    await eventually(() => services().boss.getJobById('push-send', jobId!), (job) => job?.state === 'completed');
+    expect(await pushLog(generationId)).to.have.length(0);
+  });
+
+  describe('sending (without the queue)', () => {
+    class ScriptedSender implements PushSender {
+      readonly name = 'scripted';
+      readonly tokens: string[] = [];
+      constructor(private readonly answer: (message: PushMessage) => PushOutcome | Error) {}
+      async send(message: PushMessage): Promise<PushOutcome> {
+        this.tokens.push(message.token);
+        const outcome = this.answer(message);
+        if (outcome instanceof Error) throw outcome;
+        return outcome;
+      }
+    }
+
+    it('a retry after a partial failure reaches only the devices not reached yet', async () => {
+      const user = await makeUser();
+      await addDevice(user.id, 'good-token');
+      await addDevice(user.id, 'flaky-token');
+      const job = { userId: user.id, generationId: randomUUID(), status: 'succeeded' as const, errorCode: null };
+      let gatewayDown = true;
+      const flaky = new ScriptedSender((message) => (message.token === 'flaky-token' && gatewayDown ? new Error('gateway 503') : 'sent'));
+
+      let failure: unknown = null;
+      await sendGenerationPush(services().db, flaky, job, services().log).catch((error) => (failure = error));
+      expect(failure).to.be.instanceOf(Error);
+      expect(await pushLog(job.generationId)).to.have.length(1);
+
+      gatewayDown = false;
+      flaky.tokens.length = 0;
+      expect(await sendGenerationPush(services().db, flaky, job, services().log)).to.equal(1);
+      expect(flaky.tokens).to.deep.equal(['flaky-token']);
+      expect(await pushLog(job.generationId)).to.have.length(2);
+    });
+
+    it('forgets a device whose token the gateway reports invalid', async () => {
+      const user = await makeUser();
+      const stale = await addDevice(user.id, 'uninstalled-token');
+      const kept = await addDevice(user.id, 'live-token');
+      const gateway = new ScriptedSender((message) => (message.token === 'uninstalled-token' ? 'invalid_token' : 'sent'));
+      const sent = await sendGenerationPush(services().db, gateway, { userId: user.id, generationId: randomUUID(), status: 'failed', errorCode: 'safety' }, services().log);
+      expect(sent).to.equal(1);
+      expect(await services().db('push_devices').where({ user_id: user.id }).pluck('id')).to.deep.equal([kept]);
+      expect(stale).not.to.equal(kept);
+    });
+
+    it('ignores a job for a non-terminal status', async () => {
+      const user = await makeUser();
+      await addDevice(user.id, 'token');
+      const gateway = new ScriptedSender(() => 'sent');
+      expect(await sendGenerationPush(services().db, gateway, { userId: user.id, generationId: randomUUID(), status: 'processing' as never, errorCode: null }, services().log)).to.equal(0);
+      expect(gateway.tokens).to.deep.equal([]);
+    });
+  });
+});

@@ -1,0 +1,30 @@
+import { expect } from 'chai';
+import { Wakeup } from '../../../workers/runtime/wakeup';
+
+describe('the loops\' Wakeup', () => {
+  it('waits the given time when nobody wakes it', async () => {
+    const started = Date.now();
+    await new Wakeup().wait(60);
+    expect(Date.now() - started).to.be.at.least(55);
+  });
+
+  it('returns at once when woken during the wait', async () => {
+    const wakeup = new Wakeup();
+    setTimeout(() => wakeup.wake(), 10);
+    const started = Date.now();
+    await wakeup.wait(5000);
+    expect(Date.now() - started).to.be.below(1000);
+  });
+
+  it('keeps a wake that came between two waits, and only one', async () => {
+    const wakeup = new Wakeup();
+    wakeup.wake();
+    wakeup.wake();
+    let started = Date.now();
+    await wakeup.wait(5000);
+    expect(Date.now() - started).to.be.below(100);
+    started = Date.now();
+    await wakeup.wait(50);
+    expect(Date.now() - started).to.be.at.least(45);
+  });
+});
