@@ -1,15 +1,15 @@
 import path from 'node:path';
+import { seedDemoCatalogIfEmpty } from './api/catalog/demo-catalog';
+import type { Config } from './config';
 import { startBoss } from './db/boss';
 import { createKnex, migrateToLatest } from './db/knex';
 import { ListenHub } from './db/listen-hub';
-import { startPostgres } from './db/postgres';
 import { createPaymentProcessor } from './db/payments/processor/create-payment-processor';
 import { seedPaymentShowcase } from './db/payments/seed-showcase';
-import type { Config } from './config';
+import { startPostgres } from './db/postgres';
 import type { Logger } from './logger';
 import { startEmbeddedS3, Storage, type StorageSettings } from './media/storage';
 import type { Services } from './services';
-import { seedDemoCatalogIfEmpty } from './api/catalog/demo-catalog';
 
 export interface Infrastructure {
   services: Services;

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import type { Config } from './config';
-import type { Logger } from './logger';
 import type { ListenHub } from './db/listen-hub';
 import type { PaymentProcessor } from './db/payments/processor/payment-processor';
+import type { Logger } from './logger';
 import type { Storage } from './media/storage';
 
 /**

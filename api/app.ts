@@ -1,4 +1,5 @@
 import Koa, { type Middleware } from 'koa';
+import type { Services } from '../services';
 import { bodyParser } from './http/body';
 import type { ApiContext } from './http/context';
 import { errorEnvelope } from './http/error-envelope';
@@ -9,7 +10,6 @@ import { buildRouter } from './http/router';
 import { metricsRouter } from './metrics';
 import { operationsRouter } from './operations';
 import { Realtime } from './realtime/streams';
-import type { Services } from '../services';
 
 /**
  * The API's middleware chain, in the order it runs: request id, request log and latency metric, error

@@ -1,12 +1,9 @@
 import Router from '@koa/router';
 import type { Knex } from 'knex';
 import { queueNames } from '../db/queues';
-import type { ApiContext } from './http/context';
-import {
-  generationsFinished, generationTimeToTerminal, metricsRegistry, providerSlotsLeased,
-  providerSlots, queueJobsDeferred, queueJobsWaiting, queueOldestJobAge, streamLeasesActive,
-} from './metric-definitions';
 import type { Logger } from '../logger';
+import type { ApiContext } from './http/context';
+import { generationsFinished, generationTimeToTerminal, metricsRegistry, providerSlotsLeased, providerSlots, queueJobsDeferred, queueJobsWaiting, queueOldestJobAge, streamLeasesActive } from './metric-definitions';
 
 /**
  * `GET /metrics` (outside /v1, no auth): Prometheus text. The database-backed values are read at

@@ -1,7 +1,7 @@
-import type { Route } from './http/route';
-import type { JsonSchema } from './http/validation';
 import { errors } from './http/errors';
 import { idempotencyKeyParameter } from './http/idempotency';
+import type { Route } from './http/route';
+import type { JsonSchema } from './http/validation';
 
 const errorEnvelope: JsonSchema = {
   type: 'object',

@@ -1,19 +1,19 @@
-import type { Route } from './http/route';
-import { openApiDocument } from './openapi';
-import { defineRoute } from './http/route';
-import { unbuiltRoutes } from './unbuilt';
-import { paymentRoutes } from './payments/routes';
-import { offerRoutes } from './offers/routes';
+import { profileRoutes } from './accounts/profile-routes';
+import { authRoutes } from './accounts/routes';
 import { catalogRoutes } from './catalog/routes';
 import type { ThematicSearch } from './catalog/thematic-search';
 import { creditRoutes } from './credits/routes';
-import { authRoutes } from './accounts/routes';
-import { profileRoutes } from './accounts/profile-routes';
-import { identityRoutes } from './identity/routes';
-import { referralRoutes } from './referrals/routes';
-import { uploadRoutes } from './uploads/routes';
 import { generationRoutes } from './generations/routes';
+import { defineRoute } from './http/route';
+import type { Route } from './http/route';
+import { identityRoutes } from './identity/routes';
+import { offerRoutes } from './offers/routes';
+import { openApiDocument } from './openapi';
+import { paymentRoutes } from './payments/routes';
 import { pushDeviceRoutes } from './push-devices/routes';
+import { referralRoutes } from './referrals/routes';
+import { unbuiltRoutes } from './unbuilt';
+import { uploadRoutes } from './uploads/routes';
 
 /** Every `/v1` route of the service: the domains' tables, then the contract paths not built yet. */
 export function allRoutes(publicBaseUrl: string, plugins: { thematicSearch?: ThematicSearch } = {}): Route[] {

@@ -5,9 +5,6 @@ import pg from 'pg';
 // bigint counts (count(*)) arrive as strings by default; every integer we store fits in a JS number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export type Db = Knex;
-export type Transaction = Knex.Transaction;
-
 export function createKnex(url: string, poolSize: number): Knex {
   return knex({
     client: 'pg',

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * The provider-account pool: accounts from PROVIDER_ACCOUNTS (synced at worker start) and one row
  * per concurrency slot. A slot is leased to a generation by one guarded statement with
- * `for update skip locked` (pool/leaseSlot.ts); a lease past `lease_expires_at` is free again by
+ * `for update skip locked` (pool/lease-slots.ts); a lease past `lease_expires_at` is free again by
  * itself, so a crashed worker never keeps a slot. API keys are not stored: only a fingerprint, which
  * every worker maps back to the key from its own configuration.
  */

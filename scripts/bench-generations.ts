@@ -3,12 +3,12 @@ import sharp from 'sharp';
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { credit } from '../db/credits/ledger';
 import { reserveAndQueue } from '../api/generations/create';
+import { credit } from '../db/credits/ledger';
+import { uploadKey } from '../media/object-keys';
 import type { Services } from '../services';
 import { startProviderSimulator } from '../simulators/provider/provider-simulator';
 import { resetDatabase, services as testServices, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
-import { uploadKey } from '../media/object-keys';
 
 /**
  * `node dist/scripts/bench-generations.js [--count 300] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 8]`

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import type { Knex } from 'knex';
-import type { RunningPart, Services } from '../services';
 import type { ProviderAdapter } from '../pool/provider/adapter';
 import { HttpProviderAdapter } from '../pool/provider/http-client';
+import type { RunningPart, Services } from '../services';
 import { startProviderSimulator, type ProviderSimulator, type ProviderSimulatorOptions } from '../simulators/provider/provider-simulator';
 import { startGenerationPipeline } from '../workers/generations/pipeline';
 import { startPreviewConsumer } from '../workers/generations/preview-consumer';

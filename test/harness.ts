@@ -4,14 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
-import { loadConfig, type Config } from '../config';
-import { createLogger, type Logger } from '../logger';
-import { startInfrastructure, type Infrastructure } from '../infrastructure';
-import { startWeb, type WebOptions } from '../api/web';
-import type { Services } from '../services';
 import type { Realtime } from '../api/realtime/streams';
-import type { ProcessorSimulator } from '../simulators/payment-processor/simulator';
+import { startWeb, type WebOptions } from '../api/web';
+import { loadConfig, type Config } from '../config';
 import { createPaymentProcessor } from '../db/payments/processor/create-payment-processor';
+import { startInfrastructure, type Infrastructure } from '../infrastructure';
+import { createLogger, type Logger } from '../logger';
+import type { Services } from '../services';
+import type { ProcessorSimulator } from '../simulators/payment-processor/simulator';
 import { client, type Api } from './client';
 
 /**

@@ -1,10 +1,9 @@
-import type { PaymentRow } from '../db/payments/model';
+import type { PaymentRow, ProductRow } from '../db/payments/model';
 import type { OrderRegistration, PaymentProcessor, ProcessorOrder, RegisteredOrder, VerifiedNotification } from '../db/payments/processor/payment-processor';
-import { type ProcessorSimulator } from '../simulators/payment-processor/simulator';
-import type { ProductRow } from '../db/payments/model';
 import { seedPaymentShowcase } from '../db/payments/seed-showcase';
-import { freePort, resetDatabase, services, startTestApp, type TestApp } from './harness';
+import { type ProcessorSimulator } from '../simulators/payment-processor/simulator';
 import { client } from './client';
+import { freePort, resetDatabase, services, startTestApp, type TestApp } from './harness';
 import type { TestUser } from './users';
 import { eventually } from './wait';
 

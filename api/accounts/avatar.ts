@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { UnreadableImageError } from '../../media/errors';
 import { probeImage, reencodeJpegWithoutMetadata } from '../../media/images';
-import { errors, invalidField } from '../http/errors';
-import type { Services } from '../../services';
 import { avatarKey, avatarPrefix } from '../../media/object-keys';
+import type { Services } from '../../services';
+import { errors, invalidField } from '../http/errors';
 
 /**
  * The avatar flow: a presigned POST ticket for `avatars/<user_id>/<uuid>.<ext>`, then binding the

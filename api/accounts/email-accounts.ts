@@ -1,8 +1,8 @@
+import { revokeAllRefreshTokens } from '../../db/accounts/refresh-tokens';
+import type { Services } from '../../services';
 import type { SessionUser } from '../http/context';
 import { errors } from '../http/errors';
 import { checkLoginAllowed, clearLoginFailures, recordLoginFailure } from '../http/rate-limit';
-import type { Services } from '../../services';
-import { revokeAllRefreshTokens } from '../../db/accounts/refresh-tokens';
 import { openFullAccount } from './accounts';
 import { isKnownDevice, optionalDeviceHash } from './devices';
 import { hashPassword, verifyPassword } from './passwords';

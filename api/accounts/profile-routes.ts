@@ -1,10 +1,10 @@
+import { deleteAccount } from '../../db/accounts/delete-account';
 import { caller } from '../http/authentication';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { avatarContentTypes, avatarUploadTicket, bindAvatar, removeAvatar, type AvatarContentType } from './avatar';
 import { fields } from './fields';
-import { deleteAccount } from '../../db/accounts/delete-account';
 import { updateProfile } from './profile';
 import { userSchema, userView } from './users';
 

@@ -1,8 +1,8 @@
+import { revokeRefreshToken } from '../../db/accounts/refresh-tokens';
 import { caller } from '../http/authentication';
 import { operationLimit, requestSource } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
-import { revokeRefreshToken } from '../../db/accounts/refresh-tokens';
 import { optionalDeviceHash } from './devices';
 import { changePassword, logIn, register } from './email-accounts';
 import { fields } from './fields';

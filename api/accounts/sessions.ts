@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
+import { issueRefreshToken, rotateRefreshToken } from '../../db/accounts/refresh-tokens';
 import type { Services } from '../../services';
 import { errors } from '../http/errors';
 import { schema } from '../http/validation';
 import { signAccessToken } from '../tokens/access-token';
-import { issueRefreshToken, rotateRefreshToken } from '../../db/accounts/refresh-tokens';
 import { recordUserDevice } from './devices';
 import { userSchema, userView, type UserView } from './users';
 

@@ -5,10 +5,9 @@ import type { Storage } from '../../media/storage';
 import { errors } from '../http/errors';
 import { page, pageSchema, pagingProperties, type Page, type Paging } from '../http/paging';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
+import { schema, isUuid } from '../http/validation';
 import { availableEffect, curatedOrder } from './catalog-order';
 import { effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
-import { isUuid } from './identifiers';
 import { localeProperty, type Locale } from './locale';
 
 export interface AuthorProfile {

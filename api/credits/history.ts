@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import type { Page, Paging } from '../http/paging';
-import { page } from '../http/paging';
 import type { CreditKind } from '../../db/credits/ledger';
+import { page } from '../http/paging';
+import type { Page, Paging } from '../http/paging';
 
 /** One row of `GET /v1/credits/transactions`; `amount` is signed. */
 export interface TransactionView {

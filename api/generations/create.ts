@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { debit } from '../../db/credits/ledger';
+import { insertPending } from '../../db/generations/insert-pending';
+import type { GenerationStatus } from '../../db/generations/model';
+import type { Services } from '../../services';
 import { findLaunchableEffect } from '../catalog/launchable';
-import { isUuid } from '../catalog/identifiers';
 import { errors, invalidField } from '../http/errors';
 import type { IdempotencyKey } from '../http/idempotency';
+import { isUuid } from '../http/validation';
 import { createOnce } from '../idempotency/create-once';
-import type { Services } from '../../services';
 import { findOwnUploads, maxUploadBytes } from '../uploads/uploads';
-import type { GenerationStatus } from '../../db/generations/model';
 import { assignPhotos, uploadIdsOf, uploadLocations, type PhotoRequest } from './photos';
-import { insertPending } from '../../db/generations/insert-pending';
 
 export interface CreateGenerationBody extends PhotoRequest {
   effect_id: string;

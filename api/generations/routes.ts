@@ -1,13 +1,12 @@
+import { hideGeneration } from '../../db/generations/hide-generation';
+import { generationStatuses, type GenerationStatus } from '../../db/generations/model';
 import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
 import { pagingProperties, type Paging } from '../http/paging';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
-import { isUuid } from '../catalog/identifiers';
+import { schema, isUuid } from '../http/validation';
 import { createGeneration, type CreateGenerationBody } from './create';
-import { generationStatuses, type GenerationStatus } from '../../db/generations/model';
-import { hideGeneration } from '../../db/generations/hide-generation';
 import { generationStreamRoute } from './stream';
 import { findOwnGeneration, generationDetail, generationDetailSchema, generationList, generationListSchema } from './views';
 

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import { isUuid } from '../catalog/identifiers';
 import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
+import { isUuid } from '../http/validation';
 import { openStream, type StreamSpec } from '../realtime/streams';
 
 /**

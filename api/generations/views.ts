@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { userLocale } from '../../db/accounts/user-locale';
+import type { GenerationRow, GenerationStatus, OutputType, StoredGenerationPreview } from '../../db/generations/model';
 import type { Storage } from '../../media/storage';
 import { effectView, effectSchema, type Effect } from '../catalog/effect-view';
 import { page, pageSchema, type Page, type Paging } from '../http/paging';
 import { schema } from '../http/validation';
-import type { GenerationRow, GenerationStatus, OutputType, StoredGenerationPreview } from '../../db/generations/model';
 
 /** The generation `preview` of contract B, with signed links that live as long as `result_url`. */
 export interface GenerationPreviewView {

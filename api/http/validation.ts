@@ -64,3 +64,10 @@ export const schema = {
   uuid: (): JsonSchema => ({ type: 'string', format: 'uuid' }),
   nullable: (inner: JsonSchema): JsonSchema => ({ anyOf: [inner, { type: 'null' }] }),
 };
+
+const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Ids are UUIDs; anything else in their place names nothing (a 404, or a slug), never a 422. */
+export function isUuid(text: string): boolean {
+  return uuidShape.test(text);
+}

@@ -1,8 +1,8 @@
 import type { Config } from '../../config';
-import { errors } from '../http/errors';
 import { seal } from '../../db/accounts/sealed-secret';
-import { exchangeAuthorizationCode } from './idp-b-tokens';
+import { errors } from '../http/errors';
 import { verifiedEmail, verifyIdToken, type IdTokenSettings } from './id-token';
+import { exchangeAuthorizationCode } from './idp-b-tokens';
 import { profileName, type IdpCButton, type ProviderProfile } from './profile';
 import { callProvider, jsonOf } from './provider-http';
 

@@ -1,8 +1,8 @@
+import type { Services } from '../../services';
 import { openFullAccount } from '../accounts/accounts';
 import { optionalDeviceHash } from '../accounts/devices';
 import { startSession, type TokenResponse } from '../accounts/sessions';
 import type { SessionUser } from '../http/context';
-import type { Services } from '../../services';
 import type { ProviderProfile } from './profile';
 
 /**

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import { errors } from '../http/errors';
 import type { ProductRow } from '../../db/payments/model';
-import { isUuid } from '../payments/payments';
+import { errors } from '../http/errors';
+import { isUuid } from '../http/validation';
 import { productView, type Language, type ProductView } from '../payments/products';
 
 /**

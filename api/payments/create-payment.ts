@@ -10,8 +10,8 @@ import { errors, type ApiError } from '../http/errors';
 import type { IdempotencyKey } from '../http/idempotency';
 import { createOnce, type BoundObject } from '../idempotency/create-once';
 import { checkOfferPurchase } from '../offers/offers';
-import { paymentView, type PaymentView } from './payments';
 import { findPurchasableProduct, languageOf, profileLocale } from './products';
+import { paymentView, type PaymentView } from './views';
 
 export interface CreatePaymentBody {
   product_id: string;

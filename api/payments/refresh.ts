@@ -1,8 +1,8 @@
-import { errors } from '../http/errors';
-import type { Services } from '../../services';
 import { checkOrder } from '../../db/payments/check-order';
 import { terminalStatuses, type PaymentRow } from '../../db/payments/model';
-import { findOwnPayment, paymentView, type PaymentView } from './payments';
+import type { Services } from '../../services';
+import { errors } from '../http/errors';
+import { findOwnPayment, paymentView, type PaymentView } from './views';
 
 /**
  * `POST /v1/payments/{id}/refresh`: the payer came back, so ask the processor now, but at most once

@@ -4,10 +4,10 @@ import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { createPayment, type CreatePaymentBody } from './create-payment';
-import { findOwnPayment, paymentView } from './payments';
 import { languageOf, productView, profileLocale, showcase } from './products';
 import { refreshPayment } from './refresh';
 import { paymentStreamRoute } from './stream';
+import { findOwnPayment, paymentView } from './views';
 
 const productSchema = schema.object({
   id: schema.uuid(),

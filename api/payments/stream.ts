@@ -1,12 +1,11 @@
 import type { Knex } from 'knex';
+import { terminalStatuses, type PaymentStatus } from '../../db/payments/model';
 import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
+import { schema, isUuid } from '../http/validation';
 import { openStream, type StreamSpec } from '../realtime/streams';
-import { terminalStatuses, type PaymentStatus } from '../../db/payments/model';
-import { isUuid } from './payments';
 
 /**
  * `GET /v1/payments/{id}/stream`: one bare `data:` line per state `{id, status, paid_at}` (the

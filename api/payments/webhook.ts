@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
-import type { ApiContext } from '../http/context';
 import { checkOrder } from '../../db/payments/check-order';
-import { findPayment } from './payments';
+import type { ApiContext } from '../http/context';
+import { findPayment } from './views';
 
 export const WEBHOOK_PATH = '/webhooks/payment-processor';
 

@@ -1,11 +1,10 @@
+import { registerPushDevice, removePushDevice, type Platform, type PushDevice } from '../../db/push/push-devices';
 import { deviceHash } from '../accounts/devices';
-import { isUuid } from '../catalog/identifiers';
 import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
 import { writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
-import { registerPushDevice, removePushDevice, type Platform, type PushDevice } from '../../db/push/push-devices';
+import { isUuid, schema } from '../http/validation';
 
 const deviceSchema = schema.object({
   id: schema.uuid(),

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
+import type { Channel } from '../../db/channels';
+import { withTimeout, type HubSubscriber, type ListenHub } from '../../db/listen-hub';
+import type { Services } from '../../services';
 import type { ApiContext } from '../http/context';
 import { errors } from '../http/errors';
 import { listenReconnects, streamsOpen, streamsOpened, streamsRefused } from '../metric-definitions';
-import type { Services } from '../../services';
-import type { Channel } from '../../db/channels';
-import { withTimeout, type HubSubscriber, type ListenHub } from '../../db/listen-hub';
 import { formatEvent, heartbeatFrame, SseWriter, sseHeaders } from './sse';
 import { acquireStreamLease, releaseStreamLease, releaseProcessStreamLeases, renewStreamLeases } from './stream-leases';
 

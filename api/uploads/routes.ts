@@ -2,8 +2,7 @@ import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
-import { isUuid } from '../catalog/identifiers';
+import { schema, isUuid } from '../http/validation';
 import { createUpload, findOwnUploads, uploadContentTypes, uploadView } from './uploads';
 
 const ticketSchema = schema.object({

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
-import { enqueue } from '../queues';
 import { userPrefixes } from '../../media/object-keys';
 import type { Storage } from '../../media/storage';
+import { enqueue } from '../queues';
 
 /** Erases every file of the user from object storage (uploads, results, previews, avatar). */
 export async function eraseUserFiles(storage: Storage, userId: string): Promise<void> {

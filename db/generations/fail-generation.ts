@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
-import { credit } from '../credits/ledger';
 import { releaseGenerationSlot } from '../../pool/release-generation-slot';
+import { credit } from '../credits/ledger';
 import { announceTerminalStatus } from './announce';
 import type { GenerationRow } from './model';
 import { finishSubmitJob } from './submit-ticket';

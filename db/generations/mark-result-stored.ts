@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
+import { releaseGenerationSlot } from '../../pool/release-generation-slot';
 import { notify } from '../channels';
 import { enqueue } from '../queues';
-import { releaseGenerationSlot } from '../../pool/release-generation-slot';
 
 /**
  * processing (provider running) -> processing (result stored, preview to make). Not a status change

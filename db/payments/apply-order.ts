@@ -1,10 +1,10 @@
 import type { Services } from '../../services';
-import type { PaymentRow } from './model';
-import type { ProcessorOrder } from './processor/payment-processor';
 import { markPaymentExpired } from './mark-payment-expired';
 import { markPaymentFailed } from './mark-payment-failed';
 import { markPaymentRefunded } from './mark-payment-refunded';
 import { markPaymentSucceeded } from './mark-payment-succeeded';
+import type { PaymentRow } from './model';
+import type { ProcessorOrder } from './processor/payment-processor';
 import { recordReceipt } from './record-receipt';
 
 /**

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import type { PaymentRow } from './model';
 import { announcePaymentChange } from './announce-payment-change';
+import type { PaymentRow } from './model';
 
 /**
  * `created` → `failed` for a payment whose order the processor never registered (it refused or could

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import type { PaymentRow } from './model';
 import { announcePaymentChange } from './announce-payment-change';
+import type { PaymentRow } from './model';
 import { watchBindings, type WatchSettings } from './watch';
 
 /**

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { debitUpTo } from '../credits/ledger';
-import type { PaymentRow } from './model';
 import { announcePaymentChange } from './announce-payment-change';
+import type { PaymentRow } from './model';
 
 /**
  * `succeeded` → `refunded`: refund by the operator or a chargeback. What is left of the pack's

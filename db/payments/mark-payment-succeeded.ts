@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { credit } from '../credits/ledger';
-import type { PaymentRow } from './model';
 import { announcePaymentChange } from './announce-payment-change';
+import type { PaymentRow } from './model';
 import { watchBindings, type WatchSettings } from './watch';
 
 /**

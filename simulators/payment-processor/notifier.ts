@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { notificationChecksum } from '../../db/payments/processor/signature';
 import type { Logger } from '../../logger';
 import type { OrderEvent } from './orders';
-import { notificationChecksum } from '../../db/payments/processor/signature';
 
 export interface NotifierSettings {
   callbackUrl: string;

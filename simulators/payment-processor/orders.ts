@@ -1,15 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { pageLanguage, type PageLanguage } from '../../db/payments/processor/language';
 import type { NotificationOperation, PaymentMethod } from '../../db/payments/processor/payment-processor';
-import {
-  ActionCode,
-  CURRENCY_RUB,
-  ErrorCode,
-  OrderStatus,
-  SESSION_TIMEOUT_SECS,
-  type OrderBundle,
-  type OrderStatusCode,
-} from '../../db/payments/processor/protocol';
+import { ActionCode, CURRENCY_RUB, ErrorCode, OrderStatus, SESSION_TIMEOUT_SECS, type OrderBundle, type OrderStatusCode } from '../../db/payments/processor/protocol';
 
 /** What the simulated payer can make happen on the hosted page. */
 export const payerOutcomes = ['success', 'insufficient_funds', 'system_error', 'unknown'] as const;

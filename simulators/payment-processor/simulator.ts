@@ -1,16 +1,10 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
-import type { Logger } from '../../logger';
 import { ActionCode, CURRENCY_RUB, ErrorCode, OrderStatus, type OrderStatusAnswer } from '../../db/payments/processor/protocol';
+import type { Logger } from '../../logger';
 import { createNotifier } from './notifier';
-import {
-  payerOutcomes,
-  SimulatedOrderBook,
-  type PayerOutcome,
-  type SimulatedOrder,
-  type Transition,
-} from './orders';
+import { payerOutcomes, SimulatedOrderBook, type PayerOutcome, type SimulatedOrder, type Transition } from './orders';
 import { noticePage, orderNotFoundPage, paymentPage, receiptPage } from './pages';
 
 export const SIMULATOR_PREFIX = '/sim/processor';

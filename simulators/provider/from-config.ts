@@ -1,4 +1,4 @@
-import { loadConfig, type Config } from '../../config';
+import { type Config } from '../../config';
 import type { Logger } from '../../logger';
 import { startProviderSimulator, type ProviderSimulator } from './provider-simulator';
 
@@ -13,9 +13,4 @@ export function startProviderSimulatorFromConfig(config: SimulatorSettings, log?
     defaultConcurrency: config.simProviderConcurrency,
     log,
   });
-}
-
-/** The `sim-provider` process: the simulator as the environment configures it. */
-export async function runProviderSimulatorFromEnv(env: Record<string, string | undefined> = process.env, log?: Logger): Promise<ProviderSimulator> {
-  return startProviderSimulatorFromConfig(loadConfig(env), log);
 }

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { resetDatabase, services, useTestApp } from '../harness';
 import { openSse } from '../../scripts/loadtest/sse-client';
 import { changeStatus, insertGeneration } from '../generation-fixtures';
+import { resetDatabase, services, useTestApp } from '../harness';
 import { makeUser } from '../users';
 
 /** The value of one series of the exposition, or null when absent. */

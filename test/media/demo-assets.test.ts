@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { demoClip, demoPhoto, demoPoster, demoTransparentPng } from '../../media/demo-assets';
+import { demoClip, demoPhoto, demoPoster } from '../../media/demo-assets';
 import { probeVideo } from '../../media/video-probe';
+import { demoTransparentPng } from './fixtures';
 
 describe('media/demo-assets', function () {
   this.timeout(20_000);

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { demoClip, demoTransparentPng } from '../../media/demo-assets';
+import { demoClip } from '../../media/demo-assets';
 import { UnreadableVideoError, UnsupportedImageFormatError } from '../../media/errors';
 import { imageFileType, videoFileType } from '../../media/file-types';
-import { rejectionOf, solidJpeg } from './fixtures';
+import { rejectionOf, solidJpeg, demoTransparentPng } from './fixtures';
 
 describe('media/file-types', () => {
   describe('imageFileType', () => {

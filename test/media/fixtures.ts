@@ -48,3 +48,12 @@ export async function rotatedCopy(clip: Buffer): Promise<Buffer> {
     return readFile(output);
   });
 }
+
+/** A 512x512 PNG sticker: a star on a fully transparent background. */
+export async function demoTransparentPng(): Promise<Buffer> {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="512" height="512">
+  <polygon points="256,40 318,190 480,196 354,298 398,456 256,366 114,456 158,298 32,196 194,190"
+    fill="#ffcc33" stroke="#ffffff" stroke-width="14" stroke-linejoin="round"/>
+</svg>`;
+  return sharp(Buffer.from(svg)).png().toBuffer();
+}

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { demoPhoto, demoTransparentPng } from '../../media/demo-assets';
+import { demoPhoto } from '../../media/demo-assets';
 import { UnreadableImageError, UnreadableVideoError } from '../../media/errors';
 import { buildGenerationPreview } from '../../media/generation-preview';
-import { colourSwitchClip, meanColour, rejectionOf, solidJpeg } from './fixtures';
+import { colourSwitchClip, meanColour, rejectionOf, solidJpeg, demoTransparentPng } from './fixtures';
 
 describe('media/generation-preview buildGenerationPreview', function () {
   this.timeout(20_000);

@@ -2,8 +2,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { UnreadableImageError } from '../../media/errors';
 import { probeImage, reencodeJpegWithoutMetadata, webpCopy } from '../../media/images';
-import { demoTransparentPng } from '../../media/demo-assets';
-import { rejectionOf, solidJpeg } from './fixtures';
+import { rejectionOf, solidJpeg, demoTransparentPng } from './fixtures';
 
 async function sizeOf(image: Buffer): Promise<[number, number]> {
   const { width, height } = await sharp(image).metadata();

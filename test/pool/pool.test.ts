@@ -6,8 +6,8 @@ import { coolDownAccount } from '../../pool/cool-down-account';
 import { leaseSlots } from '../../pool/lease-slots';
 import { releaseGenerationSlot } from '../../pool/release-generation-slot';
 import { renewSlotLease } from '../../pool/renew-slot-lease';
-import { resetDatabase, services } from '../harness';
 import { insertEffect, photo, storedUpload } from '../generation-fixtures';
+import { resetDatabase, services } from '../harness';
 import { makeUser } from '../users';
 
 /** One slot for one generation, or null when none is free. */

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { createGeneration } from '../../api/generations/create';
 import { failGeneration } from '../../db/generations/fail-generation';
 import { replayFailed, type ReplayOptions } from '../../scripts/replay-failed';
-import { resetDatabase, services } from '../harness';
 import { balanceOf, insertEffect, photo, storedUpload } from '../generation-fixtures';
+import { resetDatabase, services } from '../harness';
 import { makeUser } from '../users';
 
 describe('scripts/replay-failed', () => {

@@ -1,5 +1,3 @@
-import type { RunningPart, Services } from '../../services';
-import { finishSubmitJob, returnSubmitJob } from '../../db/generations/submit-ticket';
 import { claimForSubmission, type ClaimedGeneration } from '../../db/generations/claim-for-submission';
 import { claimInputChecks } from '../../db/generations/claim-input-checks';
 import { failGeneration } from '../../db/generations/fail-generation';
@@ -7,16 +5,18 @@ import { generationStatus } from '../../db/generations/generation-status';
 import { markInputsChecked } from '../../db/generations/mark-inputs-checked';
 import { markProcessing } from '../../db/generations/mark-processing';
 import { releaseSubmissionClaim } from '../../db/generations/release-submission-claim';
+import { finishSubmitJob, returnSubmitJob } from '../../db/generations/submit-ticket';
 import { bossIn, type QueuePayloads } from '../../db/queues';
 import type { AccountKeys } from '../../pool/accounts';
 import { coolDownAccount } from '../../pool/cool-down-account';
 import { countFreeSlots } from '../../pool/count-free-slots';
 import { leaseSlots, type Lease } from '../../pool/lease-slots';
-import { releaseSlotLease } from '../../pool/release-slot-lease';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
-import { unusableInputPhoto } from './input-photos';
+import { releaseSlotLease } from '../../pool/release-slot-lease';
+import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
+import { unusableInputPhoto } from './input-photos';
 
 /** How long the provider may take to download the photos from their presigned links. */
 const inputLinkTtlS = 3600;

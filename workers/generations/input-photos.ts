@@ -1,7 +1,7 @@
-import { probeImage } from '../../media/images';
-import { UnreadableImageError } from '../../media/errors';
-import type { Storage } from '../../media/storage';
 import type { GenerationInput } from '../../db/generations/model';
+import { UnreadableImageError } from '../../media/errors';
+import { probeImage } from '../../media/images';
+import type { Storage } from '../../media/storage';
 
 /** Contract B: a photo above about 100 megapixels fails as `bad_input_image`. */
 const maxMegapixels = 100;

@@ -1,17 +1,17 @@
-import type { RunningPart, Services } from '../../services';
-import { failGeneration } from '../../db/generations/fail-generation';
-import { markResultStored } from '../../db/generations/mark-result-stored';
-import type { AccountKeys } from '../../pool/accounts';
-import { releaseGenerationSlot } from '../../pool/release-generation-slot';
-import { renewSlotLease } from '../../pool/renew-slot-lease';
-import type { ProviderAdapter } from '../../pool/provider/adapter';
 import { claimDuePolls, type DuePoll } from '../../db/generations/claim-due-polls';
 import { extendPollClaim } from '../../db/generations/extend-poll-claim';
+import { failGeneration } from '../../db/generations/fail-generation';
+import { markResultStored } from '../../db/generations/mark-result-stored';
 import { nextPollDueInMs } from '../../db/generations/next-poll-due';
 import { schedulePoll } from '../../db/generations/schedule-poll';
-import { resultFileType, storeResult } from './store-result';
+import type { AccountKeys } from '../../pool/accounts';
+import type { ProviderAdapter } from '../../pool/provider/adapter';
+import { releaseGenerationSlot } from '../../pool/release-generation-slot';
+import { renewSlotLease } from '../../pool/renew-slot-lease';
+import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
+import { resultFileType, storeResult } from './store-result';
 
 /**
  * The poll loop, one per worker process, on the job loop, shared with every other worker through

@@ -1,12 +1,12 @@
 import type { Job } from 'pg-boss';
-import { buildGenerationPreview } from '../../media/generation-preview';
-import type { RunningPart, Services } from '../../services';
 import { findStoredResult } from '../../db/generations/find-stored-result';
 import type { StoredGenerationPreview } from '../../db/generations/model';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
 import { bossIn, type QueuePayloads } from '../../db/queues';
-import { startQueueConsumer } from '../runtime/queue-consumer';
+import { buildGenerationPreview } from '../../media/generation-preview';
 import { previewThumbKey } from '../../media/object-keys';
+import type { RunningPart, Services } from '../../services';
+import { startQueueConsumer } from '../runtime/queue-consumer';
 
 /** Without a NOTIFY, the consumer looks for jobs this often (retried jobs, missed notifications). */
 const idleWaitMs = 500;

@@ -1,6 +1,6 @@
-import type { RunningPart, Services } from '../../services';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
 import { HttpProviderAdapter } from '../../pool/provider/http-client';
+import type { RunningPart, Services } from '../../services';
 import { startProviderSimulatorFromConfig } from '../../simulators/provider/from-config';
 
 /**

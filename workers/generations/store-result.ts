@@ -1,8 +1,8 @@
+import type { OutputType } from '../../db/generations/model';
 import { UnreadableImageError, UnreadableVideoError, UnsupportedImageFormatError } from '../../media/errors';
 import { imageFileType, videoFileType, type FileType } from '../../media/file-types';
-import type { Storage } from '../../media/storage';
-import type { OutputType } from '../../db/generations/model';
 import { resultKey } from '../../media/object-keys';
+import type { Storage } from '../../media/storage';
 
 /**
  * The file type of a result by its real content, not by what the provider said: an image keeps its

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Services } from '../../services';
 import { failGeneration } from '../../db/generations/fail-generation';
 import { findOverduePending } from '../../db/generations/find-overdue-pending';
 import { findStalledDispatches } from '../../db/generations/find-stalled-dispatches';
@@ -9,6 +8,7 @@ import { returnSubmitJob, sendSubmitJob } from '../../db/generations/submit-tick
 import { succeedGeneration } from '../../db/generations/succeed-generation';
 import { takeBackStalledDispatch } from '../../db/generations/take-back-stalled-dispatch';
 import { releaseGenerationSlot } from '../../pool/release-generation-slot';
+import type { Services } from '../../services';
 
 /**
  * The pipeline's safety nets, run between dispatcher rounds in every worker. Each one is a guarded

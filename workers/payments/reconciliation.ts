@@ -1,10 +1,10 @@
 import pLimit from 'p-limit';
-import { stopAll, type RunningPart, type Services } from '../../services';
-import { startQueueConsumer } from '../runtime/queue-consumer';
 import { checkOrder } from '../../db/payments/check-order';
 import { claimDueChecks } from '../../db/payments/claim-due-checks';
-import type { PaymentStatus } from '../../db/payments/model';
 import { closeUnregistered } from '../../db/payments/close-unregistered';
+import type { PaymentStatus } from '../../db/payments/model';
+import { stopAll, type RunningPart, type Services } from '../../services';
+import { startQueueConsumer } from '../runtime/queue-consumer';
 
 /**
  * Server-to-server reconciliation, run by the scheduler role on pg-boss cron (one copy fires each

@@ -1,13 +1,13 @@
 import type { Knex } from 'knex';
-import type { Logger } from '../../logger';
-import type { RunningPart, Services } from '../../services';
-import { generationPushText, isTerminalStatus } from './push-messages';
+import { userLocale } from '../../db/accounts/user-locale';
 import { forgetPushDevice, pushDevicesOf } from '../../db/push/push-devices';
 import { devicesReached, logGenerationPush } from '../../db/push/push-log';
 import type { QueuePayloads } from '../../db/queues';
-import { userLocale } from '../../db/accounts/user-locale';
-import { RecordingPushSender, type PushSender } from './push-sender';
+import type { Logger } from '../../logger';
+import type { RunningPart, Services } from '../../services';
 import { startQueueConsumer } from '../runtime/queue-consumer';
+import { generationPushText, isTerminalStatus } from './push-messages';
+import { RecordingPushSender, type PushSender } from './push-sender';
 
 /**
  * The `push-send` job: the generation pipeline enqueues one in the transaction of every terminal

@@ -1,5 +1,5 @@
-import type { Logger } from '../../logger';
 import type { Platform } from '../../db/push/push-devices';
+import type { Logger } from '../../logger';
 
 /**
  * The push gateway behind one interface. A sender answers `sent` or `invalid_token` (the app was

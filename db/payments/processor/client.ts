@@ -1,14 +1,6 @@
 import { ProcessorRejectedError, ProcessorUnavailableError, type ProcessorCall } from './errors';
 import { pageLanguage } from './language';
-import {
-  notificationOperations,
-  type NotificationOperation,
-  type OrderRegistration,
-  type PaymentProcessor,
-  type ProcessorOrder,
-  type RegisteredOrder,
-  type VerifiedNotification,
-} from './payment-processor';
+import { notificationOperations, type NotificationOperation, type OrderRegistration, type PaymentProcessor, type ProcessorOrder, type RegisteredOrder, type VerifiedNotification } from './payment-processor';
 import { ErrorCode, SESSION_TIMEOUT_SECS, type OrderBundle, type OrderStatusAnswer, type RegisterAnswer } from './protocol';
 import { hasValidChecksum } from './signature';
 import { processorState } from './state-mapping';

@@ -1,7 +1,7 @@
 import type { Config } from '../../../config';
+import { SIMULATOR_PREFIX } from '../../../simulators/payment-processor/simulator';
 import { ProcessorClient } from './client';
 import type { PaymentProcessor } from './payment-processor';
-import { SIMULATOR_PREFIX } from '../../../simulators/payment-processor/simulator';
 
 /** Where the processor's API is: the configured URL, or the simulator mounted on our own web app. */
 export function processorBaseUrl(config: Config): string {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
+import { expectError, guest, registered } from '../../accounts';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
-import { expectError, guest, registered } from '../../accounts';
 
 /** A JPEG carrying EXIF with GPS coordinates and a marker text. */
 async function jpegWithGps(): Promise<Buffer> {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { resetDatabase, services, useTestApp } from '../../harness';
 import { expectError, expectLedgerConsistent, guest, newDeviceId, newEmail, password, registered, transactionsOf } from '../../accounts';
+import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser } from '../../users';
 
 describe('email accounts: register and login', () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
+import { expectError, expectLedgerConsistent, guest, newDeviceId, registered, transactionsOf } from '../../accounts';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
-import { expectError, expectLedgerConsistent, guest, newDeviceId, registered, transactionsOf } from '../../accounts';
 
 describe('guests: POST /v1/auth/anonymous', () => {
   const t = useTestApp();

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { resetDatabase, services, useTestApp } from '../../harness';
 import { expectError, guest, newDeviceId, registered } from '../../accounts';
+import { resetDatabase, services, useTestApp } from '../../harness';
 
 describe('profile: /v1/me', () => {
   const t = useTestApp();

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { hashRefreshToken } from '../../../db/accounts/refresh-tokens';
+import { expectError, guest, newDeviceId, newEmail, password, registered } from '../../accounts';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
 import { makeUser } from '../../users';
-import { expectError, guest, newDeviceId, newEmail, password, registered } from '../../accounts';
 
 describe('sessions: refresh, logout, change-password', () => {
   const t = useTestApp();

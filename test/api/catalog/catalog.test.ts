@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { findLaunchableEffect } from '../../../api/catalog/launchable';
 import { effectView } from '../../../api/catalog/effect-view';
+import { findLaunchableEffect } from '../../../api/catalog/launchable';
 import { resetDatabase, services, useTestApp } from '../../harness';
-import { addAuthor, addCategory, addEffect, addTag, slugsOf } from './fixtures';
 import { makeUser } from '../../users';
+import { addAuthor, addCategory, addEffect, addTag, slugsOf } from './fixtures';
 
 describe('catalog: categories, effects, tags, authors', () => {
   const t = useTestApp();

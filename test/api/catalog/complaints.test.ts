@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { resolveComplaints } from '../../../api/catalog/complaints';
 import { resetDatabase, services, useTestApp } from '../../harness';
-import { addCategory, addEffect, slugsOf } from './fixtures';
 import { makeUser } from '../../users';
+import { addCategory, addEffect, slugsOf } from './fixtures';
 
 /** Rule 5, with COMPLAINT_DEMOTE_THRESHOLD=2 and COMPLAINT_MIN_ACCOUNT_AGE_DAYS=7. */
 describe('complaints (rule 5)', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { services } from '../../harness';
 import type { Answer } from '../../client';
+import { services } from '../../harness';
 
 /**
  * Catalog rows written straight into the tables, so each test states exactly the catalog it needs

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { credit, debit } from '../../../db/credits/ledger';
-import { resetDatabase, services, useTestApp } from '../../harness';
 import { expectError, guest, registered } from '../../accounts';
+import { resetDatabase, services, useTestApp } from '../../harness';
 
 describe('credits: GET /v1/credits/balance and /v1/credits/transactions', () => {
   const t = useTestApp();

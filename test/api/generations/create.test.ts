@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { createOnce } from '../../../api/idempotency/create-once';
-import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
 import { client } from '../../client';
 import { balanceOf, insertDemoEffects, insertEffect, photo, storedUpload, type DemoSlug } from '../../generation-fixtures';
+import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 
 describe('POST /v1/generations', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { ApiError } from '../../../api/http/errors';
 import { assignPhotos, uploadIdsOf, type PhotoRequest, type PhotoRules } from '../../../api/generations/photos';
+import { ApiError } from '../../../api/http/errors';
 
 const person = (min_photos: number, max_photos: number) => ({ min_photos, max_photos });
 const effect = (characters: { min_photos: number; max_photos: number }[], model_max_photos: number | null = null): PhotoRules => ({ characters, model_max_photos });

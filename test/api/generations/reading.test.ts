@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createGeneration } from '../../../api/generations/create';
-import { resetDatabase, services, useTestApp } from '../../harness';
 import { insertEffect, photo, storedUpload } from '../../generation-fixtures';
+import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 
 describe('reading generations', () => {

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { openSse, type SseConnection } from '../../../scripts/loadtest/sse-client';
 import { startWeb } from '../../../api/web';
-import { capturingLogger, resetDatabase, services, testConfig, startTestApp, type TestApp } from '../../harness';
+import { openSse, type SseConnection } from '../../../scripts/loadtest/sse-client';
 import { changeStatus, insertGeneration } from '../../generation-fixtures';
+import { capturingLogger, resetDatabase, services, testConfig, startTestApp, type TestApp } from '../../harness';
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 

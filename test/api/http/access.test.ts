@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { allRoutes } from '../../../api/routes';
-import { resetDatabase, useTestApp } from '../../harness';
 import { expectError, guest, registered } from '../../accounts';
+import { resetDatabase, useTestApp } from '../../harness';
 
 /** Contract part A, Auth columns and the guest-access table, for every part A route. */
 const partA: [string, string, 'public' | 'optional' | 'token' | 'registered'][] = [

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { defineRoute } from '../../../api/http/route';
 import { pagingProperties, page } from '../../../api/http/paging';
+import { defineRoute } from '../../../api/http/route';
 import { schema } from '../../../api/http/validation';
 import { openApiDocument } from '../../../api/openapi';
 import { capturingLogger, resetDatabase, services, useTestApp } from '../../harness';

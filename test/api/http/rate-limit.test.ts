@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { defineRoute } from '../../../api/http/route';
 import { readBudget, requestSource, takeToken, writeBudget } from '../../../api/http/rate-limit';
+import { defineRoute } from '../../../api/http/route';
+import { expectError, newDeviceId, newEmail, password, registered } from '../../accounts';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, type TestApp } from '../../harness';
-import { expectError, newDeviceId, newEmail, password, registered } from '../../accounts';
 
 const from = (address: string) => ({ headers: { 'X-Forwarded-For': address } });
 

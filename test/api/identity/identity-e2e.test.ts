@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { startIdpBRevocation } from '../../../workers/accounts/revoke-idp-b';
+import { expectError, guest, newEmail, type Api } from '../../accounts';
 import { client } from '../../client';
 import { resetDatabase, startTestApp, type TestApp } from '../../harness';
-import { expectError, guest, newEmail, type Api } from '../../accounts';
+import { eventually } from '../../wait';
 import { startFakeOpenIdProvider, startFakeUserinfo, type FakeOpenIdProvider, type FakeUserinfo } from './fake-providers';
 import { testSigner, type TestSigner } from './identity-tokens';
-import { eventually } from '../../wait';
 
 describe('identity providers end to end (fake providers over loopback HTTP)', () => {
   let openId: FakeOpenIdProvider;

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import nock from 'nock';
 import { revokeIdpBGrant } from '../../../workers/accounts/revoke-idp-b';
+import { expectError, expectLedgerConsistent, guest, newEmail, registered, transactionsOf, type Api } from '../../accounts';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, type TestApp } from '../../harness';
-import { expectError, expectLedgerConsistent, guest, newEmail, registered, transactionsOf, type Api } from '../../accounts';
 import { testSigner, type TestSigner } from './identity-tokens';
 
 const idpConfig = {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
+import { WEBHOOK_PATH } from '../../../api/payments/webhook';
 import type { ProductRow } from '../../../db/payments/model';
 import { notificationChecksum } from '../../../db/payments/processor/signature';
-import { WEBHOOK_PATH } from '../../../api/payments/webhook';
 import { capturingLogger, services, startTestApp } from '../../harness';
 import { balanceOf, createPayment, freshShowcase, notificationSecret, operator, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../../config';
 import { paymentMounts } from '../../../api/payments/mounts';
-import { createPaymentProcessor, processorBaseUrl } from '../../../db/payments/processor/create-payment-processor';
 import { startWeb } from '../../../api/web';
+import { ConfigError, loadConfig } from '../../../config';
+import { createPaymentProcessor, processorBaseUrl } from '../../../db/payments/processor/create-payment-processor';
 import { client } from '../../client';
 import { freePort, services, testConfig } from '../../harness';
 import { freshShowcase, payAs, waitForStatus } from '../../payment-testbed';

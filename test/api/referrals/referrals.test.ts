@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { completeReferral } from '../../../api/referrals/referrals';
+import { expectError, expectLedgerConsistent, guest, newDeviceId, password, registered, transactionsOf, type Api } from '../../accounts';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, type TestApp } from '../../harness';
 import { startFakeUserinfo, type FakeUserinfo } from '../identity/fake-providers';
-import { expectError, expectLedgerConsistent, guest, newDeviceId, password, registered, transactionsOf, type Api } from '../../accounts';
 
 describe('referrals', () => {
   let app: TestApp;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { resetDatabase, useTestApp } from '../../harness';
 import { photo } from '../../generation-fixtures';
+import { resetDatabase, useTestApp } from '../../harness';
 import { makeUser } from '../../users';
 
 /** What a mobile client does with the ticket: a multipart POST with every field unchanged and the file last. */

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { credit, debit, debitUpTo } from '../../../db/credits/ledger';
 import { expireGuests } from '../../../workers/accounts/expire-guests';
+import { expectLedgerConsistent, newEmail, password, type Api } from '../../accounts';
+import { startFakeUserinfo, type FakeUserinfo } from '../../api/identity/fake-providers';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, type TestApp } from '../../harness';
-import { startFakeUserinfo, type FakeUserinfo } from '../../api/identity/fake-providers';
-import { expectLedgerConsistent, newEmail, password, type Api } from '../../accounts';
 
 /** A small seeded generator, so a failing sequence can be replayed from its seed. */
 function random(seed: number): () => number {

@@ -6,11 +6,11 @@ import { failGeneration } from '../../../db/generations/fail-generation';
 import { markProcessing } from '../../../db/generations/mark-processing';
 import { markResultStored } from '../../../db/generations/mark-result-stored';
 import { succeedGeneration } from '../../../db/generations/succeed-generation';
-import { leaseSlots } from '../../../pool/lease-slots';
 import { syncProviderAccounts } from '../../../pool/accounts';
+import { leaseSlots } from '../../../pool/lease-slots';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
-import { databaseUrl, resetDatabase, services } from '../../harness';
 import { balanceOf, insertEffect, ledgerOf, photo, storedUpload } from '../../generation-fixtures';
+import { databaseUrl, resetDatabase, services } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../wait';
 

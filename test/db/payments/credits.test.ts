@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import pg from 'pg';
-import type { ProductRow } from '../../../db/payments/model';
-import { reconcilePayments } from '../../../workers/payments/reconciliation';
-import { notificationChecksum } from '../../../db/payments/processor/signature';
 import { WEBHOOK_PATH } from '../../../api/payments/webhook';
+import type { ProductRow } from '../../../db/payments/model';
+import { notificationChecksum } from '../../../db/payments/processor/signature';
+import { reconcilePayments } from '../../../workers/payments/reconciliation';
 import { databaseUrl, services } from '../../harness';
 import { balanceOf, createPayment, freshShowcase, ledgerOf, notificationSecret, operator, payAs, paymentRow, startTestbed, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';

@@ -5,9 +5,9 @@ import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { ConfigError } from '../../../config';
+import { ConfigError, loadConfig } from '../../../config';
 import { HttpProviderAdapter } from '../../../pool/provider/http-client';
-import { runProviderSimulatorFromEnv } from '../../../simulators/provider/from-config';
+import { startProviderSimulatorFromConfig } from '../../../simulators/provider/from-config';
 import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/provider/provider-simulator';
 import { hugePngHeader } from '../../images';
 
@@ -296,12 +296,12 @@ describe('provider simulator started from the environment', () => {
         probe.close(() => resolve(free));
       });
     });
-    const sim = await runProviderSimulatorFromEnv({
+    const sim = await startProviderSimulatorFromConfig(loadConfig({
       SIM_PROVIDER_PORT: String(port),
       SIM_PROVIDER_LATENCY_MS: '150',
       SIM_PROVIDER_FAILURE_RATE: '1',
       SIM_PROVIDER_CONCURRENCY: '1',
-    });
+    }));
     try {
       expect(sim.url).to.equal(`http://127.0.0.1:${port}`);
       const request = { model: 'image', inputs: [{ url: `${photos.url}/photo.png`, person: 0 }] };
@@ -316,7 +316,7 @@ describe('provider simulator started from the environment', () => {
 
   for (const [name, value] of [['SIM_PROVIDER_FAILURE_RATE', '1.5'], ['SIM_PROVIDER_CONCURRENCY', '0'], ['SIM_PROVIDER_LATENCY_MS', 'soon']]) {
     it(`refuses to start with ${name}=${value}, naming the variable`, async () => {
-      const error = await runProviderSimulatorFromEnv({ [name]: value }).then(() => null, (caught: Error) => caught);
+      const error = await Promise.resolve().then(() => startProviderSimulatorFromConfig(loadConfig({ [name]: value }))).then(() => null, (caught: Error) => caught);
       expect(error).to.be.instanceOf(ConfigError);
       expect(error?.message).to.match(new RegExp(`^${name} `));
     });

@@ -7,8 +7,8 @@ import { createGeneration } from '../../../api/generations/create';
 import type { RunningPart } from '../../../services';
 import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/provider/provider-simulator';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
-import { resetDatabase, services, testConfig, serviceEnv } from '../../harness';
 import { insertEffect, photo, storedUpload } from '../../generation-fixtures';
+import { resetDatabase, services, testConfig, serviceEnv } from '../../harness';
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 

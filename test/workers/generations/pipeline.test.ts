@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
 import type { ProviderAdapter } from '../../../pool/provider/adapter';
-import { resetDatabase, services, useTestApp } from '../../harness';
 import { balanceOf, insertDemoEffects, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type DemoSlug, type Pipeline } from '../../generation-fixtures';
+import { resetDatabase, services, useTestApp } from '../../harness';
 import { hugePngHeader } from '../../images';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../wait';

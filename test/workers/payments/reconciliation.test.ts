@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
 import type { ProductRow } from '../../../db/payments/model';
-import { reconcilePayments } from '../../../workers/payments/reconciliation';
-import { startPaymentReconciliation } from '../../../workers/payments/reconciliation';
+import { reconcilePayments, startPaymentReconciliation } from '../../../workers/payments/reconciliation';
 import { services } from '../../harness';
 import { balanceOf, createPayment, freshShowcase, ledgerOf, operator, payAs, paymentRow, startTestbed, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { sendGenerationPush, startPushSend } from '../../../workers/push/push-send';
-import { RecordingPushSender, type PushMessage, type PushOutcome, type PushSender } from '../../../workers/push/push-sender';
 import { failGeneration } from '../../../db/generations/fail-generation';
 import { succeedGeneration } from '../../../db/generations/succeed-generation';
 import type { RunningPart } from '../../../services';
-import { resetDatabase, services } from '../../harness';
+import { sendGenerationPush, startPushSend } from '../../../workers/push/push-send';
+import { RecordingPushSender, type PushMessage, type PushOutcome, type PushSender } from '../../../workers/push/push-sender';
 import { insertGeneration } from '../../generation-fixtures';
+import { resetDatabase, services } from '../../harness';
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
-import type { PaymentMethod } from '../../db/payments/processor/payment-processor';
 import type { PaymentRow, PaymentStatus } from '../../db/payments/model';
+import type { PaymentMethod } from '../../db/payments/processor/payment-processor';
+import { isUuid } from '../http/validation';
 
 /** Payment of the contract; `payment_url` only in the answer to `POST /v1/payments`. */
 export interface PaymentView {
@@ -15,12 +16,6 @@ export interface PaymentView {
   paid_at: string | null;
   receipt_url: string | null;
   payment_url?: string;
-}
-
-const uuidFormat = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(text: string): boolean {
-  return uuidFormat.test(text);
 }
 
 /** The caller's own payment; null for an absent one, another user's, or an id that is no UUID. */
