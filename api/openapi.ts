@@ -25,6 +25,12 @@ const errorEnvelope: JsonSchema = {
   required: ['error'],
 };
 
+/** A route's path parameters: its schema, or else every `{name}` of its path, as a string. */
+function pathParameters(route: Route): unknown[] {
+  if (route.params) return parameters(route.params, 'path');
+  return [...route.path.matchAll(/\{([a-z_]+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+}
+
 function parameters(schema: JsonSchema | undefined, where: 'query' | 'path'): unknown[] {
   if (!schema) return [];
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
@@ -58,7 +64,7 @@ export function openApiDocument(routes: Route[], serverUrl: string): Record<stri
       summary: route.summary,
       'x-access': route.access,
       ...(route.access === 'public' ? {} : { security: route.access === 'optional' ? [{}, { bearer: [] }] : [{ bearer: [] }] }),
-      parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...(route.idempotent ? [idempotencyKeyParameter] : [])],
+      parameters: [...pathParameters(route), ...parameters(route.query, 'query'), ...(route.idempotent ? [idempotencyKeyParameter] : [])],
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
       responses,
     };

@@ -21,10 +21,8 @@ export function allRoutes(publicBaseUrl: string, plugins: { thematicSearch?: The
   const routes = [...built, ...unbuiltRoutes];
   let document: Record<string, unknown> | null = null;
   const openapi = defineRoute({
-    method: 'GET',
-    path: '/v1/openapi.json',
+    method: 'GET', path: '/v1/openapi.json', access: 'public',
     summary: 'The machine-readable contract (OpenAPI 3.1), generated from the schemas that validate requests.',
-    access: 'public',
     responses: { 200: { description: 'OpenAPI document' } },
     handler: async (ctx) => {
       document ??= openApiDocument(routes, publicBaseUrl);

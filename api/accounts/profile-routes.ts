@@ -13,22 +13,16 @@ const userAnswer = { 200: { description: 'The user', schema: userSchema } };
 
 export const profileRoutes = [
   defineRoute({
-    method: 'GET',
-    path: '/v1/me',
+    method: 'GET', path: '/v1/me', access: 'token', limits: [readBudget()],
     summary: 'The signed-in user, with balance.',
-    access: 'token',
-    limits: [readBudget()],
     responses: userAnswer,
     handler: async (ctx) => {
       ctx.body = await userView(ctx.services.db, ctx.services.storage, caller(ctx).id);
     },
   }),
   defineRoute<{ name?: string | null; locale?: string }>({
-    method: 'PATCH',
-    path: '/v1/me',
+    method: 'PATCH', path: '/v1/me', access: 'token', limits: [readBudget()],
     summary: 'Changes name and locale (ru or en; a region suffix is dropped, en-US becomes en).',
-    access: 'token',
-    limits: [readBudget()],
     body: schema.object({ name: schema.nullable(fields.name), locale: schema.string({ maxLength: 35 }) }),
     responses: userAnswer,
     handler: async (ctx, { body }) => {
@@ -38,11 +32,8 @@ export const profileRoutes = [
     },
   }),
   defineRoute({
-    method: 'DELETE',
-    path: '/v1/me',
+    method: 'DELETE', path: '/v1/me', access: 'token', limits: [readBudget()],
     summary: 'Deletes the account, its data and its files; an idp_b grant is revoked in the background.',
-    access: 'token',
-    limits: [readBudget()],
     responses: { 204: { description: 'Deleted' } },
     handler: async (ctx) => {
       await deleteAccount(ctx.services, caller(ctx).id);
@@ -50,11 +41,8 @@ export const profileRoutes = [
     },
   }),
   defineRoute<{ content_type: AvatarContentType }>({
-    method: 'POST',
-    path: '/v1/me/avatar/upload-url',
+    method: 'POST', path: '/v1/me/avatar/upload-url', access: 'token', limits: [readBudget()],
     summary: 'A presigned multipart POST ticket for a new avatar (600 s).',
-    access: 'token',
-    limits: [readBudget()],
     body: schema.object({ content_type: schema.string({ enum: Object.keys(avatarContentTypes) }) }, ['content_type']),
     responses: {
       200: {
@@ -67,11 +55,8 @@ export const profileRoutes = [
     },
   }),
   defineRoute<{ object_key: string }>({
-    method: 'PUT',
-    path: '/v1/me/avatar',
+    method: 'PUT', path: '/v1/me/avatar', access: 'token', limits: [readBudget()],
     summary: 'Binds an uploaded avatar; it is re-encoded to JPEG without EXIF under the same key.',
-    access: 'token',
-    limits: [readBudget()],
     body: schema.object({ object_key: schema.string({ minLength: 1, maxLength: 1024 }) }, ['object_key']),
     responses: userAnswer,
     handler: async (ctx, { body }) => {
@@ -81,11 +66,8 @@ export const profileRoutes = [
     },
   }),
   defineRoute({
-    method: 'DELETE',
-    path: '/v1/me/avatar',
+    method: 'DELETE', path: '/v1/me/avatar', access: 'token', limits: [readBudget()],
     summary: 'Removes the avatar: avatar_url becomes null.',
-    access: 'token',
-    limits: [readBudget()],
     responses: userAnswer,
     handler: async (ctx) => {
       const { id } = caller(ctx);

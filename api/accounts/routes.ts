@@ -1,81 +1,54 @@
 import { revokeRefreshToken } from '../../db/accounts/refresh-tokens';
 import { caller } from '../http/authentication';
-import { operationLimit, requestSource } from '../http/rate-limit';
+import { requestSource } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { optionalDeviceHash } from './devices';
 import { changePassword, logIn, register } from './email-accounts';
 import { fields } from './fields';
 import { signInAsGuest } from './guests';
-import { refreshSession, tokenResponseSchema } from './sessions';
+import { refreshSession, tokenRoute } from './sessions';
 
 /** Sign-in and session endpoints of contract part A. */
 export const authRoutes = [
-  defineRoute<{ device_id: string; ref_code?: string }>({
-    method: 'POST',
-    path: '/v1/auth/anonymous',
+  tokenRoute<{ device_id: string; ref_code?: string }>({
+    operation: 'anonymous', access: 'public', status: 200, description: 'Guest signed in',
     summary: "The device's guest account: start credits once per device; 403 when the device belongs to a full account.",
-    access: 'public',
-    limits: [operationLimit('anonymous')],
     body: schema.object({ device_id: fields.deviceId, ref_code: fields.refCode }, ['device_id']),
-    responses: { 200: { description: 'Guest signed in', schema: tokenResponseSchema } },
-    handler: async (ctx, { body }) => {
-      ctx.body = await signInAsGuest(ctx.services, { deviceId: body.device_id, refCode: body.ref_code });
-    },
+    session: (ctx, { body }) => signInAsGuest(ctx.services, { deviceId: body.device_id, refCode: body.ref_code }),
   }),
-  defineRoute<{ email: string; password: string; name?: string; device_id?: string; ref_code?: string }>({
-    method: 'POST',
-    path: '/v1/auth/register',
+  tokenRoute<{ email: string; password: string; name?: string; device_id?: string; ref_code?: string }>({
+    operation: 'register', access: 'optional', status: 201, description: 'Registered',
     summary: "Email registration; with a guest's token the guest becomes the full account under the same id.",
-    access: 'optional',
-    limits: [operationLimit('register')],
     body: schema.object(
       { email: fields.email, password: fields.password, name: fields.name, device_id: fields.deviceId, ref_code: fields.refCode },
       ['email', 'password'],
     ),
-    responses: { 201: { description: 'Registered', schema: tokenResponseSchema } },
-    handler: async (ctx, { body, user }) => {
-      ctx.body = await register(ctx.services, {
-        email: body.email.trim(),
-        password: body.password,
-        name: body.name?.trim() || undefined,
-        deviceId: body.device_id,
-        refCode: body.ref_code,
-        caller: user,
-      });
-      ctx.status = 201;
-    },
+    session: (ctx, { body, user }) => register(ctx.services, {
+      email: body.email.trim(),
+      password: body.password,
+      name: body.name?.trim() || undefined,
+      deviceId: body.device_id,
+      refCode: body.ref_code,
+      caller: user,
+    }),
   }),
-  defineRoute<{ email: string; password: string; device_id?: string }>({
-    method: 'POST',
-    path: '/v1/auth/login',
+  tokenRoute<{ email: string; password: string; device_id?: string }>({
+    operation: 'login', access: 'public', status: 200, description: 'Signed in',
     summary: 'Email sign-in; locked per (email, source) after a series of wrong passwords.',
-    access: 'public',
-    limits: [operationLimit('login')],
     // Only the upper bound of the password is checked: a short one is just a wrong password (401).
     body: schema.object({ email: schema.string({ maxLength: 254 }), password: schema.string({ maxLength: 128 }), device_id: fields.deviceId }, ['email', 'password']),
-    responses: { 200: { description: 'Signed in', schema: tokenResponseSchema } },
-    handler: async (ctx, { body }) => {
-      ctx.body = await logIn(ctx.services, { email: body.email.trim(), password: body.password, deviceId: body.device_id, source: requestSource(ctx.ip) });
-    },
+    session: (ctx, { body }) => logIn(ctx.services, { email: body.email.trim(), password: body.password, deviceId: body.device_id, source: requestSource(ctx.ip) }),
   }),
-  defineRoute<{ refresh_token: string; device_id?: string }>({
-    method: 'POST',
-    path: '/v1/auth/refresh',
+  tokenRoute<{ refresh_token: string; device_id?: string }>({
+    operation: 'refresh', access: 'public', status: 200, description: 'New pair',
     summary: 'Rotates the refresh token; a reused one revokes every session of the user.',
-    access: 'public',
-    limits: [operationLimit('refresh')],
     body: schema.object({ refresh_token: fields.refreshToken, device_id: fields.deviceId }, ['refresh_token']),
-    responses: { 200: { description: 'New pair', schema: tokenResponseSchema } },
-    handler: async (ctx, { body }) => {
-      ctx.body = await refreshSession(ctx.services, { refreshToken: body.refresh_token, deviceHash: optionalDeviceHash(body.device_id) });
-    },
+    session: (ctx, { body }) => refreshSession(ctx.services, { refreshToken: body.refresh_token, deviceHash: optionalDeviceHash(body.device_id) }),
   }),
   defineRoute<{ refresh_token: string }>({
-    method: 'POST',
-    path: '/v1/auth/logout',
+    method: 'POST', path: '/v1/auth/logout', access: 'token',
     summary: 'Revokes only the given refresh token; the access token lives out its short lifetime.',
-    access: 'token',
     body: schema.object({ refresh_token: fields.refreshToken }, ['refresh_token']),
     responses: { 204: { description: 'Signed out' } },
     handler: async (ctx, { body }) => {
@@ -83,24 +56,18 @@ export const authRoutes = [
       ctx.status = 204;
     },
   }),
-  defineRoute<{ current_password?: string; new_password: string; device_id?: string }>({
-    method: 'POST',
-    path: '/v1/auth/change-password',
+  tokenRoute<{ current_password?: string; new_password: string; device_id?: string }>({
+    operation: 'change-password', access: 'registered', status: 200, description: 'Password changed',
     summary: 'Changes or sets the password; revokes every session and answers a fresh pair for this device.',
-    access: 'registered',
-    limits: [operationLimit('change-password')],
     body: schema.object(
       { current_password: schema.string({ maxLength: 128 }), new_password: fields.password, device_id: fields.deviceId },
       ['new_password'],
     ),
-    responses: { 200: { description: 'Password changed', schema: tokenResponseSchema } },
-    handler: async (ctx, { body }) => {
-      ctx.body = await changePassword(ctx.services, {
-        userId: caller(ctx).id,
-        currentPassword: body.current_password,
-        newPassword: body.new_password,
-        deviceId: body.device_id,
-      });
-    },
+    session: (ctx, { body }) => changePassword(ctx.services, {
+      userId: caller(ctx).id,
+      currentPassword: body.current_password,
+      newPassword: body.new_password,
+      deviceId: body.device_id,
+    }),
   }),
 ];

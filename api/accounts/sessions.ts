@@ -1,8 +1,12 @@
 import type { Knex } from 'knex';
 import { issueRefreshToken, rotateRefreshToken } from '../../db/accounts/refresh-tokens';
 import type { Services } from '../../services';
+import type { Access } from '../http/authentication';
+import type { ApiContext } from '../http/context';
 import { errors } from '../http/errors';
-import { schema } from '../http/validation';
+import { operationLimit, type AuthOperation } from '../http/rate-limit';
+import { defineRoute, type Route, type RouteInput } from '../http/route';
+import { schema, type JsonSchema } from '../http/validation';
 import { signAccessToken } from '../tokens/access-token';
 import { recordUserDevice } from './devices';
 import { userSchema, userView, type UserView } from './users';
@@ -15,12 +19,37 @@ export interface TokenResponse {
   user: UserView;
 }
 
-export const tokenResponseSchema = schema.object({
+const tokenResponseSchema = schema.object({
   access_token: schema.string(),
   refresh_token: schema.string(),
   expires_in: schema.integer(),
   user: userSchema,
 });
+
+/**
+ * An endpoint that answers a TokenResponse (the sign-ins, register, refresh, change-password):
+ * `POST /v1/auth/<operation>` under the operation's own budget per request source.
+ */
+export function tokenRoute<Body>(spec: {
+  operation: AuthOperation;
+  access: Access;
+  status: 200 | 201;
+  description: string;
+  summary: string;
+  body: JsonSchema;
+  session: (ctx: ApiContext, input: RouteInput<Body, unknown, unknown>) => Promise<TokenResponse>;
+}): Route {
+  return defineRoute<Body>({
+    method: 'POST', path: `/v1/auth/${spec.operation}`, access: spec.access, limits: [operationLimit(spec.operation)],
+    summary: spec.summary,
+    body: spec.body,
+    responses: { [spec.status]: { description: spec.description, schema: tokenResponseSchema } },
+    handler: async (ctx, input) => {
+      ctx.body = await spec.session(ctx, input);
+      ctx.status = spec.status;
+    },
+  });
+}
 
 export interface Session {
   userId: string;

@@ -67,11 +67,8 @@ export async function storeAuthorAvatar(storage: Storage, authorId: string, imag
 
 export const authorRoutes = [
   defineRoute<unknown, { locale: Locale } & Paging, { author_id: string }>({
-    method: 'GET',
-    path: '/v1/authors/{author_id}',
+    method: 'GET', path: '/v1/authors/{author_id}', access: 'public',
     summary: "An author's public profile with the effects they published.",
-    access: 'public',
-    params: schema.object({ author_id: schema.string() }, ['author_id']),
     query: schema.object({ locale: localeProperty, ...pagingProperties }),
     responses: {
       200: {

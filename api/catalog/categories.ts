@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
-import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { byIdOrSlug } from './identifiers';
-import { localeProperty, type Locale } from './locale';
+import { localizedListRoute, type Locale } from './locale';
 
 export interface Category {
   id: string;
@@ -52,15 +51,5 @@ export async function findEnabledCategoryId(db: Knex, idOrSlug: string): Promise
 }
 
 export const categoryRoutes = [
-  defineRoute<unknown, { locale: Locale }>({
-    method: 'GET',
-    path: '/v1/categories',
-    summary: 'Enabled categories in the operator order, localized.',
-    access: 'public',
-    query: schema.object({ locale: localeProperty }),
-    responses: { 200: { description: 'Categories', schema: schema.array(categorySchema) } },
-    handler: async (ctx, { query }) => {
-      ctx.body = await listCategories(ctx.services.db, query.locale);
-    },
-  }),
+  localizedListRoute('/v1/categories', 'Enabled categories in the operator order, localized.', 'Categories', categorySchema, listCategories),
 ];

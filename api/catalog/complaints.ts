@@ -66,12 +66,8 @@ export async function resolveComplaints(db: Knex, effectId: string, decision: 'k
 
 export const complaintRoutes = [
   defineRoute<{ reason: string; note?: string }, unknown, { id: string }>({
-    method: 'POST',
-    path: '/v1/effects/{id}/complaints',
+    method: 'POST', path: '/v1/effects/{id}/complaints', access: 'registered', limits: [writeBudget()],
     summary: 'Complain about an effect (full accounts only); the answer is the same whatever follows.',
-    access: 'registered',
-    limits: [writeBudget()],
-    params: schema.object({ id: schema.string() }, ['id']),
     body: schema.object({ reason: schema.string({ maxLength: 64 }), note: schema.string({ maxLength: 2000 }) }, ['reason']),
     responses: { 204: { description: 'Complaint taken' } },
     handler: async (ctx, { params, body }) => {

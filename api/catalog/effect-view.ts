@@ -84,17 +84,21 @@ export const effectSchema: JsonSchema = schema.object({
   tags: schema.array(schema.string()),
 });
 
-interface EffectRow {
-  id: string;
-  slug: string;
-  name: string;
-  description: string;
+/** The columns of `effects` that describe its preview (object keys; URLs are made when shown). */
+export interface PreviewColumns {
   poster_key: string;
   preview_video_key: string | null;
   preview_animation_key: string | null;
   preview: StoredPreview | null;
   focus: FocusPoint | null;
   video_focus: FocusPoint | null;
+}
+
+interface EffectRow extends PreviewColumns {
+  id: string;
+  slug: string;
+  name: string;
+  description: string;
   cost: number;
   characters: Character[];
   output_type: 'image' | 'video';

@@ -23,10 +23,8 @@ type ListQuery = { locale: Locale; category?: string; tag?: string; search?: str
 export function effectRoutes(options: { thematicSearch?: ThematicSearch }) {
   return [
     defineRoute<unknown, ListQuery>({
-      method: 'GET',
-      path: '/v1/effects',
+      method: 'GET', path: '/v1/effects', access: 'public',
       summary: 'Listed effects: the curated flat list, one category in its server order, or search results.',
-      access: 'public',
       query: schema.object({
         locale: localeProperty,
         category: schema.string({ maxLength: 64 }),
@@ -49,11 +47,8 @@ export function effectRoutes(options: { thematicSearch?: ThematicSearch }) {
       },
     }),
     defineRoute<unknown, { locale: Locale }, { id_or_slug: string }>({
-      method: 'GET',
-      path: '/v1/effects/{id_or_slug}',
+      method: 'GET', path: '/v1/effects/{id_or_slug}', access: 'public',
       summary: 'One effect by id or slug; with a valid token, a community effect counts a daily view for its author.',
-      access: 'public',
-      params: schema.object({ id_or_slug: schema.string() }, ['id_or_slug']),
       query: schema.object({ locale: localeProperty }),
       responses: { 200: { description: 'Effect', schema: effectSchema } },
       handler: async (ctx, { params, query, user }) => {

@@ -5,9 +5,9 @@ import type { Knex } from 'knex';
 import pLimit from 'p-limit';
 import type { Storage } from '../../media/storage';
 import { storeAuthorAvatar } from './authors';
-import type { Character, FocusPoint, StoredPreview } from './effect-view';
+import type { Character, FocusPoint, PreviewColumns, StoredPreview } from './effect-view';
 import type { Localized } from './locale';
-import { checkPreviewMedia, previewFolder, storePreview, type PreviewColumns, type PreviewMedia } from './previews';
+import { checkPreviewMedia, previewFolder, storePreview, type PreviewMedia } from './previews';
 
 /**
  * The operator's catalog import (`scripts/import-catalog.ts`, and the demo seed): categories, tags,

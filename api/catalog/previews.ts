@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { buildEffectPreview, type EffectPreviewRole } from '../../media/effect-preview';
 import { imageFileType, videoFileType } from '../../media/file-types';
 import type { Storage } from '../../media/storage';
-import type { FocusPoint, StoredPreview } from './effect-view';
+import type { FocusPoint, PreviewColumns } from './effect-view';
 
 /** An operator's poster (and optional clip) for an effect, with the points to keep in frame. */
 export interface PreviewMedia {
@@ -11,16 +11,6 @@ export interface PreviewMedia {
   clip?: Buffer | null;
   focus?: FocusPoint | null;
   videoFocus?: FocusPoint | null;
-}
-
-/** The columns of `effects` that describe its preview (object keys; URLs are made when shown). */
-export interface PreviewColumns {
-  poster_key: string;
-  preview_video_key: string | null;
-  preview_animation_key: string | null;
-  preview: StoredPreview | null;
-  focus: FocusPoint | null;
-  video_focus: FocusPoint | null;
 }
 
 const fileNames: Record<EffectPreviewRole, string> = {

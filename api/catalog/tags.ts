@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
-import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { availableEffect } from './catalog-order';
-import { localeProperty, type Locale } from './locale';
+import { localizedListRoute, type Locale } from './locale';
 
 export interface Tag {
   slug: string;
@@ -32,21 +31,8 @@ export async function findTagId(db: Knex, slug: string): Promise<string | null> 
   return row?.id ?? null;
 }
 
+const tagSchema = schema.object({ slug: schema.string(), name: schema.string(), effect_count: schema.integer() });
+
 export const tagRoutes = [
-  defineRoute<unknown, { locale: Locale }>({
-    method: 'GET',
-    path: '/v1/tags',
-    summary: 'Tags on listed effects, most frequent first, with counts over the whole catalog.',
-    access: 'public',
-    query: schema.object({ locale: localeProperty }),
-    responses: {
-      200: {
-        description: 'Tags',
-        schema: schema.array(schema.object({ slug: schema.string(), name: schema.string(), effect_count: schema.integer() })),
-      },
-    },
-    handler: async (ctx, { query }) => {
-      ctx.body = await listTags(ctx.services.db, query.locale);
-    },
-  }),
+  localizedListRoute('/v1/tags', 'Tags on listed effects, most frequent first, with counts over the whole catalog.', 'Tags', tagSchema, listTags),
 ];

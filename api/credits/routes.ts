@@ -14,29 +14,20 @@ const transactionSchema = schema.object({
   created_at: schema.string({ format: 'date-time' }),
 });
 
+const balanceSchema = schema.object({ balance: schema.integer(), plan_credits: schema.integer(), plan_expires_at: schema.nullable(schema.string({ format: 'date-time' })) });
+
 export const creditRoutes = [
   defineRoute({
-    method: 'GET',
-    path: '/v1/credits/balance',
+    method: 'GET', path: '/v1/credits/balance', access: 'token', limits: [readBudget()],
     summary: 'The balance; plan credits stay 0 and plan_expires_at null until subscriptions exist.',
-    access: 'token',
-    limits: [readBudget()],
-    responses: {
-      200: {
-        description: 'Balance',
-        schema: schema.object({ balance: schema.integer(), plan_credits: schema.integer(), plan_expires_at: schema.nullable(schema.string({ format: 'date-time' })) }),
-      },
-    },
+    responses: { 200: { description: 'Balance', schema: balanceSchema } },
     handler: async (ctx) => {
       ctx.body = { balance: await balanceOf(ctx.services.db, caller(ctx).id), plan_credits: 0, plan_expires_at: null };
     },
   }),
   defineRoute<unknown, Paging>({
-    method: 'GET',
-    path: '/v1/credits/transactions',
+    method: 'GET', path: '/v1/credits/transactions', access: 'token', limits: [readBudget()],
     summary: 'Credit history, newest first; one operation is one record with a signed amount.',
-    access: 'token',
-    limits: [readBudget()],
     query: schema.object(pagingProperties),
     responses: { 200: { description: 'Page of credit transactions', schema: pageSchema(transactionSchema) } },
     handler: async (ctx, { query }) => {

@@ -11,15 +11,11 @@ import { generationStreamRoute } from './stream';
 import { findOwnGeneration, generationDetail, generationDetailSchema, generationList, generationListSchema } from './views';
 
 const uploadId = schema.string({ minLength: 1, maxLength: 64 });
-const idParams = schema.object({ id: schema.string() }, ['id']);
 
 export const generationRoutes = [
   defineRoute<CreateGenerationBody>({
-    method: 'POST',
-    path: '/v1/generations',
+    method: 'POST', path: '/v1/generations', access: 'token', limits: [writeBudget()],
     summary: 'Starts a generation: checks the photos, reserves the cost and queues the work; 202 with the pending generation.',
-    access: 'token',
-    limits: [writeBudget()],
     idempotent: 'generation',
     body: schema.object({
       effect_id: schema.string({ minLength: 1, maxLength: 200 }),
@@ -43,11 +39,8 @@ export const generationRoutes = [
     },
   }),
   defineRoute<unknown, Paging & { status?: GenerationStatus }>({
-    method: 'GET',
-    path: '/v1/generations',
+    method: 'GET', path: '/v1/generations', access: 'token', limits: [readBudget()],
     summary: 'The caller\'s generations, newest first; hidden ones are left out.',
-    access: 'token',
-    limits: [readBudget()],
     query: schema.object({ ...pagingProperties, status: schema.string({ enum: generationStatuses }) }),
     responses: { 200: { description: 'Page of generations', schema: generationListSchema } },
     handler: async (ctx, { query }) => {
@@ -56,12 +49,8 @@ export const generationRoutes = [
     },
   }),
   defineRoute<unknown, unknown, { id: string }>({
-    method: 'GET',
-    path: '/v1/generations/{id}',
+    method: 'GET', path: '/v1/generations/{id}', access: 'token', limits: [readBudget()],
     summary: 'A generation with its effect, signed result and preview links (about an hour).',
-    access: 'token',
-    limits: [readBudget()],
-    params: idParams,
     responses: { 200: { description: 'GenerationDetail', schema: generationDetailSchema } },
     handler: async (ctx, { params }) => {
       const { db, storage, config } = ctx.services;
@@ -71,13 +60,9 @@ export const generationRoutes = [
     },
   }),
   defineRoute<unknown, unknown, { id: string }>({
-    method: 'POST',
-    path: '/v1/generations/{id}/hide',
-    summary: 'Soft delete: the generation leaves the list, its history stays.',
-    access: 'token',
     // The contract's write budget names creations only; reads and hiding share the /generations budget.
-    limits: [readBudget()],
-    params: idParams,
+    method: 'POST', path: '/v1/generations/{id}/hide', access: 'token', limits: [readBudget()],
+    summary: 'Soft delete: the generation leaves the list, its history stays.',
     responses: { 204: { description: 'Hidden' } },
     handler: async (ctx, { params }) => {
       if (!isUuid(params.id) || !(await hideGeneration(ctx.services.db, caller(ctx).id, params.id.toLowerCase()))) {

@@ -28,6 +28,7 @@ export interface Route<Body = unknown, Query = unknown, Params = unknown> {
   access: Access;
   /** Middleware run after authentication and before validation (rate limits, budgets). */
   limits?: Middleware<ApiContext['state'], ApiContext>[];
+  /** Path parameters beyond plain strings (every `{name}` of the path is one by default). */
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;

@@ -1,7 +1,6 @@
 import { fields } from '../accounts/fields';
-import { tokenResponseSchema } from '../accounts/sessions';
-import { operationLimit } from '../http/rate-limit';
-import { defineRoute } from '../http/route';
+import { tokenRoute } from '../accounts/sessions';
+import type { SessionUser } from '../http/context';
 import { schema } from '../http/validation';
 import type { IdpCButton } from './profile';
 import { idpAProfile, idpBProfile, idpCProfile, idpDProfile } from './providers';
@@ -12,69 +11,50 @@ const accessToken = schema.string({ minLength: 1, maxLength: 4096, pattern: '^[\
 // A compact JWS: three base64url parts.
 const idToken = schema.string({ minLength: 1, maxLength: 4096, pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$' });
 
-const signedIn = { 200: { description: 'Signed in (also when the account was just created)', schema: tokenResponseSchema } };
+const signedIn = 'Signed in (also when the account was just created)';
 
 interface Common {
   device_id?: string;
   ref_code?: string;
 }
 
+const common = { device_id: fields.deviceId, ref_code: fields.refCode };
+
+/** Who signs in, with what came along: the caller's token (a guest upgrades) and the device and referral. */
+function signInRequest(body: Common, user: SessionUser | null) {
+  return { caller: user, deviceId: body.device_id, refCode: body.ref_code };
+}
+
 export const identityRoutes = [
-  defineRoute<Common & { id_token: string }>({
-    method: 'POST',
-    path: '/v1/auth/idp_a',
+  tokenRoute<Common & { id_token: string }>({
+    operation: 'idp_a', access: 'optional', status: 200, description: signedIn,
     summary: 'Sign in with idp_a (OpenID Connect id_token); with a guest token a new identity upgrades the guest.',
-    access: 'optional',
-    limits: [operationLimit('idp_a')],
-    body: schema.object({ id_token: idToken, device_id: fields.deviceId, ref_code: fields.refCode }, ['id_token']),
-    responses: signedIn,
-    handler: async (ctx, { body, user }) => {
-      const profile = await idpAProfile(ctx.services.config, body.id_token);
-      ctx.body = await signInWithProvider(ctx.services, profile, { caller: user, deviceId: body.device_id, refCode: body.ref_code });
-    },
+    body: schema.object({ id_token: idToken, ...common }, ['id_token']),
+    session: async (ctx, { body, user }) => signInWithProvider(ctx.services, await idpAProfile(ctx.services.config, body.id_token), signInRequest(body, user)),
   }),
-  defineRoute<Common & { id_token: string; authorization_code?: string }>({
-    method: 'POST',
-    path: '/v1/auth/idp_b',
+  tokenRoute<Common & { id_token: string; authorization_code?: string }>({
+    operation: 'idp_b', access: 'optional', status: 200, description: signedIn,
     summary: 'Sign in with idp_b; an authorization_code is exchanged for a refresh token revoked at account deletion.',
-    access: 'optional',
-    limits: [operationLimit('idp_b')],
-    body: schema.object({ id_token: idToken, authorization_code: accessToken, device_id: fields.deviceId, ref_code: fields.refCode }, ['id_token']),
-    responses: signedIn,
-    handler: async (ctx, { body, user }) => {
+    body: schema.object({ id_token: idToken, authorization_code: accessToken, ...common }, ['id_token']),
+    session: async (ctx, { body, user }) => {
       const profile = await idpBProfile(ctx.services.config, body.id_token, body.authorization_code);
-      ctx.body = await signInWithProvider(ctx.services, profile, { caller: user, deviceId: body.device_id, refCode: body.ref_code });
+      return signInWithProvider(ctx.services, profile, signInRequest(body, user));
     },
   }),
-  defineRoute<Common & { access_token: string; oauth_provider: IdpCButton }>({
-    method: 'POST',
-    path: '/v1/auth/idp_c',
+  tokenRoute<Common & { access_token: string; oauth_provider: IdpCButton }>({
+    operation: 'idp_c', access: 'optional', status: 200, description: signedIn,
     summary: 'Sign in with idp_c; oauth_provider names the button shown in providers. Never links by email.',
-    access: 'optional',
-    limits: [operationLimit('idp_c')],
     body: schema.object({
       access_token: accessToken,
       oauth_provider: { type: 'string', enum: ['btn_1', 'btn_2', 'btn_3'], default: 'btn_1' },
-      device_id: fields.deviceId,
-      ref_code: fields.refCode,
+      ...common,
     }, ['access_token']),
-    responses: signedIn,
-    handler: async (ctx, { body, user }) => {
-      const profile = await idpCProfile(ctx.services.config, body.access_token, body.oauth_provider);
-      ctx.body = await signInWithProvider(ctx.services, profile, { caller: user, deviceId: body.device_id, refCode: body.ref_code });
-    },
+    session: async (ctx, { body, user }) => signInWithProvider(ctx.services, await idpCProfile(ctx.services.config, body.access_token, body.oauth_provider), signInRequest(body, user)),
   }),
-  defineRoute<Common & { access_token: string }>({
-    method: 'POST',
-    path: '/v1/auth/idp_d',
+  tokenRoute<Common & { access_token: string }>({
+    operation: 'idp_d', access: 'optional', status: 200, description: signedIn,
     summary: "Sign in with idp_d; the token must be issued to this service's application.",
-    access: 'optional',
-    limits: [operationLimit('idp_d')],
-    body: schema.object({ access_token: accessToken, device_id: fields.deviceId, ref_code: fields.refCode }, ['access_token']),
-    responses: signedIn,
-    handler: async (ctx, { body, user }) => {
-      const profile = await idpDProfile(ctx.services.config, body.access_token);
-      ctx.body = await signInWithProvider(ctx.services, profile, { caller: user, deviceId: body.device_id, refCode: body.ref_code });
-    },
+    body: schema.object({ access_token: accessToken, ...common }, ['access_token']),
+    session: async (ctx, { body, user }) => signInWithProvider(ctx.services, await idpDProfile(ctx.services.config, body.access_token), signInRequest(body, user)),
   }),
 ];

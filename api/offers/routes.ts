@@ -1,8 +1,9 @@
+import type { Knex } from 'knex';
 import { caller } from '../http/authentication';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
-import { profileLanguage } from '../payments/products';
+import { profileLanguage, type Language } from '../payments/products';
 import type { ApiContext } from '../http/context';
 import { currentOffer, dismissIssue, offerAfterPaywall, type OfferView } from './offers';
 
@@ -23,40 +24,26 @@ function answerOffer(ctx: ApiContext, offer: OfferView | null): void {
   ctx.body = offer === null ? 'null' : offer;
 }
 
+/** The caller's live offer, found by `find`, in the language of the profile: a JSON `null` for none. */
+function liveOfferRoute(method: 'GET' | 'POST', path: string, summary: string, find: (db: Knex, userId: string, language: Language) => Promise<OfferView | null>) {
+  return defineRoute({
+    method, path, access: 'registered', limits: [readBudget()],
+    summary,
+    responses: { 200: { description: 'Offer or null', schema: offerSchema } },
+    handler: async (ctx) => {
+      const userId = caller(ctx).id;
+      const { db } = ctx.services;
+      answerOffer(ctx, await find(db, userId, await profileLanguage(db, userId)));
+    },
+  });
+}
+
 export const offerRoutes = [
-  defineRoute({
-    method: 'POST',
-    path: '/v1/offers/paywall-dismissed',
-    summary: 'The main paywall was closed: the live special offer, a newly issued one, or null.',
-    access: 'registered',
-    limits: [readBudget()],
-    responses: { 200: { description: 'Offer or null', schema: offerSchema } },
-    handler: async (ctx) => {
-      const userId = caller(ctx).id;
-      const { db } = ctx.services;
-      answerOffer(ctx, await offerAfterPaywall(db, userId, await profileLanguage(db, userId)));
-    },
-  }),
-  defineRoute({
-    method: 'GET',
-    path: '/v1/offers/current',
-    summary: 'The live special offer without side effects, or null.',
-    access: 'registered',
-    limits: [readBudget()],
-    responses: { 200: { description: 'Offer or null', schema: offerSchema } },
-    handler: async (ctx) => {
-      const userId = caller(ctx).id;
-      const { db } = ctx.services;
-      answerOffer(ctx, await currentOffer(db, userId, await profileLanguage(db, userId)));
-    },
-  }),
+  liveOfferRoute('POST', '/v1/offers/paywall-dismissed', 'The main paywall was closed: the live special offer, a newly issued one, or null.', offerAfterPaywall),
+  liveOfferRoute('GET', '/v1/offers/current', 'The live special offer without side effects, or null.', currentOffer),
   defineRoute<unknown, unknown, { id: string }>({
-    method: 'POST',
-    path: '/v1/offers/{id}/dismiss',
+    method: 'POST', path: '/v1/offers/{id}/dismiss', access: 'registered', limits: [readBudget()],
     summary: 'The offer screen was closed: the offer stays payable and shows `is_dismissed: true`. 204, also on repeat.',
-    access: 'registered',
-    limits: [readBudget()],
-    params: schema.object({ id: schema.string() }, ['id']),
     responses: { 204: { description: 'Dismissed' }, 404: { description: 'Absent or another user\'s issue' } },
     handler: async (ctx, { params }) => {
       await dismissIssue(ctx.services.db, caller(ctx).id, params.id);

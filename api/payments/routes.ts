@@ -33,16 +33,11 @@ const paymentProperties = {
 const paymentSchema = schema.object(paymentProperties, Object.keys(paymentProperties));
 const createdPaymentSchema = schema.object({ ...paymentProperties, payment_url: schema.string() }, [...Object.keys(paymentProperties), 'payment_url']);
 
-const anyIdParams = schema.object({ id: schema.string() }, ['id']);
-
 export const paymentRoutes = [
   // Before `/v1/payments/{id}`, which would otherwise take "products" for an id.
   defineRoute<unknown, { locale?: 'ru' | 'en' }>({
-    method: 'GET',
-    path: '/v1/payments/products',
+    method: 'GET', path: '/v1/payments/products', access: 'token', limits: [readBudget()],
     summary: 'Credit packs in showcase order (offer-only packs never listed). Titles in `locale`, else in the profile locale.',
-    access: 'token',
-    limits: [readBudget()],
     query: schema.object({ locale: schema.string({ enum: ['ru', 'en'] }) }),
     responses: {
       200: {
@@ -58,11 +53,8 @@ export const paymentRoutes = [
     },
   }),
   defineRoute<CreatePaymentBody>({
-    method: 'POST',
-    path: '/v1/payments',
+    method: 'POST', path: '/v1/payments', access: 'registered', limits: [writeBudget()],
     summary: 'Creates a payment for a pack and registers the order at the processor (up to ~10 s). Optional Idempotency-Key.',
-    access: 'registered',
-    limits: [writeBudget()],
     idempotent: 'payment',
     body: schema.object({ product_id: schema.uuid(), method: schema.string({ enum: ['card', 'sbp'] }) }, ['product_id', 'method']),
     responses: {
@@ -80,11 +72,8 @@ export const paymentRoutes = [
     },
   }),
   defineRoute<unknown, unknown, { id: string }>({
-    method: 'GET',
-    path: '/v1/payments/{id}',
+    method: 'GET', path: '/v1/payments/{id}', access: 'token', limits: [readBudget()],
     summary: 'The caller\'s payment (never with `payment_url`).',
-    access: 'token',
-    limits: [readBudget()],
     params: schema.object({ id: schema.uuid() }, ['id']),
     responses: { 200: { description: 'Payment', schema: paymentSchema }, 404: { description: 'Absent or another user\'s payment' } },
     handler: async (ctx, { params }) => {
@@ -94,13 +83,9 @@ export const paymentRoutes = [
     },
   }),
   defineRoute<unknown, unknown, { id: string }>({
-    method: 'POST',
-    path: '/v1/payments/{id}/refresh',
+    method: 'POST', path: '/v1/payments/{id}/refresh', access: 'token', limits: [readBudget()],
     summary: 'The payment with its status refreshed from the processor (asked at most once per few seconds per payment).',
-    access: 'token',
-    limits: [readBudget()],
     // Any id that cannot name the caller's payment is `404`, so the path is not checked as a UUID here.
-    params: anyIdParams,
     responses: {
       200: { description: 'Payment', schema: paymentSchema },
       404: { description: 'Absent or another user\'s payment' },

@@ -25,11 +25,8 @@ function shown(device: PushDevice) {
 /** Push devices (decisions.md section 4): open to guests, under the per-user write budget. */
 export const pushDeviceRoutes = [
   defineRoute<RegisterBody>({
-    method: 'POST',
-    path: '/v1/devices',
+    method: 'POST', path: '/v1/devices', access: 'token', limits: [writeBudget()],
     summary: 'Registers a push token: 201 new, 200 when already this account\'s; another account\'s token moves only with its device_id, else 403.',
-    access: 'token',
-    limits: [writeBudget()],
     body: schema.object({
       // Gateway tokens are printable ASCII (hex for APNs, base64url and ':' for FCM).
       token: schema.string({ minLength: 1, maxLength: 4096, pattern: '^[\\x21-\\x7E]+$' }),
@@ -54,11 +51,8 @@ export const pushDeviceRoutes = [
     },
   }),
   defineRoute<unknown, unknown, { id: string }>({
-    method: 'DELETE',
-    path: '/v1/devices/{id}',
+    method: 'DELETE', path: '/v1/devices/{id}', access: 'token', limits: [writeBudget()],
     summary: 'Unregisters a push device of the caller: 204; 404 when absent or another account\'s.',
-    access: 'token',
-    limits: [writeBudget()],
     responses: { 204: { description: 'Removed' }, 404: { description: 'Absent or another account\'s' } },
     handler: async (ctx, { params }) => {
       if (!isUuid(params.id) || !(await removePushDevice(ctx.services.db, caller(ctx).id, params.id))) throw errors.notFound();

@@ -4,19 +4,13 @@ import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { referralStats } from './referrals';
 
+const referralSchema = schema.object({ code: schema.string(), link: schema.string(), invited: schema.integer(), credited: schema.integer(), earned: schema.integer() });
+
 export const referralRoutes = [
   defineRoute({
-    method: 'GET',
-    path: '/v1/referral',
+    method: 'GET', path: '/v1/referral', access: 'registered', limits: [readBudget()],
     summary: 'Own referral code, share link and statistics; closed to guests.',
-    access: 'registered',
-    limits: [readBudget()],
-    responses: {
-      200: {
-        description: 'Referral statistics',
-        schema: schema.object({ code: schema.string(), link: schema.string(), invited: schema.integer(), credited: schema.integer(), earned: schema.integer() }),
-      },
-    },
+    responses: { 200: { description: 'Referral statistics', schema: referralSchema } },
     handler: async (ctx) => {
       ctx.body = await referralStats(ctx.services.db, ctx.services.config.linkBase, caller(ctx).id);
     },

@@ -23,11 +23,8 @@ const uploadSchema = schema.object({
 
 export const uploadRoutes = [
   defineRoute<{ content_type: string }>({
-    method: 'POST',
-    path: '/v1/uploads',
+    method: 'POST', path: '/v1/uploads', access: 'token', limits: [writeBudget()],
     summary: 'A presigned multipart POST ticket for one photo (600 s, 15 MB); send every field unchanged and the file last in `file`.',
-    access: 'token',
-    limits: [writeBudget()],
     body: schema.object({ content_type: schema.string({ enum: Object.keys(uploadContentTypes) }) }, ['content_type']),
     responses: { 201: { description: 'Upload ticket', schema: ticketSchema } },
     handler: async (ctx, { body }) => {
@@ -36,12 +33,8 @@ export const uploadRoutes = [
     },
   }),
   defineRoute<unknown, unknown, { id: string }>({
-    method: 'GET',
-    path: '/v1/uploads/{id}',
+    method: 'GET', path: '/v1/uploads/{id}', access: 'token', limits: [readBudget()],
     summary: 'An upload: `completed` once its object is in storage, with its size.',
-    access: 'token',
-    limits: [readBudget()],
-    params: schema.object({ id: schema.string() }, ['id']),
     responses: { 200: { description: 'Upload', schema: uploadSchema } },
     handler: async (ctx, { params }) => {
       if (!isUuid(params.id)) throw errors.notFound();

@@ -147,21 +147,12 @@ export class SimulatedOrderBook {
   }
 
   refund(order: SimulatedOrder): Transition {
-    if (order.status !== OrderStatus.deposited) return 'not_allowed';
-    order.status = OrderStatus.refunded;
-    order.refundedAmount = order.amount;
-    this.onEvent({ order, operation: 'refunded', success: true });
-    return 'done';
+    return this.giveBack(order, 'refunded');
   }
 
   /** The disputed amount is returned to the payer, so the order reads as refunded with the chargeback flag. */
   chargeback(order: SimulatedOrder): Transition {
-    if (order.status !== OrderStatus.deposited) return 'not_allowed';
-    order.status = OrderStatus.refunded;
-    order.refundedAmount = order.amount;
-    order.chargeback = true;
-    this.onEvent({ order, operation: 'chargeback', success: true });
-    return 'done';
+    return this.giveBack(order, 'chargeback');
   }
 
   /**
@@ -182,6 +173,16 @@ export class SimulatedOrderBook {
     order.status = OrderStatus.declined;
     order.actionCode = ActionCode.sessionExpired;
     this.onEvent({ order, operation: 'declinedByTimeout', success: false });
+    return 'done';
+  }
+
+  /** A captured order's money goes back to the payer, by refund or by chargeback. */
+  private giveBack(order: SimulatedOrder, operation: 'refunded' | 'chargeback'): Transition {
+    if (order.status !== OrderStatus.deposited) return 'not_allowed';
+    order.status = OrderStatus.refunded;
+    order.refundedAmount = order.amount;
+    order.chargeback = operation === 'chargeback';
+    this.onEvent({ order, operation, success: true });
     return 'done';
   }
 

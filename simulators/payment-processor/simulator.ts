@@ -104,27 +104,27 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
     ctx.body = order ? statusAnswer(order, receiptUrl) : { errorCode: ErrorCode.orderNotFound, errorMessage: 'Order not found' };
   });
 
-  router.get('/pay/:orderId', (ctx) => {
+  /** The order a page of the payer is about; without one the page is a 404 (then undefined). */
+  const pageOrder = (ctx: { params: Record<string, string>; type: string; status: number; body: unknown }, shown = (order: SimulatedOrder) => Boolean(order)) => {
     const order = book.find(ctx.params.orderId);
     ctx.type = 'html';
-    if (!order) {
-      ctx.status = 404;
-      ctx.body = orderNotFoundPage();
-      return;
-    }
+    if (order && shown(order)) return order;
+    ctx.status = 404;
+    ctx.body = orderNotFoundPage();
+    return undefined;
+  };
+
+  router.get('/pay/:orderId', (ctx) => {
+    const order = pageOrder(ctx);
+    if (!order) return;
     ctx.body = book.isPayable(order)
       ? paymentPage(order, order.status === OrderStatus.declined)
       : noticePage(order.language, unpayableNotice(order));
   });
 
   router.post('/pay/:orderId', parseForm, (ctx) => {
-    const order = book.find(ctx.params.orderId);
-    ctx.type = 'html';
-    if (!order) {
-      ctx.status = 404;
-      ctx.body = orderNotFoundPage();
-      return;
-    }
+    const order = pageOrder(ctx);
+    if (!order) return;
     const outcome = form(ctx).outcome;
     if (!isPayerOutcome(outcome)) {
       ctx.status = 400;
@@ -166,13 +166,8 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
   });
 
   router.get('/receipts/:orderId', (ctx) => {
-    const order = book.find(ctx.params.orderId);
-    ctx.type = 'html';
-    if (!order?.depositedAt) {
-      ctx.status = 404;
-      ctx.body = orderNotFoundPage();
-      return;
-    }
+    const order = pageOrder(ctx, (found) => found.depositedAt !== null);
+    if (!order) return;
     ctx.body = receiptPage(order);
   });
 

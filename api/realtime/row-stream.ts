@@ -1,0 +1,51 @@
+import type { Channel } from '../../db/channels';
+import { caller } from '../http/authentication';
+import { errors } from '../http/errors';
+import { readBudget } from '../http/rate-limit';
+import { defineRoute, type Route } from '../http/route';
+import { isUuid } from '../http/validation';
+import { openStream, type StreamKind } from './streams';
+
+/**
+ * A stream of one row of the caller (a generation, a payment): the columns it shows, read for the
+ * snapshot and again at every change its channel announces.
+ */
+export interface RowStream<State> {
+  kind: StreamKind;
+  channel: Channel;
+  table: string;
+  columns: (keyof State & string)[];
+  isTerminal(state: State): boolean;
+  /** The `event:` name, or null for bare `data:` lines. */
+  event: string | null;
+  render(state: State): object;
+}
+
+/**
+ * `GET <path>` (`.../{id}/stream`) opening a row stream. Any id that cannot name the caller's row is
+ * simply not found (the contract's 404, not a 422), and so is another user's.
+ */
+export function rowStreamRoute<State>(path: string, summary: string, responses: NonNullable<Route['responses']>, stream: RowStream<State>): Route {
+  return defineRoute<unknown, unknown, { id: string }>({
+    method: 'GET', path, access: 'token', limits: [readBudget()],
+    summary,
+    responses: { ...responses, 429: { description: '`rate_limited`, or `too_many_streams` past the per-user cap of open streams' } },
+    handler: async (ctx, { params }) => {
+      if (!isUuid(params.id)) throw errors.notFound();
+      const id = params.id.toLowerCase();
+      const userId = caller(ctx).id;
+      const { db } = ctx.services;
+      const { kind, channel, isTerminal, event, render } = stream;
+      await openStream(ctx, {
+        kind,
+        channel,
+        objectId: id,
+        userId,
+        isTerminal,
+        event,
+        render,
+        snapshot: () => db(stream.table).where({ id, user_id: userId }).first(...stream.columns).then((row: State | undefined) => row ?? null),
+      });
+    },
+  });
+}
