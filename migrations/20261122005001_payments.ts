@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
  * (null: no cap), `offer_only` packs are sold only through a special offer and never listed.
  *
  * `payments` follows the contract's state table. Every status change is one guarded statement
- * (`where status = <expected>`) in `api/payments/transitions/`. `next_check_at` is when the
+ * (`where status = <expected>`) in `db/payments/`. `next_check_at` is when the
  * scheduler asks the processor about the payment next (null: no longer watched); `last_checked_at`
  * throttles `POST /v1/payments/{id}/refresh`.
  */
