@@ -61,6 +61,19 @@ function url(env: Env, name: string): string | null {
   return raw.replace(/\/+$/, '');
 }
 
+/**
+ * A link into the mobile app: a custom scheme (`effectsapp://`) or an https universal/app link base.
+ * Schemes that run code or read local data in a browser are refused.
+ */
+function appLinkBase(env: Env, name: string, fallback: string): string {
+  const raw = read(env, name) ?? fallback;
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(raw)?.[1]?.toLowerCase();
+  if (!scheme || ['javascript', 'data', 'vbscript', 'file', 'blob'].includes(scheme) || /[\s"'<>]/.test(raw)) {
+    throw new ConfigError(`${name} must be an app link base such as effectsapp:// or https://go.example.app/app`);
+  }
+  return raw;
+}
+
 function list(env: Env, name: string): string[] {
   return (read(env, name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
 }
@@ -91,6 +104,8 @@ export function loadConfig(env: Env = process.env) {
     port,
     publicBaseUrl,
     linkBase: url(env, 'LINK_BASE') ?? publicBaseUrl,
+    /** Where the browser pages send the user back to the app (referral, payment return and fail). */
+    appLinkBase: appLinkBase(env, 'APP_LINK_BASE', 'effectsapp://'),
     dataDir,
     logLevel: text(env, 'LOG_LEVEL', 'info'),
     trustProxy: flag(env, 'TRUST_PROXY', false),

@@ -8,14 +8,16 @@ import type { Route } from './http/route';
 import { buildRouter } from './http/router';
 import { metricsRouter } from './metrics';
 import { operationsRouter } from './operations';
+import { htmlPageHeaders } from './pages/headers';
 import { Realtime } from './realtime/streams';
 import type { Services } from './services';
 
 /**
- * The API's middleware chain, in the order it runs: request id, request log and latency metric, error
- * envelope, operations endpoints and `/metrics`, body parsing, extra mounts (simulators, webhooks,
- * web pages), then the route table (authentication, limits, validation, handler per route). Each
- * app owns the SSE streams of its process (`app.context.realtime`), ended by the web role's stop.
+ * The API's middleware chain, in the order it runs: request id, request log and latency metric, the
+ * strict headers of an HTML page that set none, error envelope, operations endpoints and `/metrics`,
+ * body parsing, extra mounts (simulators, webhooks, web pages), then the route table
+ * (authentication, limits, validation, handler per route). Each app owns the SSE streams of its
+ * process (`app.context.realtime`), ended by the web role's stop.
  */
 export function createApp(services: Services, routes: Route[], mounts: Middleware<ApiContext['state'], ApiContext>[] = []): Koa<ApiContext['state'], ApiContext> {
   const app = new Koa<ApiContext['state'], ApiContext>({ proxy: services.config.trustProxy });
@@ -28,6 +30,7 @@ export function createApp(services: Services, routes: Route[], mounts: Middlewar
 
   app.use(requestId());
   app.use(requestLog(services.log));
+  app.use(htmlPageHeaders());
   app.use(errorEnvelope(services.log));
   app.use(operations.routes());
   app.use(metricsRouter().routes());

@@ -11,7 +11,8 @@ import {
   type SimulatedOrder,
   type Transition,
 } from './simulator-orders';
-import { noticePage, orderNotFoundPage, paymentPage, receiptPage } from './simulator-pages';
+import { sendPage } from '../../pages/headers';
+import { noticePage, orderNotFoundPage, paymentPage, paymentPagePolicy, receiptPage } from './simulator-pages';
 
 export const SIMULATOR_PREFIX = '/sim/processor';
 
@@ -112,40 +113,19 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
 
   router.get('/pay/:orderId', (ctx) => {
     const order = book.find(ctx.params.orderId);
-    ctx.type = 'html';
-    if (!order) {
-      ctx.status = 404;
-      ctx.body = orderNotFoundPage();
-      return;
-    }
-    ctx.body = book.isPayable(order)
-      ? paymentPage(order, order.status === OrderStatus.declined)
-      : noticePage(order.language, unpayableNotice(order));
+    if (!order) return sendPage(ctx, { status: 404, html: orderNotFoundPage() });
+    sendPage(ctx, book.isPayable(order)
+      ? { html: paymentPage(order, order.status === OrderStatus.declined), policy: paymentPagePolicy(order) }
+      : { html: noticePage(order.language, unpayableNotice(order)) });
   });
 
   router.post('/pay/:orderId', parseForm, (ctx) => {
     const order = book.find(ctx.params.orderId);
-    ctx.type = 'html';
-    if (!order) {
-      ctx.status = 404;
-      ctx.body = orderNotFoundPage();
-      return;
-    }
+    if (!order) return sendPage(ctx, { status: 404, html: orderNotFoundPage() });
     const outcome = form(ctx).outcome;
-    if (!isPayerOutcome(outcome)) {
-      ctx.status = 400;
-      ctx.body = noticePage(order.language, 'unknownOutcome');
-      return;
-    }
-    if (book.pay(order, outcome) === 'not_allowed') {
-      ctx.status = 409;
-      ctx.body = noticePage(order.language, unpayableNotice(order));
-      return;
-    }
-    if (outcome === 'unknown') {
-      ctx.body = noticePage(order.language, 'pending');
-      return;
-    }
+    if (!isPayerOutcome(outcome)) return sendPage(ctx, { status: 400, html: noticePage(order.language, 'unknownOutcome') });
+    if (book.pay(order, outcome) === 'not_allowed') return sendPage(ctx, { status: 409, html: noticePage(order.language, unpayableNotice(order)) });
+    if (outcome === 'unknown') return sendPage(ctx, { html: noticePage(order.language, 'pending') });
     ctx.status = 303;
     ctx.redirect(outcome === 'success' ? order.returnUrl : order.failUrl);
   });
@@ -173,13 +153,7 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
 
   router.get('/receipts/:orderId', (ctx) => {
     const order = book.find(ctx.params.orderId);
-    ctx.type = 'html';
-    if (!order?.depositedAt) {
-      ctx.status = 404;
-      ctx.body = orderNotFoundPage();
-      return;
-    }
-    ctx.body = receiptPage(order);
+    sendPage(ctx, order?.depositedAt ? { html: receiptPage(order) } : { status: 404, html: orderNotFoundPage() });
   });
 
   return {
