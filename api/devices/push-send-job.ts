@@ -6,7 +6,8 @@ import type { Logger } from '../../logger';
 import type { RunningPart, Services } from '../services';
 import { generationPushText, isTerminalStatus } from './push-messages';
 import { devicesOf, forgetDevice } from './push-devices';
-import { RecordingPushSender, type PushSender } from './push-sender';
+import { pushSenderFromConfig } from './push-gateways/from-config';
+import type { PushSender } from './push-sender';
 
 /**
  * The `push-send` job: the generation pipeline enqueues one in the transaction of every terminal
@@ -52,9 +53,9 @@ export async function sendGenerationPush(db: Knex, sender: PushSender, job: Push
   return sent;
 }
 
-/** The sender of this deployment; a gateway adapter plugs in here when one is configured. */
-export function createPushSender(services: Pick<Services, 'log'>): PushSender {
-  return new RecordingPushSender(services.log);
+/** The sender of this deployment: the gateways configured (FCM, APNs), else the log-only one. */
+export function createPushSender(services: Pick<Services, 'log' | 'config'>): PushSender {
+  return pushSenderFromConfig(services.config.push, services.log);
 }
 
 /**
