@@ -190,6 +190,12 @@ export function loadConfig(env: Env = process.env) {
 
     push: pushSettings(env),
 
+    // `GET /metrics`: open on the main port by default; a bearer token and/or a port of its own.
+    metrics: {
+      token: optionalText(env, 'METRICS_TOKEN'),
+      port: read(env, 'METRICS_PORT') === undefined ? null : integer(env, 'METRICS_PORT', 0, 0, 65535),
+    },
+
     catalog: {
       seedDemo: flag(env, 'SEED_DEMO_CATALOG', true),
       newEffectSlots: integer(env, 'CATALOG_NEW_EFFECT_SLOTS', 3, 0, 100),

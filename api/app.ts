@@ -33,7 +33,8 @@ export function createApp(services: Services, routes: Route[], mounts: Middlewar
   app.use(htmlPageHeaders());
   app.use(errorEnvelope(services.log));
   app.use(operations.routes());
-  app.use(metricsRouter().routes());
+  // With METRICS_PORT, /metrics is served on that port only (api/metrics-server.ts).
+  if (services.config.metrics.port === null) app.use(metricsRouter().routes());
   app.use(bodyParser(services.config.jsonBodyLimitBytes));
   for (const mount of mounts) app.use(mount);
   app.use(router.routes());

@@ -5,6 +5,7 @@ import { allRoutes } from './routes';
 import type { Middleware } from 'koa';
 import type { ApiContext } from './http/context';
 import { paymentMounts } from './payments/mounts';
+import { startMetricsServer } from './metrics-server';
 import { referralPageRouter } from './referrals/page';
 import type { RunningPart, Services } from './services';
 
@@ -23,9 +24,11 @@ export async function startWeb(services: Services): Promise<RunningPart & { url:
   });
   const { port } = server.address() as AddressInfo;
   services.log.info({ port }, 'web listening');
+  const metrics = services.config.metrics.port === null ? null : await startMetricsServer(services, services.config.metrics.port);
   return {
     url: `http://127.0.0.1:${port}`,
     stop: async () => {
+      await metrics?.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Open SSE streams are requests that never finish on their own: end them, then the idle sockets.
       await app.context.realtime.stop();

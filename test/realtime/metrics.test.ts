@@ -4,16 +4,7 @@ import { queues } from '../../db/boss';
 import { resetDatabase, services, useTestApp } from '../harness';
 import { openSse } from '../../scripts/loadtest/sse-client';
 import { changeStatus, insertGeneration, newUser } from './helpers';
-
-/** The value of one series of the exposition, or null when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | null {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const wanted = Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`));
-    if (wanted) return Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return null;
-}
+import { sample } from '../monitoring/exposition';
 
 describe('GET /metrics', () => {
   const t = useTestApp();
