@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page, type Response } from 'playwright-core';
@@ -21,7 +21,7 @@ const chromiumArgs = [
 /** Where screenshots go: `docs/screenshots/` with UPDATE_SCREENSHOTS=1 (then commit them), else a temporary folder. */
 export const screenshotDir = process.env.UPDATE_SCREENSHOTS === '1'
   ? path.join(__dirname, '..', '..', 'docs', 'screenshots')
-  : mkdtempSync(path.join(os.tmpdir(), 'screenshots-'));
+  : path.join(os.tmpdir(), 'effects-screenshots');
 
 export function useBrowser(): { browser: Browser } {
   const handle = {} as { browser: Browser };

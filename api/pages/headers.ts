@@ -15,7 +15,7 @@ export function contentSecurityPolicy(policy: PagePolicy = {}): string {
   return [
     "default-src 'none'",
     `style-src ${pageStyleHash}`,
-    "img-src 'self' data:",
+    "img-src data:",
     `form-action ${policy.formAction?.length ? policy.formAction.join(' ') : "'none'"}`,
     "base-uri 'none'",
     "frame-ancestors 'none'",

@@ -100,6 +100,20 @@ describe('push gateway: FCM HTTP v1', () => {
     expect(payload.exp! - payload.iat!).to.equal(3600);
   });
 
+  it('exchanges again once the access token is within a minute of expiring', async () => {
+    nock('https://oauth2.googleapis.com').post('/token').reply(200, () => {
+      exchanges.push('short-lived');
+      return { access_token: 'access-short', expires_in: 45, token_type: 'Bearer' };
+    });
+    tokenEndpoint();
+    fcm().post(sendPath).matchHeader('authorization', 'Bearer access-short').reply(200, { name: 'projects/effects-test/messages/0:6' });
+    fcm().post(sendPath).matchHeader('authorization', 'Bearer access-1').reply(200, { name: 'projects/effects-test/messages/0:7' });
+    const gateway = sender();
+    expect(await gateway.send(message)).to.equal('sent');
+    expect(await gateway.send(message)).to.equal('sent');
+    expect(exchanges).to.have.length(2);
+  });
+
   it('404 UNREGISTERED: the token is dead', async () => {
     tokenEndpoint();
     fcm().post(sendPath).reply(404, fcmError(404, 'NOT_FOUND', [fcmDetail('UNREGISTERED')]));
