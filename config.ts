@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -61,6 +61,19 @@ function url(env: Env, name: string): string | null {
   return raw.replace(/\/+$/, '');
 }
 
+/**
+ * A link into the mobile app: a custom scheme (`effectsapp://`) or an https universal/app link base.
+ * Schemes that run code or read local data in a browser are refused.
+ */
+function appLinkBase(env: Env, name: string, fallback: string): string {
+  const raw = read(env, name) ?? fallback;
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(raw)?.[1]?.toLowerCase();
+  if (!scheme || ['javascript', 'data', 'vbscript', 'file', 'blob'].includes(scheme) || /[\s"'<>]/.test(raw)) {
+    throw new ConfigError(`${name} must be an app link base such as effectsapp:// or https://go.example.app/app`);
+  }
+  return raw;
+}
+
 function list(env: Env, name: string): string[] {
   return (read(env, name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
 }
@@ -91,6 +104,8 @@ export function loadConfig(env: Env = process.env) {
     port,
     publicBaseUrl,
     linkBase: url(env, 'LINK_BASE') ?? publicBaseUrl,
+    /** Where the browser pages send the user back to the app (referral, payment return and fail). */
+    appLinkBase: appLinkBase(env, 'APP_LINK_BASE', 'effectsapp://'),
     dataDir,
     logLevel: text(env, 'LOG_LEVEL', 'info'),
     trustProxy: flag(env, 'TRUST_PROXY', false),
@@ -173,6 +188,14 @@ export function loadConfig(env: Env = process.env) {
       leaseS: integer(env, 'STREAM_LEASE_S', 45, 2, 3600),
     },
 
+    push: pushSettings(env),
+
+    // `GET /metrics`: open on the main port by default; a bearer token and/or a port of its own.
+    metrics: {
+      token: optionalText(env, 'METRICS_TOKEN'),
+      port: read(env, 'METRICS_PORT') === undefined ? null : integer(env, 'METRICS_PORT', 0, 0, 65535),
+    },
+
     catalog: {
       seedDemo: flag(env, 'SEED_DEMO_CATALOG', true),
       newEffectSlots: integer(env, 'CATALOG_NEW_EFFECT_SLOTS', 3, 0, 100),
@@ -214,6 +237,85 @@ function paymentSettings(env: Env, dataDir: string) {
     reconcileBatch: integer(env, 'PAYMENT_RECONCILE_BATCH', 200, 1, 10_000),
     seedShowcase: flag(env, 'SEED_DEMO_CATALOG', true),
   };
+}
+
+/**
+ * Push gateways (README "Push"). Each is configured or not on its own; an unconfigured platform
+ * keeps the log-only sender. Keys are parsed here, so a broken key stops the start, not a job.
+ */
+function pushSettings(env: Env) {
+  return {
+    fcm: fcmSettings(env),
+    apns: apnsSettings(env),
+    /** Tries of one message inside a sender before the job fails and pg-boss retries it later. */
+    attempts: integer(env, 'PUSH_ATTEMPTS', 3, 1, 10),
+    retryBaseMs: integer(env, 'PUSH_RETRY_BASE_MS', 500, 0, 60_000),
+    /** A longer wait (a gateway's Retry-After) is left to the job's own retry. */
+    maxRetryWaitMs: integer(env, 'PUSH_MAX_RETRY_WAIT_MS', 10_000, 0, 600_000),
+    timeoutMs: integer(env, 'PUSH_TIMEOUT_MS', 10_000, 100, 120_000),
+  };
+}
+
+/** A value given inline or as a file path (`NAME` or `NAME_FILE`), or null when neither is set. */
+function inlineOrFile(given: { inline: string | null; file: string | null }, name: string): string | null {
+  if (given.inline !== null && given.file !== null) throw new ConfigError(`set ${name} or ${name}_FILE, not both`);
+  if (given.file === null) return given.inline;
+  try {
+    return readFileSync(given.file, 'utf8');
+  } catch {
+    throw new ConfigError(`${name}_FILE must name a readable file`);
+  }
+}
+
+function privateKey(pem: string, name: string, type: 'rsa' | 'ec'): KeyObject {
+  try {
+    // Keys pasted into one environment line often carry literal "\n" for their line breaks.
+    const key = createPrivateKey(pem.includes('\\n') ? pem.replace(/\\n/g, '\n') : pem);
+    if (key.asymmetricKeyType === type && (type === 'rsa' || key.asymmetricKeyDetails?.namedCurve === 'prime256v1')) return key;
+  } catch {
+    // reported below
+  }
+  throw new ConfigError(`${name} must hold a PEM ${type === 'rsa' ? 'RSA' : 'EC P-256'} private key`);
+}
+
+/** FCM HTTP v1: a Google service account (its JSON key file) with the Firebase messaging scope. */
+function fcmSettings(env: Env) {
+  const json = inlineOrFile({ inline: optionalText(env, 'FCM_SERVICE_ACCOUNT_JSON'), file: optionalText(env, 'FCM_SERVICE_ACCOUNT_JSON_FILE') }, 'FCM_SERVICE_ACCOUNT_JSON');
+  if (json === null) return null;
+  let account: Record<string, unknown>;
+  try {
+    account = JSON.parse(json);
+  } catch {
+    throw new ConfigError('FCM_SERVICE_ACCOUNT_JSON must be the JSON key of a service account');
+  }
+  const field = (key: string) => (typeof account[key] === 'string' && account[key] ? (account[key] as string) : null);
+  const projectId = optionalText(env, 'FCM_PROJECT_ID') ?? field('project_id');
+  const clientEmail = field('client_email');
+  const key = field('private_key');
+  if (!projectId || !clientEmail || !key) {
+    throw new ConfigError('FCM_SERVICE_ACCOUNT_JSON must hold client_email, private_key and project_id (or set FCM_PROJECT_ID)');
+  }
+  return {
+    projectId,
+    clientEmail,
+    privateKey: privateKey(key, 'FCM_SERVICE_ACCOUNT_JSON private_key', 'rsa'),
+    tokenUri: field('token_uri') ?? 'https://oauth2.googleapis.com/token',
+  };
+}
+
+/** APNs token-based authentication: a .p8 signing key with its key id, the team id, the app's bundle id. */
+function apnsSettings(env: Env) {
+  const key = inlineOrFile({ inline: optionalText(env, 'APNS_KEY'), file: optionalText(env, 'APNS_KEY_FILE') }, 'APNS_KEY');
+  const keyId = optionalText(env, 'APNS_KEY_ID');
+  const teamId = optionalText(env, 'APNS_TEAM_ID');
+  const topic = optionalText(env, 'APNS_TOPIC');
+  const environment = text(env, 'APNS_ENVIRONMENT', 'production') as 'production' | 'sandbox';
+  if (environment !== 'production' && environment !== 'sandbox') throw new ConfigError('APNS_ENVIRONMENT must be production or sandbox');
+  if (key === null && !keyId && !teamId && !topic) return null;
+  if (key === null || !keyId || !teamId || !topic) {
+    throw new ConfigError('APNs needs APNS_KEY (or APNS_KEY_FILE), APNS_KEY_ID, APNS_TEAM_ID and APNS_TOPIC together');
+  }
+  return { keyId, teamId, topic, environment, privateKey: privateKey(key, 'APNS_KEY', 'ec') };
 }
 
 /** `PROVIDER_ACCOUNTS`: `key:slots,key:slots`; a key may itself contain `:` (the last one separates). */

@@ -9,13 +9,15 @@ import type { Route } from './http/route';
 import { buildRouter } from './http/router';
 import { metricsRouter } from './metrics';
 import { operationsRouter } from './operations';
+import { htmlPageHeaders } from '../media/pages/headers';
 import { Realtime } from './realtime/streams';
 
 /**
- * The API's middleware chain, in the order it runs: request id, request log and latency metric, error
- * envelope, operations endpoints and `/metrics`, body parsing, extra mounts (simulators, webhooks,
- * web pages), then the route table (authentication, limits, validation, handler per route). Each
- * app owns the SSE streams of its process (`app.context.realtime`), ended by the web role's stop.
+ * The API's middleware chain, in the order it runs: request id, request log and latency metric, the
+ * strict headers of an HTML page that set none, error envelope, operations endpoints and `/metrics`,
+ * body parsing, extra mounts (simulators, webhooks, web pages), then the route table
+ * (authentication, limits, validation, handler per route). Each app owns the SSE streams of its
+ * process (`app.context.realtime`), ended by the web role's stop.
  */
 export function createApp(services: Services, routes: Route[], mounts: Middleware<ApiContext['state'], ApiContext>[] = []): Koa<ApiContext['state'], ApiContext> {
   const app = new Koa<ApiContext['state'], ApiContext>({ proxy: services.config.trustProxy });
@@ -28,9 +30,11 @@ export function createApp(services: Services, routes: Route[], mounts: Middlewar
 
   app.use(requestId());
   app.use(requestLog(services.log));
+  app.use(htmlPageHeaders());
   app.use(errorEnvelope(services.log));
   app.use(operations.routes());
-  app.use(metricsRouter().routes());
+  // With METRICS_PORT, /metrics is served on that port only (api/metrics-server.ts).
+  if (services.config.metrics.port === null) app.use(metricsRouter().routes());
   app.use(bodyParser(services.config.jsonBodyLimitBytes));
   for (const mount of mounts) app.use(mount);
   app.use(router.routes());

@@ -101,3 +101,29 @@ export const generationTimeToTerminal = new Histogram({
   buckets: [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600],
   registers,
 });
+
+export const creditTransactions = new Counter({
+  name: 'credit_transactions_total',
+  help: 'Generation charges (kind="reserve") and their refunds (kind="refund") written to the ledger, cluster-wide, counted since this process started: the refund rate is refund / reserve.',
+  labelNames: ['kind'] as const,
+  registers,
+});
+
+export const paymentStatusChanges = new Counter({
+  name: 'payment_status_changes_total',
+  help: 'Payments that reached a status (created, succeeded, failed, expired, refunded), cluster-wide, counted since this process started.',
+  labelNames: ['status'] as const,
+  registers,
+});
+
+export const paymentsOpen = new Gauge({
+  name: 'payments_open',
+  help: 'Payments still in status created (the payer has not finished, or the outcome is unknown).',
+  registers,
+});
+
+export const paymentsOldestOpenAge = new Gauge({
+  name: 'payments_oldest_open_age_seconds',
+  help: 'Age of the oldest payment still in status created (0 when none); above an hour the processor should long have decided.',
+  registers,
+});

@@ -3,19 +3,25 @@ import type { Knex } from 'knex';
 import { queueNames } from '../db/queues';
 import type { Logger } from '../logger';
 import type { ApiContext } from './http/context';
-import { generationsFinished, generationTimeToTerminal, metricsRegistry, providerSlotsLeased, providerSlots, queueJobsDeferred, queueJobsWaiting, queueOldestJobAge, streamLeasesActive } from './metric-definitions';
+import {
+  metricsRegistry, providerSlotsLeased, providerSlots, queueJobsDeferred, queueJobsWaiting, queueOldestJobAge,
+  streamLeasesActive,
+} from './metric-definitions';
+import { metricsAccess } from './metrics-access';
+import { OutcomeMetrics } from './metrics-outcomes';
 
 /**
- * `GET /metrics` (outside /v1, no auth): Prometheus text. The database-backed values are read at
+ * `GET /metrics` (outside /v1; open unless METRICS_TOKEN is set, on the main port unless
+ * METRICS_PORT moves it to a listener of its own, `metrics-server.ts`): Prometheus text. The database-backed values are read at
  * scrape time, each by one query that an index answers; concurrent scrapes share one refresh.
  */
 export function metricsRouter(): Router<ApiContext['state'], ApiContext> {
   const router = new Router<ApiContext['state'], ApiContext>();
-  const finished = new FinishedGenerations();
+  const outcomes = new OutcomeMetrics();
   let refreshing: Promise<void> | null = null;
-  router.get('/metrics', async (ctx) => {
+  router.get('/metrics', metricsAccess(), async (ctx) => {
     const { db, log } = ctx.services;
-    refreshing ??= refreshDatabaseMetrics(db, finished, log).finally(() => {
+    refreshing ??= refreshDatabaseMetrics(db, outcomes, log).finally(() => {
       refreshing = null;
     });
     await refreshing;
@@ -25,12 +31,12 @@ export function metricsRouter(): Router<ApiContext['state'], ApiContext> {
   return router;
 }
 
-async function refreshDatabaseMetrics(db: Knex, finished: FinishedGenerations, log: Logger): Promise<void> {
+async function refreshDatabaseMetrics(db: Knex, outcomes: OutcomeMetrics, log: Logger): Promise<void> {
   const steps: [string, () => Promise<void>][] = [
     ['queues', () => refreshQueues(db)],
     ['provider slots', () => refreshProviderSlots(db)],
     ['stream leases', () => refreshStreamLeases(db)],
-    ['finished generations', () => finished.collect(db)],
+    ...outcomes.steps(db),
   ];
   for (const [name, step] of steps) {
     // A failing query leaves its gauges as they were; the rest of the exposition still answers.
@@ -75,37 +81,4 @@ async function refreshProviderSlots(db: Knex): Promise<void> {
 async function refreshStreamLeases(db: Knex): Promise<void> {
   const { rows } = await db.raw<{ rows: { active: number }[] }>('select count(*) as active from stream_leases where expires_at > now()');
   streamLeasesActive.set(rows[0]?.active ?? 0);
-}
-
-/**
- * Finished generations as real Prometheus counters: each scrape reads the generations that became
- * terminal since the previous one (by `finished_at`, with an overlap for transactions that committed
- * late, and the ids already counted remembered for that overlap) and counts them. Every web process
- * counts every generation of the cluster since it started, like the gauges above: use `max`.
- */
-class FinishedGenerations {
-  private static readonly overlapS = 120;
-  /** Counting starts with this process. */
-  private since = new Date(Date.now() - process.uptime() * 1000);
-  /** Ids counted within the overlap window, with their finish time (ms). */
-  private counted = new Map<string, number>();
-
-  async collect(db: Knex): Promise<void> {
-    const { rows: [{ now }] } = await db.raw<{ rows: { now: Date }[] }>('select now() as now');
-    const from = new Date(this.since.getTime() - FinishedGenerations.overlapS * 1000);
-    const { rows } = await db.raw<{ rows: { id: string; status: string; error_code: string | null; finished_at: Date; seconds: number }[] }>(
-      `select id, status, error_code, finished_at, extract(epoch from finished_at - created_at)::float8 as seconds
-       from generations
-       where finished_at > ? and finished_at <= ? and status in ('succeeded', 'failed')`,
-      [from, now],
-    );
-    for (const row of rows) {
-      if (this.counted.has(row.id)) continue;
-      this.counted.set(row.id, row.finished_at.getTime());
-      generationsFinished.inc({ status: row.status, error_code: row.error_code ?? '' });
-      generationTimeToTerminal.observe({ status: row.status }, Math.max(0, row.seconds));
-    }
-    for (const [id, finishedAt] of this.counted) if (finishedAt <= from.getTime()) this.counted.delete(id);
-    this.since = now;
-  }
 }

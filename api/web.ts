@@ -8,6 +8,7 @@ import type { ThematicSearch } from './catalog/thematic-search';
 import type { ApiContext } from './http/context';
 import type { Route } from './http/route';
 import { paymentMounts } from './payments/mounts';
+import { startMetricsServer } from './metrics-server';
 import type { Realtime } from './realtime/streams';
 import { referralPageRouter } from './referrals/page';
 import { allRoutes } from './routes';
@@ -47,11 +48,13 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   });
   const { port } = server.address() as AddressInfo;
   services.log.info({ port }, 'web listening');
+  const metrics = services.config.metrics.port === null ? null : await startMetricsServer(services, services.config.metrics.port);
   return {
     url: `http://127.0.0.1:${port}`,
     realtime: app.context.realtime,
     processorSimulator: payments.processorSimulator,
     stop: async () => {
+      await metrics?.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Open SSE streams are requests that never finish on their own: end them, then the idle sockets.
       await app.context.realtime.stop();

@@ -1,55 +1,77 @@
 import type { Middleware } from 'koa';
 import type { ApiContext } from '../http/context';
-import type { Language } from './products';
+import { appLink } from '../../media/pages/app-link';
+import { sendPage } from '../../media/pages/headers';
+import { html } from '../../media/pages/html';
+import { choosePageLanguage, type PageLanguage } from '../../media/pages/language';
+import { renderPage } from '../../media/pages/layout';
+import { pageLanguage } from '../../db/payments/processor/language';
+import { isUuid } from '../http/validation';
 
 /**
  * The browser pages the processor sends the payer back to: `/v1/payments/{id}/return` (approved)
  * and `/v1/payments/{id}/fail` (declined). Static by design: they check nothing and prove nothing,
  * so they answer 200 for any id; the app learns the outcome from `GET /v1/payments/{id}` or the stream.
- * Language: `?lang=ru|en`, else the browser's Accept-Language, else Russian.
+ * Each has a button back to the app at `{APP_LINK_BASE}payments/<id>/return|fail`.
+ * Language: the payment owner's profile locale (the processor's page spoke it too), else
+ * `?lang=ru|en`, else the browser's Accept-Language, else Russian.
  */
-const pagePath = /^\/v1\/payments\/[^/]+\/(return|fail)\/?$/;
+const pagePath = /^\/v1\/payments\/([^/]+)\/(return|fail)\/?$/;
+
+type Outcome = 'return' | 'fail';
 
 const texts = {
   ru: {
     return: { title: 'Оплата принята в обработку', text: 'Спасибо! Вернитесь в приложение: кредиты появятся, как только банк подтвердит оплату.' },
     fail: { title: 'Оплата не прошла', text: 'Банк отклонил платёж. Вернитесь в приложение и попробуйте ещё раз.' },
-    back: 'Эту страницу можно закрыть.',
+    back: 'Вернуться в приложение',
+    close: 'Эту страницу можно закрыть.',
   },
   en: {
     return: { title: 'Payment is being processed', text: 'Thank you! Go back to the app: the credits appear as soon as the bank confirms the payment.' },
     fail: { title: 'Payment declined', text: 'The bank declined the payment. Go back to the app and try again.' },
-    back: 'You can close this page.',
+    back: 'Back to the app',
+    close: 'You can close this page.',
   },
 } as const;
+
+function payerPage(language: PageLanguage, outcome: Outcome, paymentId: string, appLinkBase: string): string {
+  const t = texts[language];
+  return renderPage({
+    language,
+    title: t[outcome].title,
+    icon: outcome === 'return' ? 'success' : 'failure',
+    tone: outcome === 'return' ? 'ok' : 'bad',
+    body: html`<p>${t[outcome].text}</p>
+<a class="button" id="open-app" href="${appLink(appLinkBase, 'payments', paymentId, outcome)}">${t.back}</a>
+<p class="hint">${t.close}</p>`,
+  });
+}
 
 export function paymentPages(): Middleware<ApiContext['state'], ApiContext> {
   return async (ctx, next) => {
     const match = pagePath.exec(ctx.path);
     if (!match || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
-    ctx.state.route = `/v1/payments/{id}/${match[1]}`;
-    const language = pageLanguageOf(ctx.query.lang, ctx.get('Accept-Language'));
-    const t = texts[language];
-    const page = t[match[1] as 'return' | 'fail'];
-    ctx.status = 200;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = `<!doctype html>
-<html lang="${language}">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${page.title}</title></head>
-<body>
-<h1>${page.title}</h1>
-<p>${page.text}</p>
-<p>${t.back}</p>
-</body>
-</html>
-`;
+    const [, encodedId, outcome] = match as unknown as [string, string, Outcome];
+    ctx.state.route = `/v1/payments/{id}/${outcome}`;
+    const paymentId = safeDecode(encodedId);
+    const { db, config } = ctx.services;
+    const owner = isUuid(paymentId)
+      ? await db('payments').join('users', 'users.id', 'payments.user_id').where('payments.id', paymentId).first('users.locale')
+      : undefined;
+    const language = choosePageLanguage({
+      known: owner ? pageLanguage(owner.locale) : null,
+      lang: ctx.query.lang,
+      acceptLanguage: ctx.get('Accept-Language'),
+    });
+    sendPage(ctx, { html: payerPage(language, outcome, paymentId, config.appLinkBase) });
   };
 }
 
-function pageLanguageOf(lang: unknown, acceptLanguage: string): Language {
-  const asked = typeof lang === 'string' ? lang.trim().toLowerCase() : '';
-  if (asked === 'en' || asked === 'ru') return asked;
-  const preferred = acceptLanguage.split(',')[0]?.trim().toLowerCase() ?? '';
-  return preferred.startsWith('en') ? 'en' : 'ru';
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

@@ -1,4 +1,7 @@
 import type { PageLanguage } from '../../db/payments/processor/language';
+import type { PagePolicy } from '../../media/pages/headers';
+import { html } from '../../media/pages/html';
+import { renderPage, type PageIcon, type PageTone } from '../../media/pages/layout';
 import type { SimulatedOrder } from './orders';
 
 /** The simulator's hosted pages: the payment page, its outcomes and the fiscal receipt. */
@@ -46,61 +49,74 @@ const texts = {
 
 export type NoticeKind = 'alreadyPaid' | 'expired' | 'notPayable' | 'pending' | 'unknownOutcome';
 
+const noticeLooks: Record<NoticeKind, { icon: PageIcon; tone: PageTone }> = {
+  alreadyPaid: { icon: 'success', tone: 'ok' },
+  expired: { icon: 'unknown', tone: 'wait' },
+  notPayable: { icon: 'failure', tone: 'bad' },
+  pending: { icon: 'unknown', tone: 'wait' },
+  unknownOutcome: { icon: 'failure', tone: 'bad' },
+};
+
 export function paymentPage(order: SimulatedOrder, previousDeclined: boolean): string {
   const t = texts[order.language];
   const buttons = (Object.keys(t.outcomes) as (keyof typeof t.outcomes)[])
-    .map((outcome) => `<button type="submit" name="outcome" value="${outcome}">${t.outcomes[outcome]}</button>`)
-    .join('\n');
-  return page(order.language, t.payTitle, `
-<p>${escapeHtml(order.description)}</p>
+    .map((outcome, index) => html`<button class="${index === 0 ? 'button' : 'button secondary'}" type="submit" name="outcome" value="${outcome}">${t.outcomes[outcome]}</button>`);
+  return renderPage({
+    language: order.language,
+    title: t.payTitle,
+    icon: 'card',
+    body: html`<p>${order.description}</p>
 <p>${t.amount}: <strong>${money(order.amount, order.language)}</strong></p>
 <p>${t.method[order.method]}</p>
-${previousDeclined ? `<p class="declined">${t.previousDeclined}</p>` : ''}
-<p><em>${t.testContour}</em></p>
+${previousDeclined ? html`<p class="notice">${t.previousDeclined}</p>` : ''}
+<p class="hint">${t.testContour}</p>
 <form method="post">
 ${buttons}
-</form>`);
+</form>`,
+  });
+}
+
+/**
+ * The payment page's form posts to the page itself, which redirects the payer to the order's return
+ * or fail URL: the policy allows those origins as form targets (browsers check the redirect too).
+ */
+export function paymentPagePolicy(order: SimulatedOrder): PagePolicy {
+  const origins = [order.returnUrl, order.failUrl].flatMap((link) => {
+    try {
+      return [new URL(link).origin];
+    } catch {
+      return [];
+    }
+  });
+  return { formAction: ["'self'", ...new Set(origins)] };
 }
 
 export function noticePage(language: PageLanguage, kind: NoticeKind): string {
   const t = texts[language];
-  return page(language, t.payTitle, `<p>${t[kind]}</p>`);
+  return renderPage({ language, title: t.payTitle, ...noticeLooks[kind], body: html`<p>${t[kind]}</p>` });
 }
 
 export function receiptPage(order: SimulatedOrder): string {
   const t = texts[order.language];
-  const rows = order.receiptItems
-    .map((item) => `<tr><td>${escapeHtml(item.name)}</td><td>${item.quantity.value}</td><td>${money(item.itemPrice, order.language)}</td></tr>`)
-    .join('\n');
-  return page(order.language, t.receiptTitle, `
-<table>
-<tr><th>${t.item}</th><th>${t.quantity}</th><th>${t.price}</th></tr>
+  const rows = order.receiptItems.map((item) => html`<tr><td>${item.name}</td><td class="number">${item.quantity.value}</td><td class="number">${money(item.itemPrice, order.language)}</td></tr>`);
+  return renderPage({
+    language: order.language,
+    title: t.receiptTitle,
+    icon: 'receipt',
+    body: html`<table>
+<tr><th>${t.item}</th><th class="number">${t.quantity}</th><th class="number">${t.price}</th></tr>
 ${rows}
 </table>
 <p>${t.total}: <strong>${money(order.amount, order.language)}</strong></p>
-<p>${t.paidAt}: ${order.depositedAt?.toISOString() ?? ''}</p>`);
+<p>${t.paidAt}: ${order.depositedAt?.toISOString() ?? ''}</p>`,
+  });
 }
 
 export function orderNotFoundPage(): string {
-  return page('en', 'Order not found', '<p>Order not found. Заказ не найден.</p>');
-}
-
-function page(language: PageLanguage, title: string, body: string): string {
-  return `<!doctype html>
-<html lang="${language}">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title></head>
-<body>
-<h1>${title}</h1>${body}
-</body>
-</html>
-`;
+  return renderPage({ language: 'en', title: 'Order not found', icon: 'unknown', tone: 'wait', body: html`<p>Order not found. Заказ не найден.</p>` });
 }
 
 function money(minor: number, language: PageLanguage): string {
   const amount = (minor / 100).toFixed(2);
   return language === 'ru' ? `${amount.replace('.', ',')} ₽` : `RUB ${amount}`;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }

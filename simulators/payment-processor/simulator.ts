@@ -3,9 +3,10 @@ import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
 import { ActionCode, CURRENCY_RUB, ErrorCode, OrderStatus, type OrderStatusAnswer } from '../../db/payments/processor/protocol';
 import type { Logger } from '../../logger';
+import { sendPage } from '../../media/pages/headers';
 import { createNotifier } from './notifier';
 import { payerOutcomes, SimulatedOrderBook, type PayerOutcome, type SimulatedOrder, type Transition } from './orders';
-import { noticePage, orderNotFoundPage, paymentPage, receiptPage } from './pages';
+import { noticePage, orderNotFoundPage, paymentPage, paymentPagePolicy, receiptPage } from './pages';
 
 export const SIMULATOR_PREFIX = '/sim/processor';
 
@@ -104,42 +105,21 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
     ctx.body = order ? statusAnswer(order, receiptUrl) : { errorCode: ErrorCode.orderNotFound, errorMessage: 'Order not found' };
   });
 
-  /** The order a page of the payer is about; without one the page is a 404 (then undefined). */
-  const pageOrder = (ctx: { params: Record<string, string>; type: string; status: number; body: unknown }, shown = (order: SimulatedOrder) => Boolean(order)) => {
-    const order = book.find(ctx.params.orderId);
-    ctx.type = 'html';
-    if (order && shown(order)) return order;
-    ctx.status = 404;
-    ctx.body = orderNotFoundPage();
-    return undefined;
-  };
-
   router.get('/pay/:orderId', (ctx) => {
-    const order = pageOrder(ctx);
-    if (!order) return;
-    ctx.body = book.isPayable(order)
-      ? paymentPage(order, order.status === OrderStatus.declined)
-      : noticePage(order.language, unpayableNotice(order));
+    const order = book.find(ctx.params.orderId);
+    if (!order) return sendPage(ctx, { status: 404, html: orderNotFoundPage() });
+    sendPage(ctx, book.isPayable(order)
+      ? { html: paymentPage(order, order.status === OrderStatus.declined), policy: paymentPagePolicy(order) }
+      : { html: noticePage(order.language, unpayableNotice(order)) });
   });
 
   router.post('/pay/:orderId', parseForm, (ctx) => {
-    const order = pageOrder(ctx);
-    if (!order) return;
+    const order = book.find(ctx.params.orderId);
+    if (!order) return sendPage(ctx, { status: 404, html: orderNotFoundPage() });
     const outcome = form(ctx).outcome;
-    if (!isPayerOutcome(outcome)) {
-      ctx.status = 400;
-      ctx.body = noticePage(order.language, 'unknownOutcome');
-      return;
-    }
-    if (book.pay(order, outcome) === 'not_allowed') {
-      ctx.status = 409;
-      ctx.body = noticePage(order.language, unpayableNotice(order));
-      return;
-    }
-    if (outcome === 'unknown') {
-      ctx.body = noticePage(order.language, 'pending');
-      return;
-    }
+    if (!isPayerOutcome(outcome)) return sendPage(ctx, { status: 400, html: noticePage(order.language, 'unknownOutcome') });
+    if (book.pay(order, outcome) === 'not_allowed') return sendPage(ctx, { status: 409, html: noticePage(order.language, unpayableNotice(order)) });
+    if (outcome === 'unknown') return sendPage(ctx, { html: noticePage(order.language, 'pending') });
     ctx.status = 303;
     ctx.redirect(outcome === 'success' ? order.returnUrl : order.failUrl);
   });
@@ -166,9 +146,8 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
   });
 
   router.get('/receipts/:orderId', (ctx) => {
-    const order = pageOrder(ctx, (found) => found.depositedAt !== null);
-    if (!order) return;
-    ctx.body = receiptPage(order);
+    const order = book.find(ctx.params.orderId);
+    sendPage(ctx, order?.depositedAt ? { html: receiptPage(order) } : { status: 404, html: orderNotFoundPage() });
   });
 
   return {

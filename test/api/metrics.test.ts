@@ -3,17 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { openSse } from '../../scripts/loadtest/sse-client';
 import { changeStatus, insertGeneration } from '../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../harness';
+import { sample } from './monitoring/exposition';
 import { makeUser } from '../users';
-
-/** The value of one series of the exposition, or null when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | null {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const wanted = Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`));
-    if (wanted) return Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return null;
-}
 
 describe('GET /metrics', () => {
   const t = useTestApp();

@@ -7,7 +7,8 @@ import type { Logger } from '../../logger';
 import type { RunningPart, Services } from '../../services';
 import { startQueueConsumer } from '../runtime/queue-consumer';
 import { generationPushText, isTerminalStatus } from './push-messages';
-import { RecordingPushSender, type PushSender } from './push-sender';
+import { pushSenderFromConfig } from './gateways/from-config';
+import type { PushSender } from './push-sender';
 
 /**
  * The `push-send` job: the generation pipeline enqueues one in the transaction of every terminal
@@ -41,9 +42,9 @@ export async function sendGenerationPush(db: Knex, sender: PushSender, job: Queu
   return sent;
 }
 
-/** The sender of this deployment; a gateway adapter plugs in here when one is configured. */
-export function createPushSender(services: Pick<Services, 'log'>): PushSender {
-  return new RecordingPushSender(services.log);
+/** The sender of this deployment: the gateways configured (FCM, APNs), else the log-only one. */
+export function createPushSender(services: Pick<Services, 'log' | 'config'>): PushSender {
+  return pushSenderFromConfig(services.config.push, services.log);
 }
 
 /** Works the `push-send` queue: each job on its own, a few at once (gateways answer slowly). */

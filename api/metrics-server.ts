@@ -1,0 +1,36 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import type { ApiContext } from './http/context';
+import { errorEnvelope } from './http/error-envelope';
+import { requestId } from './http/request-id';
+import { metricsRouter } from './metrics';
+import type { RunningPart, Services } from '../services';
+
+/**
+ * METRICS_PORT: `/metrics` on a listener of its own (a port the load balancer does not expose),
+ * and nothing else on it; the main port then answers 404 there. METRICS_TOKEN applies here too.
+ */
+export async function startMetricsServer(services: Services, port: number): Promise<RunningPart & { url: string }> {
+  const app = new Koa<ApiContext['state'], ApiContext>();
+  app.context.services = services;
+  app.silent = true;
+  app.use(requestId());
+  app.use(errorEnvelope(services.log));
+  app.use(metricsRouter().routes());
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '0.0.0.0', () => resolve());
+  });
+  const { port: listening } = server.address() as AddressInfo;
+  services.log.info({ port: listening }, 'metrics listening');
+  return {
+    url: `http://127.0.0.1:${listening}`,
+    stop: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
+    },
+  };
+}
