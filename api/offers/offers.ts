@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import type { ProductRow } from '../../db/payments/model';
 import { errors } from '../http/errors';
 import { isUuid } from '../http/validation';
-import { productView, type Language, type ProductView } from '../payments/products';
+import { productView, type ProductView } from '../payments/products';
+import { type Language } from '../../db/accounts/user-locale';
 
 /**
  * Special offers (contract part B): an issue opens a window fixed at the moment of the issue; a

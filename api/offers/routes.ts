@@ -3,9 +3,10 @@ import { caller } from '../http/authentication';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
-import { profileLanguage, type Language } from '../payments/products';
+import { profileLanguage } from '../payments/products';
 import type { ApiContext } from '../http/context';
 import { currentOffer, dismissIssue, offerAfterPaywall, type OfferView } from './offers';
+import { type Language } from '../../db/accounts/user-locale';
 
 const offerSchema = schema.nullable(schema.object({
   id: schema.uuid(),

@@ -10,8 +10,9 @@ import { errors, type ApiError } from '../http/errors';
 import type { IdempotencyKey } from '../http/idempotency';
 import { createOnce, type BoundObject } from '../idempotency/create-once';
 import { checkOfferPurchase } from '../offers/offers';
-import { findPurchasableProduct, languageOf, profileLocale } from './products';
+import { findPurchasableProduct, profileLocale } from './products';
 import { paymentView, type PaymentView } from './views';
+import { languageOf } from '../../db/accounts/user-locale';
 
 export interface CreatePaymentBody {
   product_id: string;

@@ -3,10 +3,10 @@ import type { ApiContext } from '../http/context';
 import { appLink } from '../../media/pages/app-link';
 import { sendPage } from '../../media/pages/headers';
 import { html } from '../../media/pages/html';
-import { choosePageLanguage, type PageLanguage } from '../../media/pages/language';
+import { chooseLanguage } from '../../media/pages/language';
 import { renderPage } from '../../media/pages/layout';
-import { pageLanguage } from '../../db/payments/processor/language';
 import { isUuid } from '../http/validation';
+import { languageOf, type Language } from '../../db/accounts/user-locale';
 
 /**
  * The browser pages the processor sends the payer back to: `/v1/payments/{id}/return` (approved)
@@ -35,7 +35,7 @@ const texts = {
   },
 } as const;
 
-function payerPage(language: PageLanguage, outcome: Outcome, paymentId: string, appLinkBase: string): string {
+function payerPage(language: Language, outcome: Outcome, paymentId: string, appLinkBase: string): string {
   const t = texts[language];
   return renderPage({
     language,
@@ -59,8 +59,8 @@ export function paymentPages(): Middleware<ApiContext['state'], ApiContext> {
     const owner = isUuid(paymentId)
       ? await db('payments').join('users', 'users.id', 'payments.user_id').where('payments.id', paymentId).first('users.locale')
       : undefined;
-    const language = choosePageLanguage({
-      known: owner ? pageLanguage(owner.locale) : null,
+    const language = chooseLanguage({
+      known: owner ? languageOf(owner.locale) : null,
       lang: ctx.query.lang,
       acceptLanguage: ctx.get('Accept-Language'),
     });

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { userLocale } from '../../db/accounts/user-locale';
+import { languageOf, userLocale, type Language } from '../../db/accounts/user-locale';
 import type { ProductRow } from '../../db/payments/model';
 
 /** Payment product of the contract. */
@@ -10,12 +10,6 @@ export interface ProductView {
   price_minor: number;
   credits: number;
   badge: string | null;
-}
-
-export type Language = 'ru' | 'en';
-
-export function languageOf(locale: string | null | undefined): Language {
-  return (locale ?? '').trim().toLowerCase().startsWith('en') ? 'en' : 'ru';
 }
 
 /** The operator's showcase: enabled packs that are sold directly, in showcase order. */

@@ -4,10 +4,11 @@ import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { createPayment, type CreatePaymentBody } from './create-payment';
-import { languageOf, productView, profileLocale, showcase } from './products';
+import { productView, profileLocale, showcase } from './products';
 import { refreshPayment } from './refresh';
 import { paymentStreamRoute } from './stream';
 import { findOwnPayment, paymentView } from './views';
+import { languageOf } from '../../db/accounts/user-locale';
 
 const productSchema = schema.object({
   id: schema.uuid(),

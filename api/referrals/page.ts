@@ -3,8 +3,9 @@ import type { ApiContext } from '../http/context';
 import { appLink } from '../../media/pages/app-link';
 import { sendPage } from '../../media/pages/headers';
 import { html } from '../../media/pages/html';
-import { choosePageLanguage, type PageLanguage } from '../../media/pages/language';
+import { chooseLanguage } from '../../media/pages/language';
 import { renderPage } from '../../media/pages/layout';
+import type { Language } from '../../db/accounts/user-locale';
 
 /**
  * `GET {LINK_BASE}/r/<code>`: the web invitation page, shown when the app is not installed (with the
@@ -35,7 +36,7 @@ const texts = {
   },
 } as const;
 
-function invitationPage(language: PageLanguage, code: string, appLinkBase: string): string {
+function invitationPage(language: Language, code: string, appLinkBase: string): string {
   const t = texts[language];
   return renderPage({
     language,
@@ -49,7 +50,7 @@ function invitationPage(language: PageLanguage, code: string, appLinkBase: strin
   });
 }
 
-function notFoundPage(language: PageLanguage, appLinkBase: string): string {
+function notFoundPage(language: Language, appLinkBase: string): string {
   const t = texts[language];
   return renderPage({
     language,
@@ -67,7 +68,7 @@ export function referralPageRouter(): Router<ApiContext['state'], ApiContext> {
     const { db, config } = ctx.services;
     const code = ctx.params.code.trim().toUpperCase();
     const inviter = code.length <= 32 ? await db('users').where({ referral_code: code }).first('referral_code') : undefined;
-    const language = choosePageLanguage({ lang: ctx.query.lang, acceptLanguage: ctx.get('Accept-Language') });
+    const language = chooseLanguage({ lang: ctx.query.lang, acceptLanguage: ctx.get('Accept-Language') });
     sendPage(ctx, inviter
       ? { html: invitationPage(language, inviter.referral_code, config.appLinkBase) }
       : { status: 404, html: notFoundPage(language, config.appLinkBase) });

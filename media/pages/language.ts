@@ -3,16 +3,16 @@
  * user (a profile locale), `?lang=`, the browser's `Accept-Language` (its most preferred of the two,
  * by q-value), then Russian, the product's default.
  */
-export type PageLanguage = 'ru' | 'en';
+import type { Language } from '../../db/accounts/user-locale';
 
-export function languageOfQuery(lang: unknown): PageLanguage | null {
+export function languageOfQuery(lang: unknown): Language | null {
   const asked = typeof lang === 'string' ? lang.trim().toLowerCase() : '';
   return asked === 'ru' || asked === 'en' ? asked : null;
 }
 
 /** `Accept-Language: de-DE, en;q=0.8, ru;q=0.5` gives `en`; neither language listed gives null. */
-export function languageOfAcceptLanguage(header: string | undefined): PageLanguage | null {
-  let best: { language: PageLanguage; quality: number } | null = null;
+export function languageOfAcceptLanguage(header: string | undefined): Language | null {
+  let best: { language: Language; quality: number } | null = null;
   for (const entry of (header ?? '').split(',')) {
     const [range, ...parameters] = entry.trim().toLowerCase().split(';');
     const primary = range.split('-')[0].trim();
@@ -25,6 +25,6 @@ export function languageOfAcceptLanguage(header: string | undefined): PageLangua
   return best?.language ?? null;
 }
 
-export function choosePageLanguage(sources: { known?: PageLanguage | null; lang?: unknown; acceptLanguage?: string }): PageLanguage {
+export function chooseLanguage(sources: { known?: Language | null; lang?: unknown; acceptLanguage?: string }): Language {
   return sources.known ?? languageOfQuery(sources.lang) ?? languageOfAcceptLanguage(sources.acceptLanguage) ?? 'ru';
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Html, html } from './html';
-import type { PageLanguage } from './language';
+import type { Language } from '../../db/accounts/user-locale';
 
 /**
  * The one layout of every browser page the service serves (the referral invitation, the payer's
@@ -59,7 +59,7 @@ export type PageIcon = keyof typeof iconPaths;
 export type PageTone = 'neutral' | 'ok' | 'bad' | 'wait';
 
 export interface PageContent {
-  language: PageLanguage;
+  language: Language;
   title: string;
   icon: PageIcon;
   tone?: PageTone;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { pageLanguage, type PageLanguage } from '../../db/payments/processor/language';
 import type { NotificationOperation, PaymentMethod } from '../../db/payments/processor/payment-processor';
 import { ActionCode, CURRENCY_RUB, ErrorCode, OrderStatus, SESSION_TIMEOUT_SECS, type OrderBundle, type OrderStatusCode } from '../../db/payments/processor/protocol';
+import { languageOf, type Language } from '../../db/accounts/user-locale';
 
 /** What the simulated payer can make happen on the hosted page. */
 export const payerOutcomes = ['success', 'insufficient_funds', 'system_error', 'unknown'] as const;
@@ -13,7 +13,7 @@ export interface SimulatedOrder {
   amount: number;
   currency: number;
   description: string;
-  language: PageLanguage;
+  language: Language;
   method: PaymentMethod;
   returnUrl: string;
   failUrl: string;
@@ -90,7 +90,7 @@ export class SimulatedOrderBook {
       amount,
       currency,
       description: params.description ?? '',
-      language: pageLanguage(params.language ?? ''),
+      language: languageOf(params.language ?? ''),
       method: parseMethod(params.jsonParams),
       returnUrl,
       failUrl: params.failUrl || returnUrl,

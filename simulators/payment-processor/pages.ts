@@ -1,8 +1,8 @@
-import type { PageLanguage } from '../../db/payments/processor/language';
 import type { PagePolicy } from '../../media/pages/headers';
 import { html } from '../../media/pages/html';
 import { renderPage, type PageIcon, type PageTone } from '../../media/pages/layout';
 import type { SimulatedOrder } from './orders';
+import { type Language } from '../../db/accounts/user-locale';
 
 /** The simulator's hosted pages: the payment page, its outcomes and the fiscal receipt. */
 
@@ -91,7 +91,7 @@ export function paymentPagePolicy(order: SimulatedOrder): PagePolicy {
   return { formAction: ["'self'", ...new Set(origins)] };
 }
 
-export function noticePage(language: PageLanguage, kind: NoticeKind): string {
+export function noticePage(language: Language, kind: NoticeKind): string {
   const t = texts[language];
   return renderPage({ language, title: t.payTitle, ...noticeLooks[kind], body: html`<p>${t[kind]}</p>` });
 }
@@ -116,7 +116,7 @@ export function orderNotFoundPage(): string {
   return renderPage({ language: 'en', title: 'Order not found', icon: 'unknown', tone: 'wait', body: html`<p>Order not found. Заказ не найден.</p>` });
 }
 
-function money(minor: number, language: PageLanguage): string {
+function money(minor: number, language: Language): string {
   const amount = (minor / 100).toFixed(2);
   return language === 'ru' ? `${amount.replace('.', ',')} ₽` : `RUB ${amount}`;
 }

@@ -1,3 +1,5 @@
+import { languageOf } from '../../db/accounts/user-locale';
+
 /** Texts of the generation push, by the user's locale (`ru` unless `en`). */
 const texts = {
   ru: {
@@ -17,5 +19,5 @@ export function isTerminalStatus(status: string): status is TerminalStatus {
 }
 
 export function generationPushText(locale: string, status: TerminalStatus): { title: string; body: string } {
-  return texts[locale === 'en' ? 'en' : 'ru'][status];
+  return texts[languageOf(locale)][status];
 }

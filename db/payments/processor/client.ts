@@ -1,9 +1,9 @@
 import { ProcessorRejectedError, ProcessorUnavailableError, type ProcessorCall } from './errors';
-import { pageLanguage } from './language';
 import { notificationOperations, type NotificationOperation, type OrderRegistration, type PaymentProcessor, type ProcessorOrder, type RegisteredOrder, type VerifiedNotification } from './payment-processor';
 import { ErrorCode, SESSION_TIMEOUT_SECS, type OrderBundle, type OrderStatusAnswer, type RegisterAnswer } from './protocol';
 import { hasValidChecksum } from './signature';
 import { processorState } from './state-mapping';
+import { languageOf } from '../../../db/accounts/user-locale';
 
 export interface ProcessorClientSettings {
   /** Base of the processor API, e.g. `https://pay.example/payment/rest` or the simulator's `{PUBLIC_BASE_URL}/sim/processor`. */
@@ -54,7 +54,7 @@ export class ProcessorClient implements PaymentProcessor {
       returnUrl: order.returnUrl,
       failUrl: order.failUrl,
       description: order.description,
-      language: pageLanguage(order.locale),
+      language: languageOf(order.locale),
       sessionTimeoutSecs: String(SESSION_TIMEOUT_SECS),
       orderBundle: JSON.stringify(bundle),
       jsonParams: JSON.stringify({ method: order.method }),

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { loadConfig } from '../../../config';
 import { appLink } from '../../../media/pages/app-link';
 import { html } from '../../../media/pages/html';
-import { choosePageLanguage, languageOfAcceptLanguage } from '../../../media/pages/language';
+import { chooseLanguage, languageOfAcceptLanguage } from '../../../media/pages/language';
 import { startTestApp, type TestApp } from '../../harness';
 import { createPayment, freshShowcase, startTestbed, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';
@@ -28,10 +28,10 @@ describe('browser pages: rules', () => {
     }
 
     it('takes what is known of the user first, then ?lang, then the browser, then Russian', () => {
-      expect(choosePageLanguage({ known: 'en', lang: 'ru', acceptLanguage: 'ru' })).to.equal('en');
-      expect(choosePageLanguage({ known: null, lang: 'EN', acceptLanguage: 'ru' })).to.equal('en');
-      expect(choosePageLanguage({ lang: 'de', acceptLanguage: 'en-US' })).to.equal('en');
-      expect(choosePageLanguage({ lang: ['en'], acceptLanguage: 'fr' })).to.equal('ru');
+      expect(chooseLanguage({ known: 'en', lang: 'ru', acceptLanguage: 'ru' })).to.equal('en');
+      expect(chooseLanguage({ known: null, lang: 'EN', acceptLanguage: 'ru' })).to.equal('en');
+      expect(chooseLanguage({ lang: 'de', acceptLanguage: 'en-US' })).to.equal('en');
+      expect(chooseLanguage({ lang: ['en'], acceptLanguage: 'fr' })).to.equal('ru');
     });
   });
 

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import nock from 'nock';
 import { ProcessorClient } from '../../../../db/payments/processor/client';
 import { ProcessorRejectedError, ProcessorUnavailableError } from '../../../../db/payments/processor/errors';
-import { pageLanguage } from '../../../../db/payments/processor/language';
 import type { OrderRegistration, ProcessorState } from '../../../../db/payments/processor/payment-processor';
+import { languageOf } from '../../../../db/accounts/user-locale';
 
 const HOST = 'https://processor.test';
 const PATH = '/payment/rest';
@@ -225,7 +225,7 @@ describe('processor client', () => {
     ];
     for (const [locale, language] of cases) {
       it(`gives ${language} for profile locale "${locale}"`, () => {
-        expect(pageLanguage(locale)).to.equal(language);
+        expect(languageOf(locale)).to.equal(language);
       });
     }
   });
