@@ -35,6 +35,7 @@ export const errors = {
   methodNotAllowed: (allowed: string[]) =>
     new ApiError(405, 'method_not_allowed', 'Method not allowed.', undefined, { Allow: allowed.join(', ') }),
   emailTaken: () => new ApiError(409, 'email_taken', 'This email is already registered.'),
+  alreadySubscribed: () => new ApiError(409, 'already_subscribed', 'A subscription to this plan exists.'),
   idempotencyKeyReused: () => new ApiError(409, 'idempotency_key_reused', 'This Idempotency-Key came before with a different request.'),
   requestInProgress: () => new ApiError(409, 'request_in_progress', 'The first request with this Idempotency-Key is still being handled.'),
   payloadTooLarge: () => new ApiError(413, 'payload_too_large', 'Request body is too large.'),
@@ -49,6 +50,11 @@ export const errors = {
   notImplemented: () => new ApiError(501, 'not_implemented', 'This endpoint is not implemented yet.'),
   providerUnavailable: (message = 'Provider unavailable, try again later.') => new ApiError(503, 'provider_unavailable', message),
 };
+
+/** A move refused because of the object's status (decisions.md section 7.6): a 422 naming the path's id. */
+export function invalidStatus(msg: string): ApiError {
+  return invalidField(['path', 'id'], msg, 'invalid_status');
+}
 
 /** A single-field 422, for checks that JSON Schema cannot express. */
 export function invalidField(loc: (string | number)[], msg: string, type = 'value_error'): ApiError {
