@@ -144,6 +144,7 @@ export function loadConfig(env: Env = process.env) {
       auth: { burst: integer(env, 'RATE_AUTH_BURST', 100, 1), perMinute: integer(env, 'RATE_AUTH_PER_MINUTE', 60, 1) },
       write: { burst: integer(env, 'RATE_WRITE_BURST', 120, 1), perMinute: integer(env, 'RATE_WRITE_PER_MINUTE', 60, 1) },
       read: { burst: integer(env, 'RATE_READ_BURST', 600, 1), perMinute: integer(env, 'RATE_READ_PER_MINUTE', 300, 1) },
+      voice: { burst: integer(env, 'RATE_VOICE_BURST', 10, 1), perMinute: integer(env, 'RATE_VOICE_PER_MINUTE', 10, 1) },
       loginLock: {
         failures: integer(env, 'LOGIN_LOCK_FAILURES', 10, 1),
         windowS: integer(env, 'LOGIN_LOCK_WINDOW_S', 900, 1),
@@ -177,6 +178,8 @@ export function loadConfig(env: Env = process.env) {
     simProviderPort: integer(env, 'SIM_PROVIDER_PORT', 0, 0, 65535),
     simProviderFailureRate: fraction(env, 'SIM_PROVIDER_FAILURE_RATE', 0),
     simProviderConcurrency: integer(env, 'SIM_PROVIDER_CONCURRENCY', 4, 1),
+    /** How long a transcription may take at the provider before it is `503 provider_unavailable`. */
+    speechDeadlineMs: integer(env, 'SPEECH_DEADLINE_MS', 15_000, 100, 120_000),
     generations: generationSettings(env),
 
     // SSE streams: at most `capPerUser` open at once per user across every stream kind and web

@@ -33,12 +33,13 @@ function parseRoles(argv: string[]): RoleName[] {
 }
 
 /**
- * Without PROVIDER_URL a worker talks to the simulator in-process, over real HTTP on loopback
- * (decisions.md section 1), so the production code path is the one exercised.
+ * Without PROVIDER_URL a worker (generations) and a web process (speech recognition) talk to the
+ * simulator in-process, over real HTTP on loopback (decisions.md section 1), so the production code
+ * path is the one exercised.
  */
 async function withProvider(config: Config, roles: RoleName[], log: Logger, running: RunningPart[]): Promise<Config> {
   const standalone = roles.includes('sim-provider');
-  if (!standalone && (config.providerUrl || !roles.includes('worker'))) return config;
+  if (!standalone && (config.providerUrl || !roles.some((role) => role === 'worker' || role === 'web'))) return config;
   const simulator = await startProviderSimulatorFromConfig(config, log);
   running.push(simulator);
   log.info({ url: simulator.url }, 'provider simulator listening');

@@ -66,6 +66,7 @@ export function openApiDocument(routes: Route[], serverUrl: string): Record<stri
       ...(route.access === 'public' ? {} : { security: route.access === 'optional' ? [{}, { bearer: [] }] : [{ bearer: [] }] }),
       parameters: [...pathParameters(route), ...parameters(route.query, 'query'), ...(route.idempotent ? [idempotencyKeyParameter] : [])],
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      ...(route.streamedBody ? { requestBody: { required: true, content: { [route.streamedBody.contentType]: { schema: route.streamedBody.schema } } } } : {}),
       responses,
     };
   }

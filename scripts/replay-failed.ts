@@ -5,7 +5,8 @@ import { createLogger, flushLogs } from '../logger';
 import { startInfrastructure } from '../infrastructure';
 import type { Services } from '../services';
 import { findLaunchableEffect } from '../api/catalog/launchable';
-import { reserveAndQueue } from '../api/generations/create';
+import { reserveAndQueue, type GenerationPlan } from '../api/generations/create';
+import { findStudioCategory } from '../api/studio/categories';
 import type { GenerationRow } from '../db/generations/model';
 
 /**
@@ -14,9 +15,9 @@ import type { GenerationRow } from '../db/generations/model';
  *   node dist/scripts/replay-failed.js [--id <uuid>]... [--error-code <code>] [--since <time>] [--until <time>] [--limit <n>] [--apply]
  *
  * At least one of --id, --error-code, --since is required. Without --apply nothing changes: it
- * prints what it would do. With --apply each replay reserves the effect's CURRENT cost from the
- * user (who is skipped, and told so, when they cannot pay), with the same photos, in one
- * transaction per replay.
+ * prints what it would do. With --apply each replay reserves the effect's (or studio category's)
+ * CURRENT cost from the user (who is skipped, and told so, when they cannot pay), with the same
+ * photos (and prompt), in one transaction per replay. A generation its owner cancelled is never replayed.
  */
 export interface ReplayOptions {
   ids: string[];
@@ -49,16 +50,15 @@ export async function replayFailed(services: Services, options: ReplayOptions): 
   const outcomes: ReplayOutcome[] = [];
   for (const generation of failed) {
     const skip = (reason: string) => outcomes.push({ failedId: generation.id, userId: generation.user_id, action: 'skipped', newId: null, reason });
-    const effect = await findLaunchableEffect(db, generation.effect_id);
-    if (!effect || effect.hidden) { skip('the effect is gone or hidden'); continue; }
-    if (effect.cost <= 0) { skip('the effect has no price'); continue; }
+    if (generation.error_code === 'canceled') { skip('cancelled by its owner'); continue; }
+    const plan = await replayPlan(services, generation);
+    if (typeof plan === 'string') { skip(plan); continue; }
     const missing = (await Promise.all(generation.inputs.map((input) => storage.stat(input.object_key)))).some((object) => object === null);
     if (missing) { skip('a photo is no longer in storage'); continue; }
-    const plan = { effectId: effect.id, cost: effect.cost, outputType: effect.output_type, model: effect.model, inputs: generation.inputs };
     if (!options.apply) {
       const user: { balance: number } | undefined = await db('users').where({ id: generation.user_id }).first('balance');
-      if (!user || user.balance < effect.cost) skip(`the user cannot pay ${effect.cost} (balance ${user?.balance ?? 0})`);
-      else outcomes.push({ failedId: generation.id, userId: generation.user_id, action: 'would replay', newId: null, reason: `cost ${effect.cost}` });
+      if (!user || user.balance < plan.cost) skip(`the user cannot pay ${plan.cost} (balance ${user?.balance ?? 0})`);
+      else outcomes.push({ failedId: generation.id, userId: generation.user_id, action: 'would replay', newId: null, reason: `cost ${plan.cost}` });
       continue;
     }
     const refusal = Symbol('refused');
@@ -66,7 +66,7 @@ export async function replayFailed(services: Services, options: ReplayOptions): 
     const newId = await db.transaction(async (trx) => {
       const started = await reserveAndQueue(trx, services, generation.user_id, plan);
       if (started === 'insufficient' || started === 'queue_full') {
-        why = started === 'insufficient' ? `the user cannot pay ${effect.cost}` : 'the queue is full';
+        why = started === 'insufficient' ? `the user cannot pay ${plan.cost}` : 'the queue is full';
         throw refusal;
       }
       return started;
@@ -74,10 +74,24 @@ export async function replayFailed(services: Services, options: ReplayOptions): 
       if (error === refusal) return null;
       throw error;
     });
-    if (newId) outcomes.push({ failedId: generation.id, userId: generation.user_id, action: 'replayed', newId, reason: `cost ${effect.cost}` });
+    if (newId) outcomes.push({ failedId: generation.id, userId: generation.user_id, action: 'replayed', newId, reason: `cost ${plan.cost}` });
     else skip(why);
   }
   return outcomes;
+}
+
+/** A new attempt at today's price of the effect or studio category, or why there is none. */
+async function replayPlan({ db }: Services, generation: GenerationRow): Promise<GenerationPlan | string> {
+  const same = { prompt: generation.prompt, inputs: generation.inputs };
+  if (generation.kind === 'studio') {
+    const category = await findStudioCategory(db, generation.studio_category_id!);
+    if (!category) return 'the studio category is gone or disabled';
+    return { kind: 'studio', effectId: null, studioCategoryId: category.id, cost: category.cost, outputType: category.output_type, model: category.model, ...same };
+  }
+  const effect = await findLaunchableEffect(db, generation.effect_id!);
+  if (!effect || effect.hidden) return 'the effect is gone or hidden';
+  if (effect.cost <= 0) return 'the effect has no price';
+  return { kind: 'effect', effectId: effect.id, studioCategoryId: null, cost: effect.cost, outputType: effect.output_type, model: effect.model, ...same };
 }
 
 function describe(outcome: ReplayOutcome): string {

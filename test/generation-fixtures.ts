@@ -14,6 +14,16 @@ export async function balanceOf(userId: string): Promise<number> {
   return (await services().db('users').where({ id: userId }).first('balance')).balance;
 }
 
+/** How many generations and reserve/refund ledger rows exist: a refused creation leaves both as they were. */
+export async function generationAndChargeCounts(): Promise<{ generations: number; ledger: number }> {
+  const { db } = services();
+  const [generations, ledger] = await Promise.all([
+    db('generations').count<{ count: number }[]>('* as count'),
+    db('credit_transactions').whereIn('kind', ['reserve', 'refund']).count<{ count: number }[]>('* as count'),
+  ]);
+  return { generations: generations[0].count, ledger: ledger[0].count };
+}
+
 /** The ledger rows of a user, oldest first, as `kind:amount:reference`. */
 export async function ledgerOf(userId: string): Promise<{ kind: string; amount: number; reference: string }[]> {
   return services().db('credit_transactions').where({ user_id: userId }).whereIn('kind', ['reserve', 'refund']).orderBy('seq').select('kind', 'amount', 'reference');

@@ -37,7 +37,8 @@ export const errors = {
   emailTaken: () => new ApiError(409, 'email_taken', 'This email is already registered.'),
   idempotencyKeyReused: () => new ApiError(409, 'idempotency_key_reused', 'This Idempotency-Key came before with a different request.'),
   requestInProgress: () => new ApiError(409, 'request_in_progress', 'The first request with this Idempotency-Key is still being handled.'),
-  payloadTooLarge: () => new ApiError(413, 'payload_too_large', 'Request body is too large.'),
+  payloadTooLarge: (message = 'Request body is too large.') => new ApiError(413, 'payload_too_large', message),
+  unsupportedMediaType: (message = 'Unsupported media type.') => new ApiError(415, 'unsupported_media_type', message),
   validation: (details: ErrorDetail[], message = 'Request validation failed.') => new ApiError(422, 'validation_error', message, details),
   charactersRequired: () =>
     new ApiError(422, 'characters_required', 'This effect takes several people: send photos in `characters`.'),
@@ -53,4 +54,12 @@ export const errors = {
 /** A single-field 422, for checks that JSON Schema cannot express. */
 export function invalidField(loc: (string | number)[], msg: string, type = 'value_error'): ApiError {
   return errors.validation([{ loc, msg, type }]);
+}
+
+/**
+ * A move refused because of the object's status (decisions.md 7.6: publish, unpublish, cancel):
+ * `422 validation_error` with one detail on the path's id.
+ */
+export function invalidStatus(msg: string): ApiError {
+  return invalidField(['path', 'id'], msg, 'invalid_status');
 }

@@ -86,7 +86,7 @@ export function operationLimit(operation: AuthOperation): LimitMiddleware {
   };
 }
 
-function userBudget(name: 'write' | 'read', settings: (config: Config) => BucketSettings): () => LimitMiddleware {
+function userBudget(name: 'write' | 'read' | 'voice', settings: (config: Config) => BucketSettings): () => LimitMiddleware {
   return () => async (ctx, next) => {
     // Budgets are per user; a route without a caller falls back to the request source.
     const who = ctx.state.user ? `user:${ctx.state.user.id}` : `source:${requestSource(ctx.ip)}`;
@@ -100,6 +100,9 @@ export const writeBudget = userBudget('write', (config) => config.rateLimits.wri
 
 /** The one shared per-user budget of reads under a token (`/me`, `/credits/*`, `/generations`, `/referral`, ...). */
 export const readBudget = userBudget('read', (config) => config.rateLimits.read);
+
+/** Voice input's own per-user budget, narrower than the writes' (contract part A, "Limits"). */
+export const voiceBudget = userBudget('voice', (config) => config.rateLimits.voice);
 
 type LoginSettings = Config['rateLimits'];
 
