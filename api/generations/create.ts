@@ -9,7 +9,7 @@ import { errors, invalidField } from '../http/errors';
 import type { IdempotencyKey } from '../http/idempotency';
 import { isUuid } from '../http/validation';
 import { createOnce } from '../idempotency/create-once';
-import { findOwnUploads, maxUploadBytes } from '../uploads/uploads';
+import { checkUpload, findOwnUploads, maxUploadBytes, type UploadCheck } from '../uploads/uploads';
 import { assignPhotos, uploadIdsOf, uploadLocations, type PhotoRequest } from './photos';
 
 export interface CreateGenerationBody extends PhotoRequest {
@@ -88,13 +88,13 @@ async function planGeneration(services: Services, userId: string, body: CreateGe
   const byId = new Map(uploads.map((upload) => [upload.id, upload]));
   if (uploadIds.some((id) => !byId.has(id.toLowerCase()))) throw errors.notFound('Upload not found.');
 
-  // 2. Each upload is in storage and within 15 MB (the embedded S3 does not enforce the POST policy).
+  // 2. Each upload is completed: the object its ticket named, within 15 MB (checked here because
+  // the embedded S3 does not enforce the POST policy).
   const places = uploadLocations(body);
   const stored = await Promise.all(uploadIds.map((id) => storage.stat(byId.get(id.toLowerCase())!.object_key)));
   uploadIds.forEach((id, index) => {
-    const object = stored[index];
-    if (!object) throw invalidField(places.get(id)!, 'the upload is not completed: no file was put into storage', 'upload_pending');
-    if (object.size > maxUploadBytes) throw invalidField(places.get(id)!, 'the upload is larger than 15 MB', 'upload_too_large');
+    const problem = uploadProblems[checkUpload(byId.get(id.toLowerCase())!, stored[index])];
+    if (problem) throw invalidField(places.get(id)!, problem.msg, problem.type);
   });
 
   // 3 and 4. Who is on which photo.
@@ -111,6 +111,14 @@ async function planGeneration(services: Services, userId: string, body: CreateGe
     inputs: photos.map((photo) => ({ upload_id: photo.upload_id.toLowerCase(), object_key: byId.get(photo.upload_id.toLowerCase())!.object_key, person: photo.person })),
   };
 }
+
+const uploadProblems: Record<UploadCheck, { msg: string; type: string } | null> = {
+  completed: null,
+  pending: { msg: 'the upload is not completed: no file was put into storage', type: 'upload_pending' },
+  not_via_its_ticket: { msg: 'the file under this upload was not put there through its upload ticket', type: 'upload_not_via_ticket' },
+  wrong_type: { msg: 'the file is not of the content type the upload was created for', type: 'upload_wrong_type' },
+  too_large: { msg: `the upload is larger than ${maxUploadBytes / 1024 / 1024} MB`, type: 'upload_too_large' },
+};
 
 /**
  * `503 provider_unavailable` only in the extreme case: `max` generations already wait in total, so
