@@ -62,7 +62,9 @@ describe('the service process on embedded defaults', function () {
     const simulators = lines.find((line) => String(line.msg).startsWith('SIMULATORS RUNNING'));
     expect(simulators, 'a warning naming the simulators').to.include({ level: 40 });
     expect(simulators.simulators).to.have.length(2);
-    expect(lines.find((line) => String(line.msg).startsWith('EMBEDDED OBJECT STORE'))).to.include({ level: 40 });
+    const store = lines.find((line) => String(line.msg).startsWith('EMBEDDED OBJECT STORE'));
+    expect(store).to.include({ level: 40 });
+    expect(store.endpoint, 'the embedded store listens on loopback only').to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
 
     // A second process on the same data directory would run simulators of its own beside the first: refused.
     const second = await runToExit(['web'], { ...env, PORT: String(await freePort()) });

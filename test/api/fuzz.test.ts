@@ -174,6 +174,11 @@ function caseFor(operation: Operation, known: Known): fc.Arbitrary<{ parts: Case
     contentType: fc.constantFrom('application/json', 'application/json', 'application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=zz', 'application/json; charset=utf-16'),
     hugeHeader: fc.integer({ min: 0, max: 24 }).map((draw) => draw === 0),
     idempotencyKey: fc.option(fc.constantFrom('short', 'a'.repeat(100), 'has spaces in it ok', 'valid-key-0123456789'), { nil: undefined }),
+    // The app trusts X-Forwarded-For (TRUST_PROXY), so its first value is the client's text.
+    forwarded: fc.option(fc.oneof(
+      fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 3000, maxLength: 6000 }),
+      fc.constantFrom('not an address', '::ffff:zz', '1.2.3.4, 5.6.7.8', '2001:db8::1', '999.999.999.999'),
+    ), { freq: 4 }),
     seed: fc.nat(),
   }).chain((choice) => {
     const pathParameters = operation.parameters.filter((parameter) => parameter.in === 'path');
@@ -218,6 +223,7 @@ function caseFor(operation: Operation, known: Known): fc.Arbitrary<{ parts: Case
       if (choice.idempotencyKey !== undefined) headers['idempotency-key'] = choice.idempotencyKey;
       if (choice.seed % 7 === 0) headers['x-request-id'] = `${choice.marker} not well formed`;
       if (choice.seed % 11 === 0) headers['accept-language'] = `${choice.marker};q=x,,*`;
+      if (choice.forwarded !== null) headers['x-forwarded-for'] = choice.forwarded;
       return {
         parts: { path: resolved, query: queryText.join('&'), body, headers, markers: [choice.marker] },
         token: choice.token,
@@ -232,6 +238,7 @@ describe('fuzzing every operation of /v1/openapi.json (issue 16)', function () {
     config: {
       RATE_AUTH_BURST: '1000000', RATE_AUTH_PER_MINUTE: '1000000', RATE_WRITE_BURST: '1000000', RATE_WRITE_PER_MINUTE: '1000000',
       RATE_READ_BURST: '1000000', RATE_READ_PER_MINUTE: '1000000', LOGIN_LOCK_FAILURES: '1000000', LOGIN_GUARD_FAILURES: '1000000',
+      TRUST_PROXY: '1',
     },
   });
   let known: Known;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { insertDemoEffects, photo, storedUpload, type DemoSlug } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
@@ -149,5 +150,20 @@ describe('hostile input (issue 16, items 1-3, 5, 9)', () => {
       const row = await services().db('generations').where({ id: answer.body.id }).first('inputs');
       expect(row.inputs.map((input: { upload_id: string; person: number }) => [input.upload_id, input.person])).to.deep.equal([[upload, 0], [upload, 1]]);
     });
+  });
+});
+
+describe('hostile headers that reach SQL (issue 16, item 1)', () => {
+  const t = useTestApp({ config: { TRUST_PROXY: '1' } });
+  beforeEach(() => resetDatabase());
+
+  it('an X-Forwarded-For that is no address, long or with odd characters, is still a request source: no 500', async () => {
+    // Random text does not compress: a key this long does not fit a btree index row.
+    for (const forwarded of [randomBytes(4000).toString('hex'), 'a'.repeat(8000), 'not an address', '999.1.1.1', "'; drop table users; --", '::ffff:zz']) {
+      for (const path of ['/v1/auth/login', '/v1/auth/register', '/v1/auth/anonymous', '/v1/auth/refresh']) {
+        const answer = await t.api.post(path, { email: 'x@example.com', password: 'long-enough-1', device_id: 'd-1', refresh_token: 'r' }, { headers: { 'X-Forwarded-For': forwarded } });
+        expect(answer.status, `${path} ${forwarded.slice(0, 20)}: ${answer.text}`).to.be.below(500);
+      }
+    }
   });
 });
