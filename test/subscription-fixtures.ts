@@ -2,7 +2,7 @@ import type { ProductRow } from '../db/payments/model';
 import { seedSubscriptionPlans } from '../db/subscriptions/seed-plans';
 import type { PlanRow, SubscriptionRow } from '../db/subscriptions/model';
 import { services } from './harness';
-import { freshShowcase, payAs, type Testbed } from './payment-testbed';
+import { freshShowcase, operator, payAs, type Testbed } from './payment-testbed';
 import type { TestUser } from './users';
 import { eventually } from './wait';
 
@@ -61,8 +61,6 @@ export async function periodEndsIn(subscriptionId: string, secondsFromNow: numbe
 
 /** An operator action on the order that saved the subscription's card (refund, chargeback, decline-next). */
 export async function operatorOnFirstOrder(bed: Testbed, subscriptionId: string, action: string): Promise<number> {
-  const payment = await services().db('payments').where({ subscription_id: subscriptionId, period: 1 }).first('processor_order_id');
-  const response = await fetch(`${bed.app.url}/sim/processor/orders/${payment.processor_order_id}/${action}`, { method: 'POST' });
-  await response.body?.cancel();
-  return response.status;
+  const payment = await services().db('payments').where({ subscription_id: subscriptionId, period: 1 }).first('id');
+  return operator(bed, payment.id, action);
 }

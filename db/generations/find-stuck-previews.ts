@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 export async function findStuckPreviews(db: Knex, timeoutS: number, limit: number): Promise<string[]> {
   const { rows } = await db.raw<{ rows: { id: string }[] }>(
     `select id from generations
-     where status = 'processing' and result_key is not null and result_stored_at < now() - :timeoutS * interval '1 second'
+     where status = 'processing' and result_stored_at < now() - :timeoutS * interval '1 second'
      order by result_stored_at limit :limit`,
     { timeoutS, limit },
   );

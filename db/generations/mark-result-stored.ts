@@ -4,22 +4,26 @@ import { releaseGenerationSlot } from '../../pool/release-generation-slot';
 import { notify } from '../channels';
 import { enqueue } from '../queues';
 
+/** A result file in our storage, or the answer of a text task (kept on the row, no file). */
+export type StoredResultOf = { key: string; contentType: string } | { text: string };
+
 /**
  * processing (provider running) -> processing (result stored, preview to make). Not a status change
- * for clients, so no status event. The preview is made by the `media` role. The poll loop gave the
- * slot back when the provider said done; releasing it here too covers a worker that stored a result
- * another one had polled. Guarded: the first stored result wins.
+ * for clients, so no status event. The preview is made by the `media` role (a text answer has none).
+ * The poll loop gave the slot back when the provider said done; releasing it here too covers a
+ * worker that stored a result another one had polled. Guarded: the first stored result wins.
  */
 export async function markResultStored(
   trx: Knex.Transaction,
   boss: PgBoss,
-  result: { generationId: string; key: string; contentType: string },
+  result: { generationId: string } & StoredResultOf,
 ): Promise<boolean> {
+  const file = 'key' in result ? result : null;
   const stored = await trx.raw<{ rowCount: number }>(
     `update generations
-     set result_key = :key, result_content_type = :contentType, result_stored_at = now(), next_poll_at = null
-     where id = :generationId and status = 'processing' and result_key is null`,
-    result,
+     set result_key = :key, result_content_type = :contentType, result_text = :text, result_stored_at = now(), next_poll_at = null
+     where id = :generationId and status = 'processing' and result_stored_at is null`,
+    { generationId: result.generationId, key: file?.key ?? null, contentType: file?.contentType ?? null, text: 'text' in result ? result.text : null },
   );
   if (stored.rowCount !== 1) return false;
   await releaseGenerationSlot(trx, result.generationId);

@@ -12,7 +12,10 @@ export interface ProviderInput {
 
 export interface ProviderRequest {
   model: string;
+  /** Photos, in order; a studio task may have none (`text_to_image`, `ask`). */
   inputs: ProviderInput[];
+  /** What a studio task is asked to do; absent for an effect. */
+  prompt?: string;
 }
 
 /**

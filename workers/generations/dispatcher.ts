@@ -176,7 +176,8 @@ class Dispatcher {
         url: await storage.presignedGet(input.object_key, inputLinkTtlS),
         person: input.person,
       })));
-      const outcome = await this.adapter.submit(account, { model: generation.model, inputs });
+      const prompt = generation.prompt === null ? {} : { prompt: generation.prompt };
+      const outcome = await this.adapter.submit(account, { model: generation.model, inputs, ...prompt });
       switch (outcome.kind) {
         case 'accepted': {
           const firstPollInMs = this.services.config.generations.pollMinIntervalMs;
