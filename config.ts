@@ -79,10 +79,10 @@ function list(env: Env, name: string): string[] {
 }
 
 /** A secret from the environment, or one generated once and kept under the data directory. */
-function secret(env: Env, name: string, dataDir: string): string {
+function secret(env: Env, name: string, dataDir: string, minLength = 32): string {
   const given = read(env, name);
   if (given !== undefined) {
-    if (given.length < 32) throw new ConfigError(`${name} must be at least 32 characters`);
+    if (given.length < minLength) throw new ConfigError(`${name} must be at least ${minLength} characters`);
     return given;
   }
   const file = path.join(dataDir, 'secrets.json');
@@ -207,6 +207,8 @@ export function loadConfig(env: Env = process.env) {
       port: read(env, 'METRICS_PORT') === undefined ? null : integer(env, 'METRICS_PORT', 0, 0, 65535),
     },
 
+    ops: opsSettings(env, dataDir),
+
     catalog: {
       seedDemo: flag(env, 'SEED_DEMO_CATALOG', true),
       newEffectSlots: integer(env, 'CATALOG_NEW_EFFECT_SLOTS', 3, 0, 100),
@@ -248,6 +250,23 @@ function paymentSettings(env: Env, dataDir: string) {
     chargebackWatchDays: integer(env, 'PAYMENT_CHARGEBACK_WATCH_DAYS', 45, 0),
     reconcileBatch: integer(env, 'PAYMENT_RECONCILE_BATCH', 200, 1, 10_000),
     seedShowcase: flag(env, 'SEED_DEMO_CATALOG', true),
+  };
+}
+
+/**
+ * The operator console at `/ops` (README "Operators"), behind HTTP Basic with OPS_USER and
+ * OPS_PASSWORD. In the embedded default (no DATABASE_URL) a password is generated once, kept under
+ * the data directory and printed in the start log; beside a configured database one must be set,
+ * else the console stays closed (every `/ops` path answers 401).
+ */
+function opsSettings(env: Env, dataDir: string) {
+  const given = read(env, 'OPS_PASSWORD') !== undefined;
+  const embedded = read(env, 'DATABASE_URL') === undefined;
+  return {
+    user: text(env, 'OPS_USER', 'operator'),
+    password: given || embedded ? secret(env, 'OPS_PASSWORD', dataDir, 16) : null,
+    /** Generated here (not configured): the start log prints it. */
+    passwordGenerated: !given && embedded,
   };
 }
 

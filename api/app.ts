@@ -15,11 +15,17 @@ import { Realtime } from './realtime/streams';
 /**
  * The API's middleware chain, in the order it runs: request id, request log and latency metric, the
  * strict headers of an HTML page that set none, error envelope, operations endpoints and `/metrics`,
- * body parsing, extra mounts (simulators, webhooks, web pages), then the route table
+ * raw mounts (the operator console, whose pg-boss dashboard reads its own bodies), body parsing,
+ * extra mounts (simulators, webhooks, web pages), then the route table
  * (authentication, limits, validation, handler per route). Each app owns the SSE streams of its
  * process (`app.context.realtime`), ended by the web role's stop.
  */
-export function createApp(services: Services, routes: Route[], mounts: Middleware<ApiContext['state'], ApiContext>[] = []): Koa<ApiContext['state'], ApiContext> {
+export function createApp(
+  services: Services,
+  routes: Route[],
+  mounts: Middleware<ApiContext['state'], ApiContext>[] = [],
+  rawMounts: Middleware<ApiContext['state'], ApiContext>[] = [],
+): Koa<ApiContext['state'], ApiContext> {
   const app = new Koa<ApiContext['state'], ApiContext>({ proxy: services.config.trustProxy });
   app.context.services = services;
   app.context.realtime = new Realtime(services);
@@ -35,6 +41,7 @@ export function createApp(services: Services, routes: Route[], mounts: Middlewar
   app.use(operations.routes());
   // With METRICS_PORT, /metrics is served on that port only (api/metrics-server.ts).
   if (services.config.metrics.port === null) app.use(metricsRouter().routes());
+  for (const mount of rawMounts) app.use(mount);
   app.use(bodyParser(services.config.jsonBodyLimitBytes));
   for (const mount of mounts) app.use(mount);
   app.use(router.routes());

@@ -1,5 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
+import { sameSecret } from './http/authentication';
 import type { ApiContext } from './http/context';
 import { errors } from './http/errors';
 
@@ -20,10 +20,4 @@ export function metricsAccess(): Middleware<ApiContext['state'], ApiContext> {
     }
     await next();
   };
-}
-
-/** Compares digests, so neither the length nor the content of the token leaks through timing. */
-function sameSecret(given: string, expected: string): boolean {
-  const digest = (text: string) => createHash('sha256').update(text).digest();
-  return timingSafeEqual(digest(given), digest(expected));
 }

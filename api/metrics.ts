@@ -1,6 +1,5 @@
 import Router from '@koa/router';
 import type { Knex } from 'knex';
-import { queueNames } from '../db/queues';
 import type { Logger } from '../logger';
 import type { ApiContext } from './http/context';
 import {
@@ -9,6 +8,7 @@ import {
 } from './metric-definitions';
 import { metricsAccess } from './metrics-access';
 import { OutcomeMetrics } from './metrics-outcomes';
+import { readQueueSizes } from './queue-sizes';
 
 /**
  * `GET /metrics` (outside /v1; open unless METRICS_TOKEN is set, on the main port unless
@@ -44,21 +44,11 @@ async function refreshDatabaseMetrics(db: Knex, outcomes: OutcomeMetrics, log: L
   }
 }
 
-/** Waiting, deferred and oldest-waiting per queue, from pg-boss's partial index of queued jobs. */
 async function refreshQueues(db: Knex): Promise<void> {
-  const { rows } = await db.raw<{ rows: { queue: string; waiting: number; deferred: number; oldest_age_s: number | null }[] }>(
-    `select name as queue,
-       count(*) filter (where start_after <= now()) as waiting,
-       count(*) filter (where start_after > now()) as deferred,
-       extract(epoch from now() - min(start_after) filter (where start_after <= now()))::float8 as oldest_age_s
-     from pgboss.job where state < 'active' group by name`,
-  );
-  const byQueue = new Map(rows.map((row) => [row.queue, row]));
-  for (const queue of new Set<string>([...queueNames, ...byQueue.keys()])) {
-    const row = byQueue.get(queue);
-    queueJobsWaiting.set({ queue }, row?.waiting ?? 0);
-    queueJobsDeferred.set({ queue }, row?.deferred ?? 0);
-    queueOldestJobAge.set({ queue }, Math.max(0, row?.oldest_age_s ?? 0));
+  for (const size of await readQueueSizes(db)) {
+    queueJobsWaiting.set({ queue: size.queue }, size.waiting);
+    queueJobsDeferred.set({ queue: size.queue }, size.deferred);
+    queueOldestJobAge.set({ queue: size.queue }, size.oldest_age_s);
   }
 }
 

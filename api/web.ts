@@ -10,6 +10,7 @@ import type { ApiContext } from './http/context';
 import type { Route } from './http/route';
 import { paymentMounts } from './payments/mounts';
 import { startMetricsServer } from './metrics-server';
+import { operatorConsole } from './ops/console';
 import type { Realtime } from './realtime/streams';
 import { referralPageRouter } from './referrals/page';
 import { allRoutes } from './routes';
@@ -40,7 +41,8 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   const payments = paymentMounts(services, options.processorSimulator);
   const mounts: Middleware<ApiContext['state'], ApiContext>[] = [...payments.mounts, referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>];
   const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
-  const app = createApp(services, routes, mounts);
+  const operators = operatorConsole(services);
+  const app = createApp(services, routes, mounts, [operators.mount]);
   // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.
   const server = http.createServer({ connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) }, app.callback());
   server.keepAliveTimeout = 65_000;
@@ -51,6 +53,7 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   });
   const { port } = server.address() as AddressInfo;
   services.log.info({ port }, 'web listening');
+  announceConsole(services);
   const metrics = services.config.metrics.port === null ? null : await startMetricsServer(services, services.config.metrics.port);
   return {
     url: `http://127.0.0.1:${port}`,
@@ -67,6 +70,21 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
       const sweep = setInterval(() => server.closeIdleConnections(), 50);
       await closed;
       clearInterval(sweep);
+      await operators.stop();
     },
   };
+}
+
+/** Where the operator console is and how to get in: a generated password is printed once per start. */
+function announceConsole({ config, log }: Services): void {
+  const url = `${config.publicBaseUrl}/ops`;
+  if (config.ops.password === null) {
+    log.warn({ url }, 'OPERATOR CONSOLE CLOSED: OPS_PASSWORD is not set, so every /ops path answers 401');
+  } else if (config.ops.passwordGenerated) {
+    // In the message, not a field: fields named password are redacted from every log line.
+    log.warn({ url, user: config.ops.user },
+      `OPERATOR CONSOLE at ${url}: user ${config.ops.user}, password ${config.ops.password} (generated once, kept in ${config.dataDir}/secrets.json; set OPS_USER and OPS_PASSWORD anywhere else)`);
+  } else {
+    log.info({ url }, 'operator console listening');
+  }
 }

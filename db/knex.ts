@@ -31,3 +31,8 @@ export async function pendingMigrations(db: Knex): Promise<number> {
   return (pending as unknown[]).length;
 }
 
+
+/** The connection string a knex instance of `createKnex` was made with (for a tool with its own pool). */
+export function databaseUrlOf(db: Knex): string {
+  return (db.client.config.connection as { connectionString: string }).connectionString;
+}

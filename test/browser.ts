@@ -51,14 +51,28 @@ const violationRecorder = `
   });
 `;
 
-export async function visit(browser: Browser, url: string, options: { locale?: string; colorScheme?: 'light' | 'dark' } = {}): Promise<Visit> {
+/** A desktop browser window, for the operator console. */
+export const desktop = { width: 1280, height: 900 };
+
+export interface VisitOptions {
+  locale?: string;
+  colorScheme?: 'light' | 'dark';
+  /** A phone (the default) or a desktop window. */
+  device?: 'phone' | 'desktop';
+  /** What the browser answers a `WWW-Authenticate: Basic` challenge with. */
+  httpCredentials?: { username: string; password: string };
+}
+
+export async function visit(browser: Browser, url: string, options: VisitOptions = {}): Promise<Visit> {
+  const onPhone = (options.device ?? 'phone') === 'phone';
   const context = await browser.newContext({
-    viewport: phone,
-    deviceScaleFactor: 2,
-    isMobile: true,
-    hasTouch: true,
+    viewport: onPhone ? phone : desktop,
+    deviceScaleFactor: onPhone ? 2 : 1,
+    isMobile: onPhone,
+    hasTouch: onPhone,
     locale: options.locale ?? 'ru-RU',
     colorScheme: options.colorScheme ?? 'light',
+    httpCredentials: options.httpCredentials,
   });
   await context.addInitScript({ content: violationRecorder });
   const page = await context.newPage();

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { verifyAccessToken } from '../tokens/access-token';
 import type { ApiContext, SessionUser } from './context';
@@ -44,4 +45,13 @@ export function authenticate(access: Access): Middleware<ApiContext['state'], Ap
 export function caller(ctx: ApiContext): SessionUser {
   if (!ctx.state.user) throw errors.authRequired();
   return ctx.state.user;
+}
+
+/**
+ * Compares a secret a client sent (a metrics token, an operator password) with the configured one
+ * by their digests, so neither its length nor its content leaks through timing.
+ */
+export function sameSecret(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(given), digest(expected));
 }

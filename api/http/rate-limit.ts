@@ -169,6 +169,23 @@ export async function recordLoginFailure(db: Knex, settings: LoginSettings, atte
   await countFailure(db, guardKey(attempt.email), loginGuard.failures, loginGuard.windowS, loginGuard.guardS);
 }
 
+const operatorKey = (source: string) => `ops:${source}`;
+
+/**
+ * The operator console (`/ops`): a request source that sent wrong credentials `loginLock.failures`
+ * times within the window is refused (`429`) for `loginLock.lockS`, before its credentials are
+ * compared, so a locked-out guesser learns nothing; the window runs out by itself.
+ */
+export async function checkOperatorAllowed(db: Knex, source: string): Promise<void> {
+  const locked = await lockedFor(db, operatorKey(source));
+  if (locked !== null) throw errors.rateLimited(locked);
+}
+
+export async function recordOperatorFailure(db: Knex, settings: LoginSettings, source: string): Promise<void> {
+  const { failures, windowS, lockS } = settings.loginLock;
+  await countFailure(db, operatorKey(source), failures, windowS, lockS);
+}
+
 /** After a correct password: the series of this (email, source) is over. The guard keeps running. */
 export async function clearLoginFailures(db: Knex, attempt: { email: string; source: string }): Promise<void> {
   await db('login_failures').where({ key: lockKey(attempt.email, attempt.source) }).delete();

@@ -4,7 +4,8 @@ import type { Language } from '../../db/accounts/user-locale';
 
 /**
  * The one layout of every browser page the service serves (the referral invitation, the payer's
- * return and fail pages, the processor simulator's pages): phone-first (a single card, readable
+ * return and fail pages, the processor simulator's pages, and in a wide variant the operator
+ * console): phone-first (a single card, readable
  * at 390 px wide, nothing wider than the screen), system fonts, light and dark by the device
  * setting, no script at all. The stylesheet is inline and allowed by its hash in the
  * Content-Security-Policy (`headers.ts`), so no inline style attribute is ever used.
@@ -36,6 +37,41 @@ th,td{padding:8px 4px;border-bottom:1px solid var(--line);vertical-align:top}
 th{color:var(--muted);font-weight:500}
 td.number,th.number{text-align:right;white-space:nowrap}
 .notice{color:var(--bad)}
+body.console{display:block;padding:0;font-size:15px}
+.console>nav{display:flex;flex-wrap:wrap;align-items:center;gap:4px 18px;padding:12px 16px;background:var(--card);border-bottom:1px solid var(--line)}
+.console>nav a{color:var(--accent);font-weight:600;text-decoration:none;padding:6px 0}
+.console>nav a[aria-current=page]{color:var(--text);border-bottom:2px solid var(--accent)}
+.console>nav .brand{color:var(--text);font-weight:700;margin-right:8px}
+.console main{max-width:1120px;margin:16px auto;padding:20px 16px;border-radius:12px;text-align:left;overflow-wrap:normal}
+.console h1{font-size:22px}
+.console h2{font-size:18px;margin:28px 0 8px}
+.console p{font-size:15px;margin:0 0 12px}
+.console table{font-size:14px}
+.console td,.console th{padding:6px 8px}
+.console .button{display:inline-block;width:auto;min-height:36px;margin:0;padding:6px 14px;font-size:14px;line-height:22px;white-space:nowrap}
+.console th{white-space:nowrap}
+.scroll{overflow-x:auto;margin:0 0 16px}
+.scroll table{margin:0}
+.mono{font-family:ui-monospace,"SF Mono",Menlo,Consolas,monospace;font-size:13px}
+.figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:12px;margin:0 0 16px}
+.figure{display:block;border:1px solid var(--line);border-radius:12px;padding:12px;color:var(--muted);text-decoration:none}
+.figure strong{display:block;font-size:28px;line-height:1.2}
+.figure.bad strong{color:var(--bad)}
+.tag{display:inline-block;padding:1px 8px;border-radius:10px;border:1px solid var(--line);font-size:13px;white-space:nowrap}
+.tag.ok{color:var(--ok)}
+.tag.bad{color:var(--bad)}
+.tag.wait{color:var(--wait)}
+.chart{display:block;width:100%;height:180px;margin:0 0 8px}
+.chart .created{fill:var(--accent)}
+.chart .succeeded{fill:var(--ok)}
+.chart .failed{fill:var(--bad)}
+.chart .axis{stroke:var(--line)}
+.chart text{fill:var(--muted);font-size:10px}
+.legend span{margin-right:16px}
+.legend .created{color:var(--accent)}
+.legend .succeeded{color:var(--ok)}
+.legend .failed{color:var(--bad)}
+.inline{display:inline}
 `.trim();
 
 // A constant of this file, inserted as it is: the hash covers its exact text (quotes included).
@@ -66,9 +102,9 @@ export interface PageContent {
   body: Html;
 }
 
-export function renderPage(content: PageContent): string {
+function documentOf(language: Language, title: string, bodyClass: string | null, body: Html): string {
   return html`<!doctype html>
-<html lang="${content.language}">
+<html lang="${language}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
@@ -76,16 +112,32 @@ export function renderPage(content: PageContent): string {
 <meta name="robots" content="noindex">
 <meta name="referrer" content="no-referrer">
 <link rel="icon" href="data:,">
-<title>${content.title}</title>
+<title>${title}</title>
 <style>${stylesheetHtml}</style>
 </head>
-<body>
-<main class="${content.tone ?? 'neutral'}">
-<svg class="icon" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">${iconPaths[content.icon]}</svg>
-<h1>${content.title}</h1>
-${content.body}
-</main>
+<body${bodyClass ? html` class="${bodyClass}"` : ''}>
+${body}
 </body>
 </html>
 `.text;
+}
+
+export function renderPage(content: PageContent): string {
+  return documentOf(content.language, content.title, null, html`<main class="${content.tone ?? 'neutral'}">
+<svg class="icon" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">${iconPaths[content.icon]}</svg>
+<h1>${content.title}</h1>
+${content.body}
+</main>`);
+}
+
+/**
+ * The operator console's variant of the layout: a navigation bar and one wide card whose tables
+ * scroll sideways on a phone instead of widening the page. English only (operators).
+ */
+export function renderConsolePage(content: { title: string; nav: Html; body: Html }): string {
+  return documentOf('en', content.title, 'console', html`${content.nav}
+<main>
+<h1>${content.title}</h1>
+${content.body}
+</main>`);
 }

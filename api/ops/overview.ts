@@ -1,0 +1,44 @@
+import type { Knex } from 'knex';
+import { html } from '../../media/pages/html';
+import { readQueueSizes } from '../queue-sizes';
+import { failureWindowS } from './failures';
+import { readOpenPayments } from './payments';
+import { readPool } from './pool';
+import { consolePage } from './view';
+
+/** The console's first page: one figure per page, each a link to it. */
+export interface Overview {
+  slotsLeased: number;
+  slots: number;
+  coolingAccounts: number;
+  jobsWaiting: number;
+  failedNotReplayed: number;
+  paymentsOpen: number;
+}
+
+export async function readOverview(db: Knex): Promise<Overview> {
+  const accounts = (await readPool(db)).filter((account) => account.enabled);
+  const { rows: [failed] } = await db.raw<{ rows: { count: number }[] }>(
+    `select count(*)::int as count from generations
+     where status = 'failed' and finished_at > now() - :window * interval '1 second' and replayed_as is null and error_code <> 'canceled'`,
+    { window: failureWindowS },
+  );
+  return {
+    slotsLeased: accounts.reduce((sum, account) => sum + account.leased, 0),
+    slots: accounts.reduce((sum, account) => sum + account.slots, 0),
+    coolingAccounts: accounts.filter((account) => account.cooldown_until).length,
+    jobsWaiting: (await readQueueSizes(db)).reduce((sum, queue) => sum + queue.waiting, 0),
+    failedNotReplayed: failed.count,
+    paymentsOpen: (await readOpenPayments(db)).total,
+  };
+}
+
+export function overviewPage(overview: Overview): string {
+  return consolePage('/ops', 'Overview', html`<div class="figures">
+<a class="figure" href="/ops/pool"><strong id="overview-slots">${overview.slotsLeased} / ${overview.slots}</strong>provider slots leased${overview.coolingAccounts ? `, ${overview.coolingAccounts} account(s) cooling down` : ''}</a>
+<a class="figure" href="/ops/activity"><strong id="overview-waiting">${overview.jobsWaiting}</strong>jobs waiting in the queues</a>
+<a class="figure${overview.failedNotReplayed ? ' bad' : ''}" href="/ops/failed"><strong id="overview-failed">${overview.failedNotReplayed}</strong>failed generations not replayed (24 h)</a>
+<a class="figure${overview.paymentsOpen ? ' bad' : ''}" href="/ops/payments"><strong id="overview-payments">${overview.paymentsOpen}</strong>payments that need attention</a>
+</div>
+<p class="hint">Metrics for dashboards and alerts: <span class="mono">GET /metrics</span> (docs/monitoring). Jobs one by one: <a href="/ops/queues">the pg-boss dashboard</a>.</p>`);
+}
