@@ -6,7 +6,7 @@ import { productView, type ProductView } from '../payments/products';
 import { type Language } from '../../db/accounts/user-locale';
 
 /**
- * Special offers (contract part B): an issue opens a window fixed at the moment of the issue; a
+ * Special offers (the contract): an issue opens a window fixed at the moment of the issue; a
  * repeat while it lives returns the same issue, so an app restart never extends it. The operator's
  * `offers` table says what is offered, for how long and how many times per account.
  */

@@ -3,20 +3,18 @@ import { caller } from '../http/authentication';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
-import { profileLanguage } from '../payments/products';
+import { productSchema, profileLanguage } from '../payments/products';
 import type { ApiContext } from '../http/context';
 import { currentOffer, dismissIssue, offerAfterPaywall, type OfferView } from './offers';
 import { type Language } from '../../db/accounts/user-locale';
 
-const offerSchema = schema.nullable(schema.object({
+const offerSchema = schema.nullable(schema.response({
   id: schema.uuid(),
   code: schema.string(),
   expires_in: schema.integer(),
   is_dismissed: schema.boolean(),
-  product: schema.object({
-    id: schema.uuid(), code: schema.string(), title: schema.string(), price_minor: schema.integer(), credits: schema.integer(), badge: schema.nullable(schema.string()),
-  }),
-}));
+  product: productSchema,
+}, { title: 'Offer' }));
 
 /** "No offer" is a JSON `null` body with 200 (Koa would turn a null body into a 204). */
 function answerOffer(ctx: ApiContext, offer: OfferView | null): void {
@@ -45,7 +43,8 @@ export const offerRoutes = [
   defineRoute<unknown, unknown, { id: string }>({
     method: 'POST', path: '/v1/offers/{id}/dismiss', access: 'registered', limits: [readBudget()],
     summary: 'The offer screen was closed: the offer stays payable and shows `is_dismissed: true`. 204, also on repeat.',
-    responses: { 204: { description: 'Dismissed' }, 404: { description: 'Absent or another user\'s issue' } },
+    responses: { 204: { description: 'Dismissed' } },
+    errors: { not_found: "Absent or another user's offer issue." },
     handler: async (ctx, { params }) => {
       await dismissIssue(ctx.services.db, caller(ctx).id, params.id);
       ctx.status = 204;

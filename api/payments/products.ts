@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { languageOf, userLocale, type Language } from '../../db/accounts/user-locale';
 import type { ProductRow } from '../../db/payments/model';
+import { schema } from '../http/validation';
 
 /** Payment product of the contract. */
 export interface ProductView {
@@ -25,6 +26,16 @@ export async function findPurchasableProduct(db: Knex, productId: string): Promi
   const row = await db('payment_products').where({ id: productId, enabled: true }).first<ProductRow | undefined>('*');
   return row ?? null;
 }
+
+/** The Product of the contract, also inside an Offer. */
+export const productSchema = schema.response({
+  id: schema.uuid(),
+  code: schema.string(),
+  title: schema.string(),
+  price_minor: schema.integer(),
+  credits: schema.integer(),
+  badge: schema.nullable(schema.string()),
+}, { title: 'Product' });
 
 export function productView(row: ProductRow, language: Language): ProductView {
   return {

@@ -21,7 +21,7 @@ function refusal(rules: PhotoRules, request: PhotoRequest): { status: number; co
   throw new Error('expected a refusal');
 }
 
-describe('photo rules of POST /v1/generations (contract B rules 3 and 4)', () => {
+describe('photo rules of POST /v1/generations (the photo rules of the contract)', () => {
   describe('characters', () => {
     it('gives each photo its person, in order', () => {
       expect(assignPhotos(trio, { characters: [['a', 'b'], ['c'], ['d']] })).to.deep.equal([
@@ -81,7 +81,7 @@ describe('photo rules of POST /v1/generations (contract B rules 3 and 4)', () =>
       expect(assignPhotos(twins, { upload_id: 'a', additional_uploads: ['b', 'c', 'd'] }).map((photo) => photo.person)).to.deep.equal([0, 0, 1, 1]);
     });
     it('answers characters_required when ownership is ambiguous', () => {
-      expect(refusal(trio, { upload_id: 'a', additional_uploads: ['b'] })).to.deep.equal({ status: 422, code: 'characters_required', loc: undefined, type: undefined });
+      expect(refusal(trio, { upload_id: 'a', additional_uploads: ['b'] })).to.deep.equal({ status: 422, code: 'characters_required', loc: ['body', 'characters'], type: 'characters_required' });
     });
     it('still checks the count of photos', () => {
       expect(refusal(couple, { upload_id: 'a' })).to.deep.include({ status: 422, code: 'validation_error', type: 'min_photos' });
