@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { allRoutes } from '../../api/routes';
+import { unbuiltRoutes } from '../../api/unbuilt';
 import { useTestApp } from '../harness';
 
 const run = promisify(execFile);
@@ -54,6 +56,20 @@ describe('/v1/openapi.json, complete enough for client generators', () => {
     }
   });
 
+  it('finds in every built route what its documentation is derived from (a new route that lacks it is named here)', () => {
+    const problems: string[] = [];
+    for (const route of allRoutes('http://127.0.0.1').filter((candidate) => candidate.handler)) {
+      const name = `${route.method} ${route.path}`;
+      if (!route.summary?.trim()) problems.push(`${name}: no \`summary\``);
+      const answers = Object.entries(route.responses ?? {});
+      if (!answers.length) problems.push(`${name}: no \`responses\` (declare each success status with a description, and a schema built with \`schema.response\`)`);
+      for (const [status, answer] of answers) {
+        if (status !== '204' && !answer?.schema) problems.push(`${name} ${status}: a success answer without a \`schema\``);
+      }
+    }
+    expect(problems, problems.join('\n')).to.deep.equal([]);
+  });
+
   it('gives every operation a unique operationId, a tag, a success and its error answers in the envelope', () => {
     const ids = new Set<string>();
     for (const [route, method, operation] of operationsOf(document)) {
@@ -90,8 +106,11 @@ describe('/v1/openapi.json, complete enough for client generators', () => {
     expect(codesOf('/v1/speech/transcriptions', 'post', 413)).to.deep.equal(['payload_too_large']);
     expect(codesOf('/v1/speech/transcriptions', 'post', 415)).to.deep.equal(['unsupported_media_type']);
     expect(codesOf('/v1/generations/{id}/stream', 'get', 429)).to.have.members(['rate_limited', 'too_many_streams']);
-    expect(codesOf('/v1/subscriptions', 'post', 501)).to.deep.equal(['not_implemented']);
-    expect(codesOf('/v1/subscriptions', 'post', 403)).to.deep.equal(['registration_required']);
+    for (const unbuilt of unbuiltRoutes) {
+      const method = unbuilt.method.toLowerCase();
+      expect(codesOf(unbuilt.path, method, 501), `${unbuilt.method} ${unbuilt.path}`).to.deep.equal(['not_implemented']);
+      if (unbuilt.access === 'registered') expect(codesOf(unbuilt.path, method, 403), `${unbuilt.method} ${unbuilt.path}`).to.deep.equal(['registration_required']);
+    }
     const validation = document.paths['/v1/generations'].post.responses['422'].content['application/json'].examples.validation_error.value;
     expect(validation.error.details[0]).to.have.keys('loc', 'msg', 'type');
   });
