@@ -17,6 +17,11 @@ export interface Infrastructure {
   /** Where the database and the object store are (for processes started beside this one). */
   databaseUrl: string;
   storageSettings: StorageSettings;
+  /**
+   * The embedded default: nothing configured, and this process started the embedded Postgres (it
+   * is the only process). Simulators run only then (main.ts).
+   */
+  embeddedDefault: boolean;
   stop(): Promise<void>;
 }
 
@@ -35,8 +40,11 @@ async function startStores(config: Config, log: Logger, stops: (() => Promise<vo
     const embedded = await startEmbeddedS3({ directory: path.join(config.dataDir, 's3'), port: config.embeddedS3Port, bucket: 'media' });
     stops.unshift(() => embedded.stop());
     storageSettings = embedded.settings;
+    log.warn({ endpoint: embedded.settings.endpoint },
+      'EMBEDDED OBJECT STORE (s3rver, loopback only): it checks no signature and no upload policy, so anything that reaches it can list, read, write and overwrite every object. '
+      + 'The service refuses an upload whose object did not come through its own ticket, but cannot stop such writes. Development only: set S3_ENDPOINT and the other S3_* variables anywhere else.');
   }
-  const storage = new Storage(storageSettings);
+  const storage = new Storage(storageSettings, config.tokenSecret);
   await storage.ensureBucket();
   return { postgres, db, storage, storageSettings };
 }
@@ -85,6 +93,7 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
       services: { config, log, db, boss, listenHub, storage, paymentProcessor: createPaymentProcessor(config) },
       databaseUrl: postgres.url,
       storageSettings,
+      embeddedDefault: postgres.startedHere && !config.s3,
       stop: async () => {
         for (const stop of stops) await stop().catch((error) => log.error({ err: error }, 'error while stopping'));
       },

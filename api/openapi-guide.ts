@@ -41,6 +41,7 @@ against \`code\`; \`message\` is for people and may change. A \`422\` adds \`det
 
 | HTTP | code | when |
 |---|---|---|
+| 400 | \`bad_request\` | an HTTP request the server cannot parse (a bad header line, a negative \`Content-Length\`); the connection is closed |
 | 401 | \`auth_required\` | no token, or an expired, malformed or revoked one; a refresh token expired, revoked or reused |
 | 401 | \`invalid_credentials\` | wrong email or password, missing or wrong \`current_password\`, a provider refused its token |
 | 402 | \`insufficient_credits\` | the balance is below the cost |
@@ -48,11 +49,13 @@ against \`code\`; \`message\` is for people and may change. A \`422\` adds \`det
 | 403 | \`registration_required\` | a section closed to guests |
 | 404 | \`not_found\` | absent, or not the caller's (never 403 for someone else's object) |
 | 405 | \`method_not_allowed\` | a known path with another method (\`Allow\` lists the right ones) |
+| 408 | \`request_timeout\` | the request (headers and body) did not arrive within the server's time limit; the connection is closed |
 | 409 | \`email_taken\`, \`idempotency_key_reused\`, \`request_in_progress\` | see the operations |
 | 413 | \`payload_too_large\` | the body, a voice recording or its length is above the limit |
 | 415 | \`unsupported_media_type\` | a voice recording in a format that is not accepted |
-| 422 | \`validation_error\`, \`characters_required\` | bad input; \`details\` names the fields |
+| 422 | \`validation_error\`, \`characters_required\` | bad input; \`details\` names the fields (at most 3 per field and 20 in all; the message counts the rest) |
 | 429 | \`rate_limited\`, \`too_many_streams\` | a rate limit or the cap of open streams; \`Retry-After\` in seconds when the wait is known |
+| 431 | \`headers_too_large\` | the request headers are above 16 KB; the connection is closed |
 | 500 | \`internal_error\` | unexpected; the message is generic |
 | 501 | \`not_implemented\` | a contract path not built yet (after authentication and the guest check) |
 | 503 | \`provider_unavailable\` | an identity provider, the AI provider, speech recognition or the payment processor is not configured, not answering or overloaded |

@@ -1,7 +1,7 @@
-import { errorCodes, type ErrorCode } from './http/errors';
+import { errorCodes, errors, type ErrorCode } from './http/errors';
 import { idempotencyKeyParameter, pairConflicts } from './http/idempotency';
 import type { Route } from './http/route';
-import type { JsonSchema } from './http/validation';
+import { pathSchema, type JsonSchema } from './http/validation';
 import { apiGuide } from './openapi-guide';
 
 /**
@@ -10,7 +10,7 @@ import { apiGuide } from './openapi-guide';
  * route declares, so a new route is documented completely by declaring it:
  * - `operationId` from the method and path (`GET /v1/generations/{id}` is `getGenerationsById`);
  * - its tag from the first path segment (`tags` below);
- * - every path parameter from the path (a string unless `params` says more);
+ * - every path parameter from the path (`pathSchema`: a string unless `params` says more);
  * - its error answers: the ones its declaration implies (authentication, guest check, limits,
  *   validation, Idempotency-Key, 501, 500) plus the domain codes in `route.errors`, each with the
  *   envelope schema and an example per code;
@@ -104,12 +104,6 @@ export function operationIdOf(route: Route): string {
   return route.method.toLowerCase() + pascal;
 }
 
-/** A route's path parameters: its schema, or else every `{name}` of its path, as a string. */
-function pathParameters(route: Route): unknown[] {
-  if (route.params) return parameters(route.params, 'path');
-  return [...route.path.matchAll(/\{([a-z_]+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
-}
-
 function parameters(schema: JsonSchema | undefined, where: 'query' | 'path'): unknown[] {
   if (!schema) return [];
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
@@ -149,9 +143,8 @@ function impliedErrors(route: Route): Partial<Record<ErrorCode, string>> {
 }
 
 function errorExample(code: ErrorCode): unknown {
-  const details = code === 'validation_error'
-    ? [{ loc: ['body', 'device_id'], msg: 'must NOT have more than 255 characters', type: 'maxLength' }]
-    : code === 'characters_required' ? [{ loc: ['body', 'upload_id'], msg: 'this effect takes several people: send photos in characters', type: 'characters_required' }] : undefined;
+  if (code === 'characters_required') return errors.charactersRequired().body;
+  const details = code === 'validation_error' ? [{ loc: ['body', 'device_id'], msg: 'must NOT have more than 255 characters', type: 'maxLength' }] : undefined;
   return { error: { code, message: errorCodes[code].message, ...(details ? { details } : {}) } };
 }
 
@@ -211,7 +204,7 @@ function operation(route: Route): Record<string, unknown> {
     'x-access': route.access,
     // Public and optional routes use a token when one is sent (a guest upgrade, a catalog view).
     security: route.access === 'public' || route.access === 'optional' ? [{}, { bearer: [] }] : [{ bearer: [] }],
-    parameters: [...pathParameters(route), ...parameters(route.query, 'query'), ...(route.idempotent ? [idempotencyKeyParameter] : [])],
+    parameters: [...parameters(pathSchema(route.path, route.params), 'path'), ...parameters(route.query, 'query'), ...(route.idempotent ? [idempotencyKeyParameter] : [])],
     ...(requestBody ? { requestBody } : {}),
     responses: { ...(route.handler ? successResponses(route) : unbuiltSuccess), ...errorResponses(route) },
   };

@@ -9,7 +9,7 @@ import { errors, invalidField } from '../http/errors';
 import type { IdempotencyKey } from '../http/idempotency';
 import { isUuid } from '../http/validation';
 import { createOnce } from '../idempotency/create-once';
-import { findOwnUploads, maxUploadBytes, type UploadRow } from '../uploads/uploads';
+import { checkUpload, findOwnUploads, maxUploadBytes, type UploadCheck, type UploadRow } from '../uploads/uploads';
 import { assignPhotos, uploadIdsOf, uploadLocations, type PhotoRequest } from './photos';
 
 export interface CreateGenerationBody extends PhotoRequest {
@@ -109,12 +109,12 @@ export async function checkedUploads(
   const uploads = await findOwnUploads(db, userId, uploadIds.map((id) => id.toLowerCase()));
   const byId = new Map(uploads.map((upload) => [upload.id, upload]));
   if (uploadIds.some((id) => !byId.has(id.toLowerCase()))) throw errors.notFound('Upload not found.');
-  // The embedded S3 does not enforce the POST policy, so the size is checked here.
+  // Each upload is completed: the object its ticket named, within 15 MB (checked here because the
+  // embedded S3 does not enforce the POST policy).
   const stored = await Promise.all(uploadIds.map((id) => storage.stat(byId.get(id.toLowerCase())!.object_key)));
   uploadIds.forEach((id, index) => {
-    const object = stored[index];
-    if (!object) throw invalidField(placeOf(id), 'the upload is not completed: no file was put into storage', 'upload_pending');
-    if (object.size > maxUploadBytes) throw invalidField(placeOf(id), 'the upload is larger than 15 MB', 'upload_too_large');
+    const problem = uploadProblems[checkUpload(byId.get(id.toLowerCase())!, stored[index])];
+    if (problem) throw invalidField(placeOf(id), problem.msg, problem.type);
   });
   return byId;
 }
@@ -145,6 +145,14 @@ async function planEffectGeneration(services: Services, userId: string, body: Cr
     inputs: photos.map((photo) => ({ upload_id: photo.upload_id.toLowerCase(), object_key: byId.get(photo.upload_id.toLowerCase())!.object_key, person: photo.person })),
   };
 }
+
+const uploadProblems: Record<UploadCheck, { msg: string; type: string } | null> = {
+  completed: null,
+  pending: { msg: 'the upload is not completed: no file was put into storage', type: 'upload_pending' },
+  not_via_its_ticket: { msg: 'the file under this upload was not put there through its upload ticket', type: 'upload_not_via_ticket' },
+  wrong_type: { msg: 'the file is not of the content type the upload was created for', type: 'upload_wrong_type' },
+  too_large: { msg: `the upload is larger than ${maxUploadBytes / 1024 / 1024} MB`, type: 'upload_too_large' },
+};
 
 /**
  * `503 provider_unavailable` only in the extreme case: `max` generations already wait in total, so

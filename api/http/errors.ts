@@ -11,6 +11,7 @@ export interface ErrorDetail {
 }
 
 export const errorCodes = {
+  bad_request: { status: 400, message: 'The HTTP request is malformed.' },
   auth_required: { status: 401, message: 'Authentication required.' },
   invalid_credentials: { status: 401, message: 'Invalid credentials.' },
   insufficient_credits: { status: 402, message: 'Not enough credits.' },
@@ -21,8 +22,10 @@ export const errorCodes = {
   email_taken: { status: 409, message: 'This email is already registered.' },
   idempotency_key_reused: { status: 409, message: 'This Idempotency-Key came before with a different request.' },
   request_in_progress: { status: 409, message: 'The first request with this Idempotency-Key is still being handled.' },
+  request_timeout: { status: 408, message: 'The request did not arrive in time.' },
   payload_too_large: { status: 413, message: 'Request body is too large.' },
   unsupported_media_type: { status: 415, message: 'Unsupported media type.' },
+  headers_too_large: { status: 431, message: 'Request headers are too large.' },
   validation_error: { status: 422, message: 'Request validation failed.' },
   characters_required: { status: 422, message: 'This effect takes several people: send photos in `characters`.' },
   rate_limited: { status: 429, message: 'Too many requests.' },
@@ -53,6 +56,7 @@ export class ApiError extends Error {
 }
 
 export const errors = {
+  badRequest: () => new ApiError('bad_request'),
   authRequired: () => new ApiError('auth_required'),
   invalidCredentials: () => new ApiError('invalid_credentials'),
   insufficientCredits: () => new ApiError('insufficient_credits'),
@@ -63,12 +67,14 @@ export const errors = {
   emailTaken: () => new ApiError('email_taken'),
   idempotencyKeyReused: () => new ApiError('idempotency_key_reused'),
   requestInProgress: () => new ApiError('request_in_progress'),
+  requestTimeout: () => new ApiError('request_timeout'),
   payloadTooLarge: (message?: string, headers?: Record<string, string>) => new ApiError('payload_too_large', message, undefined, headers),
   unsupportedMediaType: (message?: string) => new ApiError('unsupported_media_type', message),
-  validation: (details: ErrorDetail[], message?: string) => new ApiError('validation_error', message, details),
+  headersTooLarge: () => new ApiError('headers_too_large'),
+  validation: (details: ErrorDetail[], message?: string) => unprocessable('validation_error', details, message),
   // A 422 always names the field in `details`: here the photos must come as `characters`.
-  charactersRequired: () => new ApiError('characters_required', undefined,
-    [{ loc: ['body', 'characters'], msg: 'this effect takes several people: send one photo list per person in characters', type: 'characters_required' }]),
+  charactersRequired: () => unprocessable('characters_required',
+    [{ loc: ['body', 'characters'], msg: 'this effect takes several people: send the photos of each in characters', type: 'characters_required' }]),
   rateLimited: (retryAfterS?: number) =>
     new ApiError('rate_limited', undefined, undefined,
       retryAfterS === undefined ? {} : { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterS))) }),
@@ -77,6 +83,27 @@ export const errors = {
   notImplemented: () => new ApiError('not_implemented'),
   providerUnavailable: (message?: string) => new ApiError('provider_unavailable', message),
 };
+
+/**
+ * A 422 names at most a few problems per field and a few in all, so its size does not grow with
+ * the request's (120,000 bad items would otherwise answer 120,000 details); the message says how
+ * many were left out.
+ */
+const detailsPerField = 3;
+const detailsInAll = 20;
+
+function unprocessable(code: 'validation_error' | 'characters_required', details: ErrorDetail[], message: string = errorCodes[code].message): ApiError {
+  const perField = new Map<string, number>();
+  const kept = details.filter((detail) => {
+    const field = detail.loc.filter((part) => typeof part === 'string').join('.');
+    const count = (perField.get(field) ?? 0) + 1;
+    perField.set(field, count);
+    return count <= detailsPerField;
+  }).slice(0, detailsInAll);
+  const omitted = details.length - kept.length;
+  const note = omitted ? ` ${omitted} more problem${omitted === 1 ? '' : 's'} not listed.` : '';
+  return new ApiError(code, message + note, kept);
+}
 
 /** A single-field 422, for checks that JSON Schema cannot express. */
 export function invalidField(loc: (string | number)[], msg: string, type = 'value_error'): ApiError {

@@ -58,6 +58,8 @@ export interface GenerationRow {
   result_text: string | null;
   preview: StoredGenerationPreview | null;
   hidden_at: Date | null;
+  /** The attempt `npm run replay-failed` made of this failed generation (at most one). */
+  replayed_as: string | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;

@@ -46,7 +46,7 @@ describe('POST /v1/generations', () => {
     });
 
     it('accepts the effect by slug and the legacy flat form', async () => {
-      const answer = await post({ effect_id: 'winter-portrait', upload_id: upload, additional_uploads: [upload] });
+      const answer = await post({ effect_id: 'multi-angle-hero', upload_id: upload, additional_uploads: [upload] });
       expect(answer.status).to.equal(202);
     });
 

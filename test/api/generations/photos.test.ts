@@ -70,8 +70,10 @@ describe('photo rules of POST /v1/generations (the photo rules of the contract)'
         { upload_id: 'a', person: 0 }, { upload_id: 'b', person: 0 }, { upload_id: 'c', person: 0 },
       ]);
     });
-    it('does not refuse a repeated upload_id: it counts once', () => {
-      expect(assignPhotos(onePerson, { upload_id: 'a', additional_uploads: ['a'] })).to.deep.equal([{ upload_id: 'a', person: 0 }]);
+    it('does not refuse a repeated upload_id: the list is dealt out and counted as sent', () => {
+      expect(assignPhotos(couple, { upload_id: 'a', additional_uploads: ['a'] })).to.deep.equal([{ upload_id: 'a', person: 0 }, { upload_id: 'a', person: 1 }]);
+      expect(assignPhotos(hero, { upload_id: 'a', additional_uploads: ['a'] })).to.deep.equal([{ upload_id: 'a', person: 0 }, { upload_id: 'a', person: 0 }]);
+      expect(refusal(onePerson, { upload_id: 'a', additional_uploads: ['a'] })).to.deep.include({ code: 'validation_error', type: 'max_photos' });
     });
     it('deals one photo to each person when every person takes exactly one', () => {
       expect(assignPhotos(couple, { upload_id: 'a', additional_uploads: ['b'] })).to.deep.equal([{ upload_id: 'a', person: 0 }, { upload_id: 'b', person: 1 }]);
