@@ -50,7 +50,7 @@ against \`code\`; \`message\` is for people and may change. A \`422\` adds \`det
 | 404 | \`not_found\` | absent, or not the caller's (never 403 for someone else's object) |
 | 405 | \`method_not_allowed\` | a known path with another method (\`Allow\` lists the right ones) |
 | 408 | \`request_timeout\` | the request (headers and body) did not arrive within the server's time limit; the connection is closed |
-| 409 | \`email_taken\`, \`idempotency_key_reused\`, \`request_in_progress\` | see the operations |
+| 409 | \`email_taken\`, \`already_subscribed\`, \`idempotency_key_reused\`, \`request_in_progress\` | see the operations |
 | 413 | \`payload_too_large\` | the body, a voice recording or its length is above the limit |
 | 415 | \`unsupported_media_type\` | a voice recording in a format that is not accepted |
 | 422 | \`validation_error\`, \`characters_required\` | bad input; \`details\` names the fields (at most 3 per field and 20 in all; the message counts the rest) |

@@ -84,7 +84,7 @@ const tags: Record<string, { name: string; description: string }> = {
   devices: { name: 'Push devices', description: 'Push tokens of the app installations (FCM and APNs).' },
   payments: { name: 'Payments', description: 'Credit packs sold through the external payment processor, which hosts the payment page.' },
   offers: { name: 'Special offers', description: 'Time-limited discounted products shown after the main paywall is closed (registered accounts).' },
-  subscriptions: { name: 'Subscriptions', description: 'Plans renewed every period with credits per period. Not implemented yet: the paths answer 501.' },
+  subscriptions: { name: 'Subscriptions', description: 'Plans charged to a saved card every period, each period granting plan credits that burn at its end: list the plans, subscribe (the first period is paid on the processor page, like a payment), follow, cancel with a reason.' },
   'user-effects': { name: 'Marketplace', description: 'Effects made by users, moderated, earning their authors a share. Not implemented yet: the paths answer 501.' },
 };
 

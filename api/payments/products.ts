@@ -13,6 +13,16 @@ export interface ProductView {
   badge: string | null;
 }
 
+/** The schema of a product's fields, which an offer's product extends. */
+export const productProperties = {
+  id: schema.uuid(),
+  code: schema.string(),
+  title: schema.string(),
+  price_minor: schema.integer(),
+  credits: schema.integer(),
+  badge: schema.nullable(schema.string()),
+};
+
 /** The operator's showcase: enabled packs that are sold directly, in showcase order. */
 export async function showcase(db: Knex): Promise<ProductRow[]> {
   return db('payment_products')
@@ -28,14 +38,7 @@ export async function findPurchasableProduct(db: Knex, productId: string): Promi
 }
 
 /** The Product of the contract, also inside an Offer. */
-export const productSchema = schema.response({
-  id: schema.uuid(),
-  code: schema.string(),
-  title: schema.string(),
-  price_minor: schema.integer(),
-  credits: schema.integer(),
-  badge: schema.nullable(schema.string()),
-}, { title: 'Product' });
+export const productSchema = schema.response(productProperties, { title: 'Product' });
 
 export function productView(row: ProductRow, language: Language): ProductView {
   return {
