@@ -39,6 +39,10 @@ export interface Visit {
   response: Response;
   /** Content-Security-Policy reports: `securitypolicyviolation` events and console messages. */
   violations(): Promise<string[]>;
+  /** Console errors and uncaught exceptions of the page. */
+  errors(): string[];
+  /** Requests the page made to anywhere but this machine (each was refused). */
+  foreignRequests(): string[];
   close(): Promise<void>;
 }
 
@@ -51,22 +55,21 @@ const violationRecorder = `
   });
 `;
 
-/** A desktop browser window, for the operator console. */
-export const desktop = { width: 1280, height: 900 };
+/** A laptop screen, for pages that are not phone pages (the API reference, the operator console). */
+export const laptop = { width: 1280, height: 800 };
 
 export interface VisitOptions {
   locale?: string;
   colorScheme?: 'light' | 'dark';
-  /** A phone (the default) or a desktop window. */
-  device?: 'phone' | 'desktop';
-  /** What the browser answers a `WWW-Authenticate: Basic` challenge with. */
+  viewport?: typeof phone;
+  /** What the browser answers a `WWW-Authenticate: Basic` challenge with (the operator console). */
   httpCredentials?: { username: string; password: string };
 }
 
 export async function visit(browser: Browser, url: string, options: VisitOptions = {}): Promise<Visit> {
-  const onPhone = (options.device ?? 'phone') === 'phone';
+  const onPhone = (options.viewport ?? phone) === phone;
   const context = await browser.newContext({
-    viewport: onPhone ? phone : desktop,
+    viewport: options.viewport ?? phone,
     deviceScaleFactor: onPhone ? 2 : 1,
     isMobile: onPhone,
     hasTouch: onPhone,
@@ -75,11 +78,20 @@ export async function visit(browser: Browser, url: string, options: VisitOptions
     httpCredentials: options.httpCredentials,
   });
   await context.addInitScript({ content: violationRecorder });
+  // Nothing leaves this machine: a request elsewhere is refused and remembered.
+  const foreign: string[] = [];
+  await context.route((target) => !['127.0.0.1', 'localhost'].includes(target.hostname) && target.protocol.startsWith('http'), (route) => {
+    foreign.push(route.request().url());
+    return route.abort();
+  });
   const page = await context.newPage();
   const consoleReports: string[] = [];
+  const errors: string[] = [];
   page.on('console', (message) => {
     if (/Content[- ]Security[- ]Policy/i.test(message.text())) consoleReports.push(message.text());
+    if (message.type() === 'error') errors.push(message.text());
   });
+  page.on('pageerror', (error) => errors.push(error.message));
   const response = await page.goto(url);
   if (!response) throw new Error(`no response for ${url}`);
   return {
@@ -87,6 +99,8 @@ export async function visit(browser: Browser, url: string, options: VisitOptions
     page,
     response,
     violations: async () => [...((await page.evaluate('window.__cspViolations')) as string[] ?? []), ...consoleReports],
+    errors: () => [...errors],
+    foreignRequests: () => [...foreign],
     close: () => context.close(),
   };
 }

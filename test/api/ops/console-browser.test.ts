@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import type { Response } from 'playwright-core';
-import { layoutFacts, phone, screenshot, useBrowser, visit, type Visit, type VisitOptions } from '../../browser';
+import { laptop, layoutFacts, phone, screenshot, useBrowser, visit, type Visit, type VisitOptions } from '../../browser';
 import { resetDatabase, services, startTestApp, type TestApp } from '../../harness';
 import { operator, opsConfig, seedConsoleData, type ConsoleData } from './ops-fixtures';
 
 /**
  * The operator console in real Chromium (Debian's, through playwright-core): what an operator sees
- * on each page, on a desktop and on a phone, under the pages' strict policy; a replay clicked on
+ * on each page, on a laptop and on a phone, under the pages' strict policy; a replay clicked on
  * the page makes the new attempt; the pg-boss dashboard loads and hydrates under /ops/queues.
  * Screenshots: `docs/screenshots/ops-*.png` (UPDATE_SCREENSHOTS=1, `npm run screenshots`).
  */
@@ -31,7 +31,7 @@ describe('operator console in Chromium', function () {
   });
 
   async function open(path: string, options: VisitOptions = {}): Promise<Visit & { failures: string[] }> {
-    const opened = await visit(chromium.browser, app.url + path, { locale: 'en-US', device: 'desktop', ...signedIn, ...options });
+    const opened = await visit(chromium.browser, app.url + path, { locale: 'en-US', viewport: laptop, ...signedIn, ...options });
     visits.push(opened);
     const failures: string[] = [];
     // A fetch the page itself cancels (a client navigation superseding a data request) is no failure.
@@ -157,7 +157,7 @@ describe('operator console in Chromium', function () {
 
   it('on a phone: the navigation wraps, wide tables scroll inside their box, the page never sideways', async () => {
     for (const path of ['/ops', '/ops/pool', '/ops/activity', '/ops/failed', '/ops/payments']) {
-      const opened = await open(path, { device: 'phone' });
+      const opened = await open(path, { viewport: phone });
       const facts = await layoutFacts(opened.page);
       expect(facts.innerWidth, path).to.equal(phone.width);
       expect(facts.scrollWidth, path).to.be.at.most(phone.width);
