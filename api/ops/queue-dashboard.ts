@@ -26,6 +26,15 @@ const dashboardPolicy = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+const dashboardHeaders = {
+  'Content-Security-Policy': dashboardPolicy,
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  // Not no-referrer: under it a browser sends `Origin: null` with the dashboard's own form posts,
+  // which its Origin check (and ours) would refuse.
+  'Referrer-Policy': 'same-origin',
+};
+
 export function queueDashboard(services: Services, databaseUrl: string): { mount: Middleware<ApiContext['state'], ApiContext>; close(): Promise<void> } {
   const handler = createDashboardHandler({
     databases: [{ url: databaseUrl, name: 'effects', schema: 'pgboss' }],
@@ -33,23 +42,18 @@ export function queueDashboard(services: Services, databaseUrl: string): { mount
     // Behind a proxy the browser's Origin is PUBLIC_BASE_URL's host, not the one this process sees.
     allowedActionOrigins: [new URL(services.config.publicBaseUrl).host],
   });
-  const listener = getRequestListener(async (request: Request) => {
-    const answer = await handler(request);
-    const headers = new Headers(answer.headers);
-    headers.set('Content-Security-Policy', dashboardPolicy);
-    headers.set('X-Frame-Options', 'DENY');
-    headers.set('X-Content-Type-Options', 'nosniff');
-    // Not no-referrer: under it a browser sends `Origin: null` with the dashboard's own form posts,
-    // which its Origin check (and ours) would refuse.
-    headers.set('Referrer-Policy', 'same-origin');
-    return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers });
-  });
+  // Left alone, the adapter replaces the process's global Request and Response with its own.
+  const listener = getRequestListener(handler, { overrideGlobalObjects: false });
   return {
     mount: async (ctx, next) => {
       const { path } = ctx;
       if (path !== dashboardPath && path !== `${dashboardPath}.data` && !path.startsWith(`${dashboardPath}/`)) return next();
       ctx.state.route = `${dashboardPath}/*`;
       ctx.respond = false;
+      // Set on the Node response, which keeps them when the adapter writes the dashboard's own
+      // headers (it sets none of these). Not by copying its Response into a new one: a test's HTTP
+      // interceptor (nock) may have replaced the global Response and Headers by then.
+      for (const [name, value] of Object.entries(dashboardHeaders)) ctx.res.setHeader(name, value);
       await listener(ctx.req, ctx.res);
     },
     close: () => handler.close(),

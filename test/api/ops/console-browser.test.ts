@@ -174,7 +174,9 @@ describe('operator console in Chromium', function () {
     const opened = await open('/ops/queues');
     expect(opened.response.status()).to.equal(200);
     // A click on its own link is a client-side navigation: only a hydrated page makes it.
-    await opened.page.getByRole('link', { name: 'Queues' }).first().click({ timeout: 90_000 });
+    await opened.page.getByRole('link', { name: 'Queues' }).first().click({ timeout: 90_000 }).catch(async (error: Error) => {
+      throw new Error(`${error.message}\npage: ${(await opened.page.innerText('body')).slice(0, 2000)}\nerrors: ${opened.errors().join('\n')}`);
+    });
     await opened.page.waitForURL(/\/ops\/queues\/queues/, { timeout: 90_000 });
     await opened.page.waitForSelector('text=push-send', { timeout: 90_000 });
     expect(opened.failures).to.deep.equal([]);

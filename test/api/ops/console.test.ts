@@ -357,6 +357,10 @@ describe('operator console /ops', function () {
       const data = await get('/ops/queues.data');
       expect(data.status).to.equal(200);
       expect((await get('/ops/queues/queues')).status).to.equal(200);
+      // A path the dashboard does not know is its own 404 page, not an error of the app.
+      const unknown = await get('/ops/queues/no-such-page');
+      expect(unknown.status).to.equal(404);
+      expect(unknown.headers.get('content-security-policy')).to.contain("default-src 'self'");
     });
 
     it('refuses a dashboard action posted from another site', async () => {
