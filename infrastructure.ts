@@ -31,7 +31,7 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
     const postgres = await startPostgres(config, log);
     stops.unshift(() => postgres.stop());
 
-    const db = createKnex(postgres.url, config.databasePoolSize);
+    const db = createKnex(postgres.url, config.databasePoolSize, log);
     stops.unshift(() => db.destroy());
     const applied = await migrateToLatest(db);
     if (applied.length) log.info({ migrations: applied }, 'migrations applied');

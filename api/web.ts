@@ -1,4 +1,3 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Middleware } from 'koa';
 import type { RunningPart, Services } from '../services';
@@ -6,6 +5,7 @@ import type { ProcessorSimulator, ProcessorSimulatorOptions } from '../simulator
 import { createApp } from './app';
 import type { ThematicSearch } from './catalog/thematic-search';
 import type { ApiContext } from './http/context';
+import { drainableServer } from './http/drain';
 import type { Route } from './http/route';
 import { paymentMounts } from './payments/mounts';
 import { startMetricsServer } from './metrics-server';
@@ -30,17 +30,21 @@ export interface Web extends RunningPart {
   processorSimulator: ProcessorSimulator | null;
 }
 
+/** Connections still open this long after the web role began to stop are closed hard. */
+const drainTimeoutMs = 10_000;
+
 /**
  * The `web` role: the REST API and its SSE streams on one HTTP server, with what lives beside the
  * route table (the payment webhook and pages, the processor simulator, the referral page). Stopping
- * refuses new connections, ends open streams and lets in-flight requests finish.
+ * drains the server (`http/drain.ts`): no new connections, `Connection: close` on every answer
+ * still to come, each connection closed after its current response, open streams ended.
  */
 export async function startWeb(services: Services, options: WebOptions = {}): Promise<Web> {
   const payments = paymentMounts(services, options.processorSimulator);
   const mounts: Middleware<ApiContext['state'], ApiContext>[] = [...payments.mounts, referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>];
   const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
   const app = createApp(services, routes, mounts);
-  const server = http.createServer(app.callback());
+  const { server, drain } = drainableServer(app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -55,11 +59,10 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
     processorSimulator: payments.processorSimulator,
     stop: async () => {
       await metrics?.stop();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Open SSE streams are requests that never finish on their own: end them, then the idle sockets.
+      const drained = drain(Math.min(drainTimeoutMs, services.config.shutdownTimeoutMs / 2));
+      // Open SSE streams are requests that never finish on their own: the drain waits for their end.
       await app.context.realtime.stop();
-      server.closeIdleConnections();
-      await closed;
+      await drained;
     },
   };
 }

@@ -48,7 +48,16 @@ export const errors = {
   internal: () => new ApiError(500, 'internal_error', 'Internal server error.'),
   notImplemented: () => new ApiError(501, 'not_implemented', 'This endpoint is not implemented yet.'),
   providerUnavailable: (message = 'Provider unavailable, try again later.') => new ApiError(503, 'provider_unavailable', message),
+  /**
+   * The service itself cannot answer for a few seconds: its database is unreachable, or this
+   * process is stopping. The contract's one 503 code, with the wait in `Retry-After`.
+   */
+  brieflyUnavailable: () =>
+    new ApiError(503, 'provider_unavailable', 'The service is briefly unavailable, try again in a few seconds.', undefined, { 'Retry-After': String(briefOutageRetryAfterS) }),
 };
+
+/** What `Retry-After` tells a client when the database is unreachable: about a Postgres restart or failover. */
+export const briefOutageRetryAfterS = 5;
 
 /** A single-field 422, for checks that JSON Schema cannot express. */
 export function invalidField(loc: (string | number)[], msg: string, type = 'value_error'): ApiError {
