@@ -6,6 +6,7 @@ import { createKnex, migrateToLatest } from './db/knex';
 import { ListenHub } from './db/listen-hub';
 import { createPaymentProcessor } from './db/payments/processor/create-payment-processor';
 import { seedPaymentShowcase } from './db/payments/seed-showcase';
+import { ProcessSession } from './db/process-session';
 import { startPostgres } from './db/postgres';
 import type { Logger } from './logger';
 import { startEmbeddedS3, Storage, type StorageSettings } from './media/storage';
@@ -21,9 +22,9 @@ export interface Infrastructure {
 
 /**
  * Brings up what every process role stands on, configured or embedded: Postgres (migrated to the
- * latest schema; knex's migration lock makes concurrent starts safe), object storage with its
- * bucket, pg-boss on the same database, and the process's LISTEN hub. `stop` takes them down in
- * reverse order.
+ * latest schema; knex's migration lock makes concurrent starts safe), the process's own session
+ * (`db/process-session.ts`), object storage with its bucket, pg-boss on the same database, and the
+ * process's LISTEN hub. `stop` takes them down in reverse order.
  */
 export async function startInfrastructure(config: Config, log: Logger, options: { supervise: boolean; schedule: boolean }): Promise<Infrastructure> {
   const stops: (() => Promise<void>)[] = [];
@@ -35,6 +36,8 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
     stops.unshift(() => db.destroy());
     const applied = await migrateToLatest(db);
     if (applied.length) log.info({ migrations: applied }, 'migrations applied');
+    const processSession = await ProcessSession.start({ connectionString: postgres.url }, log);
+    stops.unshift(() => processSession.stop());
 
     let storageSettings = config.s3;
     if (!storageSettings) {
@@ -55,7 +58,7 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
     stops.unshift(() => listenHub.stop());
 
     return {
-      services: { config, log, db, boss, listenHub, storage, paymentProcessor: createPaymentProcessor(config) },
+      services: { config, log, db, boss, listenHub, processSession, storage, paymentProcessor: createPaymentProcessor(config) },
       databaseUrl: postgres.url,
       storageSettings,
       stop: async () => {

@@ -1,5 +1,8 @@
+import type { Knex } from 'knex';
 import http from 'node:http';
 import net from 'node:net';
+import { createKnex } from '../db/knex';
+import { databaseUrl, silentLogger } from './harness';
 
 /**
  * Proxies that put a fault between a process and the real thing it talks to, for the fault tests:
@@ -56,6 +59,32 @@ export function throughProxy(url: string, proxy: TcpProxy): string {
   const parsed = new URL(url);
   parsed.host = proxy.address;
   return parsed.toString();
+}
+
+export interface ProxiedDatabase {
+  proxy: TcpProxy;
+  /** The run's database URL, through the proxy. */
+  url: string;
+  db: Knex;
+  close(): Promise<void>;
+}
+
+/** The run's database behind a TCP proxy, with a knex on it: a database whose link a test can cut. */
+export async function proxiedDatabase(): Promise<ProxiedDatabase> {
+  const direct = new URL(databaseUrl());
+  const proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port) });
+  const url = throughProxy(databaseUrl(), proxy);
+  const db = createKnex(url, 5, silentLogger());
+  return {
+    proxy,
+    url,
+    db,
+    close: async () => {
+      proxy.restore();
+      await db.destroy();
+      await proxy.close();
+    },
+  };
 }
 
 export interface HeldAnswer {

@@ -1,18 +1,15 @@
 import { expect } from 'chai';
-import type { Knex } from 'knex';
 import { startWeb, type Web } from '../../../api/web';
-import { createKnex } from '../../../db/knex';
 import { client, type Answer, type Api } from '../../client';
-import { startTcpProxy, throughProxy, type TcpProxy } from '../../fault-proxies';
+import { proxiedDatabase, type ProxiedDatabase } from '../../fault-proxies';
 import { insertEffect, photo, storedUpload } from '../../generation-fixtures';
-import { databaseUrl, freePort, resetDatabase, services, silentLogger, testConfig } from '../../harness';
+import { freePort, resetDatabase, services, testConfig } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../wait';
 
 describe('the API while its database is unreachable', function () {
   this.timeout(30_000);
-  let proxy: TcpProxy;
-  let proxiedDb: Knex;
+  let database: ProxiedDatabase;
   let web: Web;
   let api: Api;
   let user: TestUser;
@@ -21,25 +18,22 @@ describe('the API while its database is unreachable', function () {
 
   before(async () => {
     await resetDatabase();
-    const url = new URL(databaseUrl());
-    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port) });
-    proxiedDb = createKnex(throughProxy(databaseUrl(), proxy), 5, silentLogger());
-    web = await startWeb({ ...services(), db: proxiedDb, config: testConfig({ PORT: String(await freePort()) }) });
+    database = await proxiedDatabase();
+    web = await startWeb({ ...services(), db: database.db, config: testConfig({ PORT: String(await freePort()) }) });
     api = client(web.url);
     user = await makeUser({ guest: true, balance: 100 });
     effectId = await insertEffect('winter-portrait');
     uploadId = await storedUpload(user.id, await photo());
   });
   after(async () => {
-    proxy.restore();
+    database.proxy.restore();
     await web.stop();
-    await proxiedDb.destroy();
-    await proxy.close();
+    await database.close();
   });
 
   it('answers 503 provider_unavailable with Retry-After on every kind of request, never 500, and recovers by itself', async () => {
     expect((await api.get('/v1/me', { token: user.token })).status).to.equal(200);
-    proxy.cut();
+    database.proxy.cut();
     const requests: [string, () => Promise<Answer>][] = [
       ['GET /v1/me', () => api.get('/v1/me', { token: user.token })],
       ['GET /v1/effects', () => api.get('/v1/effects')],
@@ -54,12 +48,12 @@ describe('the API while its database is unreachable', function () {
       expect(answer.headers.get('retry-after'), name).to.match(/^[1-9]\d*$/);
       expect(answer.headers.get('x-request-id'), name).to.be.a('string');
     }
-    proxy.restore();
+    database.proxy.restore();
     await eventually(async () => (await api.get('/v1/me', { token: user.token })).status, (status) => status === 200, 10_000);
   });
 
   it('/readyz says the database is unreachable: 503 with Retry-After, quickly', async () => {
-    proxy.cut();
+    database.proxy.cut();
     try {
       const started = Date.now();
       const answer = await api.get('/readyz');
@@ -69,7 +63,7 @@ describe('the API while its database is unreachable', function () {
       expect(answer.headers.get('retry-after')).to.match(/^[1-9]\d*$/);
       expect(Date.now() - started).to.be.below(5000);
     } finally {
-      proxy.restore();
+      database.proxy.restore();
     }
     await eventually(async () => (await api.get('/readyz')).status, (status) => status === 200, 10_000);
   });
