@@ -28,8 +28,9 @@ export class ProcessSession {
   static async start(connection: pg.ClientConfig, log: Logger): Promise<ProcessSession> {
     const session = new ProcessSession(connection, log);
     const client = await session.connect();
-    const { rows } = await client.query<{ alive: boolean }>('select process_is_alive($1) as alive', [session.id]);
-    if (!rows[0].alive) log.warn({ session: session.id }, 'this session is not visible in pg_stat_activity: a dead process is noticed only when its claims run out');
+    const { rows } = await client.query<{ visible: boolean }>(
+      'select exists (select 1 from pg_stat_activity where application_name = $1) as visible', [processSessionName(session.id)]);
+    if (!rows[0].visible) log.warn({ session: session.id }, 'this session is not visible in pg_stat_activity: a dead process is noticed only when its claims run out');
     return session;
   }
 
@@ -44,6 +45,7 @@ export class ProcessSession {
     const client = new pg.Client({
       ...this.connection,
       application_name: processSessionName(this.id),
+      connectionTimeoutMillis: 5000,
       keepAlive: true,
       keepAliveInitialDelayMillis: 5000,
       // The server's side of the same: a host that vanished without closing its socket is gone within ~15 s.

@@ -3,7 +3,8 @@ import type { Knex } from 'knex';
 /**
  * Claims that name their process, so a dead process is noticed in seconds instead of when its
  * claims run out. Every process holds one Postgres session named `effects-process <uuid>` for its
- * whole life (`db/process-session.ts`); `process_is_alive(id)` says whether that session is there.
+ * whole life (`db/process-session.ts`); `process_is_alive(id)` says whether that session is there
+ * (or whether Postgres itself started so recently that the sessions are still coming back).
  * - `claimed_by`: the process working on the generation now: submitting it (pending, with
  *   `dispatch_until`), polling it (processing, with `next_poll_at`) or building its preview
  *   (processing, result stored).
@@ -20,10 +21,12 @@ export async function up(knex: Knex): Promise<void> {
       add column submission_account_id integer,
       add column media_job_id uuid`);
   await knex.raw("create index generations_claimed on generations (claimed_by) where claimed_by is not null and status in ('pending', 'processing')");
-  // pg_stat_activity shows every session's application_name to every role.
+  // pg_stat_activity shows every session's application_name to every role. Just after Postgres
+  // started, every process is still opening its session again: nobody counts as dead yet.
   await knex.raw(`
     create function process_is_alive(process_id uuid) returns boolean language sql stable as $$
-      select exists (select 1 from pg_stat_activity where application_name = 'effects-process ' || process_id::text)
+      select pg_postmaster_start_time() > now() - interval '15 seconds'
+        or exists (select 1 from pg_stat_activity where application_name = 'effects-process ' || process_id::text)
     $$`);
 }
 

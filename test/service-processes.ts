@@ -57,6 +57,14 @@ export async function listeningSessions(channel: Channel): Promise<number> {
   return rows[0].count;
 }
 
+/**
+ * `process_is_alive` counts every process as alive for 15 s after Postgres started (sessions are
+ * still coming back then): a test that needs a dead process noticed waits for that to pass.
+ */
+export function untilDeadProcessesShow(): Promise<boolean> {
+  return eventually(async () => (await services().db.raw("select pg_postmaster_start_time() < now() - interval '15 seconds' as settled")).rows[0].settled as boolean, Boolean, 20_000);
+}
+
 /** Waits until `count` processes listen on `channel`. */
 export function untilListening(channel: Channel, count: number, timeoutMs = 60_000): Promise<number> {
   return eventually(() => listeningSessions(channel), (listening) => listening >= count, timeoutMs);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { submissionClaimOver } from './find-stalled-dispatches';
 
 /**
  * pending (claim over) -> pending (waiting): the claim of a worker that died, stalled, or left its
@@ -10,8 +11,7 @@ import type { Knex } from 'knex';
 export async function takeBackStalledDispatch(trx: Knex.Transaction, generationId: string): Promise<{ submitJobId: string | null } | null> {
   const { rows } = await trx.raw<{ rows: { submit_job_id: string | null }[] }>(
     `update generations set dispatch_until = null, claimed_by = null, submission_account_id = null
-     where id = :generationId and status = 'pending' and dispatch_until is not null
-       and (dispatch_until < now() or (claimed_by is not null and not process_is_alive(claimed_by)))
+     where id = :generationId and status = 'pending' and dispatch_until is not null and ${submissionClaimOver}
      returning submit_job_id`,
     { generationId },
   );

@@ -3,6 +3,7 @@ import pLimit from 'p-limit';
 import { failGeneration } from '../../db/generations/fail-generation';
 import { findDeadPreviewClaims } from '../../db/generations/find-dead-preview-claims';
 import { findOverduePending } from '../../db/generations/find-overdue-pending';
+import { findSilentPreviewJobs } from '../../db/generations/find-silent-preview-jobs';
 import { findStalledDispatches, type StalledDispatch } from '../../db/generations/find-stalled-dispatches';
 import { findStuckPreviews } from '../../db/generations/find-stuck-previews';
 import { markProcessing } from '../../db/generations/mark-processing';
@@ -29,6 +30,12 @@ import type { Services } from '../../services';
 const batch = 100;
 /** Provider lookups of unresolved submissions made at once by one sweep. */
 const lookupsAtOnce = 8;
+/**
+ * A task is taken to be absent at the provider only when two lookups this far apart found none: a
+ * submission still on its way (sent by a process that just died, or held up by a provider that
+ * stalled) is found by the second one.
+ */
+const absenceConfirmMs = 3000;
 
 /** What the sweeps need of the provider: recovery looks submissions up by their client reference. */
 export interface SweepProvider {
@@ -46,6 +53,9 @@ export async function expirePending(services: Services): Promise<number> {
   return failed;
 }
 
+/** When this process first found no task for an unresolved submission, by generation id. */
+export type AbsentSince = Map<string, number>;
+
 export interface Recovery {
   /** Generations waiting again at their old place in line, their slots released. */
   returned: number;
@@ -56,23 +66,25 @@ export interface Recovery {
 /**
  * A submission claim that is over: a worker died or stalled between taking a generation and
  * recording its submission, or got no answer from the provider. When nothing was sent, or the
- * provider has no task under the generation's client reference, the generation waits again at its
- * old place in line and its slot is released. When the provider has one, the generation adopts it
- * (`processing`, on the slot it held): nothing is submitted twice. When the provider does not
- * answer the lookup, the slot is kept and the next sweep asks again.
+ * provider has no task under the generation's client reference (twice, `absenceConfirmMs` apart),
+ * the generation waits again at its old place in line and its slot is released. When the provider
+ * has one, the generation adopts it (`processing`, on the slot it held): nothing is submitted
+ * twice. Until the provider answers the lookup, the slot is kept and the next sweep asks again.
  */
-export async function recoverStalledDispatches(services: Services, provider: SweepProvider): Promise<Recovery> {
+export async function recoverStalledDispatches(services: Services, provider: SweepProvider, absentSince: AbsentSince = new Map()): Promise<Recovery> {
   const recovery: Recovery = { returned: 0, adopted: 0 };
   const lookups = pLimit(lookupsAtOnce);
   await Promise.all((await findStalledDispatches(services.db, batch)).map((stalled) => lookups(async () => {
-    const outcome = stalled.submission_account_id === null ? 'absent' : await resolveSubmission(services, provider, stalled);
+    const outcome = stalled.submission_account_id === null ? 'absent' : await resolveSubmission(services, provider, stalled, absentSince);
     if (outcome === 'absent' && (await takeBack(services, stalled.id))) recovery.returned += 1;
     if (outcome === 'adopted') recovery.adopted += 1;
+    if (outcome !== 'unknown') absentSince.delete(stalled.id);
   })));
+  for (const [id, since] of absentSince) if (Date.now() - since > 10 * absenceConfirmMs) absentSince.delete(id);
   return recovery;
 }
 
-async function resolveSubmission(services: Services, provider: SweepProvider, stalled: StalledDispatch): Promise<'adopted' | 'absent' | 'unknown'> {
+async function resolveSubmission(services: Services, provider: SweepProvider, stalled: StalledDispatch, absentSince: AbsentSince): Promise<'adopted' | 'absent' | 'unknown'> {
   const { db, boss, log, config } = services;
   const settings = config.generations;
   const accountId = stalled.submission_account_id!;
@@ -80,8 +92,14 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
   // A worker configured with that account's key asks; if none is left, pending expiry ends the wait.
   if (!account) return 'unknown';
   const lookup = await provider.adapter.findTask(account, stalled.id);
-  if (lookup.kind === 'absent') return 'absent';
-  if (lookup.kind === 'unavailable') {
+  if (lookup.kind === 'absent') {
+    const since = absentSince.get(stalled.id) ?? Date.now();
+    absentSince.set(stalled.id, since);
+    if (Date.now() - since >= absenceConfirmMs) return 'absent';
+  }
+  if (lookup.kind !== 'found') {
+    // A provider that does not answer may hold the submission too: its absence counts again from its next answer.
+    if (lookup.kind === 'unavailable') absentSince.delete(stalled.id);
     // The task may be running: its slot stays leased until the provider answers.
     await renewSlotLease(db, stalled.id, settings.slotLeaseS);
     return 'unknown';
@@ -111,8 +129,9 @@ async function takeBack(services: Services, generationId: string): Promise<boole
 }
 
 /**
- * A media process that died mid-preview: its claim ends and its `generation-media` job is failed
- * now (not when it expires), so another media process takes it after the queue's retry delay.
+ * A media process that died mid-preview (its session is gone) or fell silent (its job's heartbeat
+ * stopped): the claim ends and the `generation-media` job is failed now, not when it expires, so
+ * another media process takes it after the queue's retry delay.
  */
 export async function retryDeadPreviews(services: Services): Promise<number> {
   const { db, boss } = services;
@@ -126,7 +145,9 @@ export async function retryDeadPreviews(services: Services): Promise<number> {
     });
     if (released) retried += 1;
   }
-  return retried;
+  const silent = await findSilentPreviewJobs(db, batch);
+  if (silent.length) await boss.fail('generation-media', silent, { message: 'nobody touched it within its heartbeat' });
+  return retried + silent.length;
 }
 
 /**
@@ -151,11 +172,12 @@ export function sweeper(
   wake: { onSlotsReleased: () => void; onSubmitted: () => void },
 ): () => Promise<void> {
   let next = 0;
+  const absentSince: AbsentSince = new Map();
   return async () => {
     if (Date.now() < next) return;
     next = Date.now() + intervalMs;
     const expired = await expirePending(services);
-    const { returned, adopted } = await recoverStalledDispatches(services, provider);
+    const { returned, adopted } = await recoverStalledDispatches(services, provider, absentSince);
     const polls = await releaseDeadPollClaims(services.db);
     const previews = await retryDeadPreviews(services);
     const finished = await finishStuckMedia(services);

@@ -8,8 +8,9 @@ import { startJobLoop, type RunningLoop, type WakeOn } from './job-loop';
  * A pg-boss queue worked on the job loop: each round fetches as many jobs as there is room for
  * (pg-boss hands them out oldest first and marks them active), each job is handled on its own and
  * then completed, or failed when its handler throws (pg-boss retries it as its queue says,
- * `db/queues.ts`). A job's end is recorded even across a database blip (tried again until the
- * database answers, within `settleBudgetMs`): a job left active by a blip would wait for its expiry.
+ * `db/queues.ts`). A job with `heartbeatSeconds` is touched while it is handled, three times per
+ * heartbeat. A job's end is recorded even across a database blip (tried again until the database
+ * answers, within `settleBudgetMs`): a job left active by a blip would wait for its expiry.
  * A consumer with `cron` also schedules its queue (pg-boss fires each schedule once, however many
  * processes run it).
  */
@@ -44,6 +45,9 @@ export async function startQueueConsumer<Q extends QueueName>(services: Services
     claim: async (room) => (room > 0 ? boss.fetch<QueuePayloads[Q]>(queue, { batchSize: room }) : []),
     handle: async (job) => {
       let handled: void | 'completed';
+      const heartbeat = job.heartbeatSeconds
+        ? setInterval(() => void boss.touch(queue, job.id).catch(() => undefined), (job.heartbeatSeconds * 1000) / 3)
+        : null;
       try {
         handled = await consumer.handle(job);
       } catch (error) {
@@ -51,6 +55,8 @@ export async function startQueueConsumer<Q extends QueueName>(services: Services
         await untilReachable(() => boss.fail(queue, job.id, { message: (error as Error).message }), settleBudgetMs)
           .catch((unrecorded: unknown) => log.warn({ err: unrecorded, queue, jobId: job.id }, `${queue} job failure not recorded; the job expires instead`));
         return;
+      } finally {
+        if (heartbeat) clearInterval(heartbeat);
       }
       if (handled !== 'completed') await untilReachable(() => boss.complete(queue, job.id), settleBudgetMs);
     },

@@ -5,13 +5,16 @@ import { releaseDeadPollClaims } from '../../../db/generations/release-dead-poll
 import { ProcessSession } from '../../../db/process-session';
 import { insertGeneration } from '../../generation-fixtures';
 import { databaseUrl, resetDatabase, services, silentLogger } from '../../harness';
+import { untilDeadProcessesShow } from '../../service-processes';
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 
 const alive = async (id: string) => (await services().db.raw('select process_is_alive(?) as alive', [id])).rows[0].alive as boolean;
 
-describe('claims of a dead process', () => {
+describe('claims of a dead process', function () {
+  this.timeout(30_000);
   let userId: string;
+  before(() => untilDeadProcessesShow());
   beforeEach(async () => {
     await resetDatabase();
     userId = (await makeUser({ guest: true })).id;
@@ -33,7 +36,7 @@ describe('claims of a dead process', () => {
 
   it('a submission claim of a dead process is over at once; one of a live process only when it runs out', async () => {
     const { db, processSession } = services();
-    const [dead, live, expired] = [await insertGeneration(userId), await insertGeneration(userId), await insertGeneration(userId)];
+    const [dead, live, expired] = await Promise.all([1, 2, 3].map(() => insertGeneration(userId)));
     const inAMinute = db.raw("now() + interval '60 seconds'");
     await db('generations').where({ id: dead }).update({ dispatch_until: inAMinute, claimed_by: randomUUID() });
     await db('generations').where({ id: live }).update({ dispatch_until: inAMinute, claimed_by: processSession.id });

@@ -6,11 +6,11 @@ import { markResultStored } from '../../../db/generations/mark-result-stored';
 import type { Storage } from '../../../media/storage';
 import type { RunningPart } from '../../../services';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
-import { finishStuckMedia } from '../../../workers/generations/sweeps';
+import { finishStuckMedia, retryDeadPreviews } from '../../../workers/generations/sweeps';
 import { proxiedDatabase, startHoldingProxy, type HoldingProxy, type ProxiedDatabase } from '../../fault-proxies';
 import { insertEffect, insertGeneration, photo, startPipeline, storedUpload, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, serviceEnv, services, silentLogger, testConfig } from '../../harness';
-import { kill, spawnService, untilListening, type ServiceChild } from '../../service-processes';
+import { kill, spawnService, untilDeadProcessesShow, untilListening, type ServiceChild } from '../../service-processes';
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 
@@ -41,6 +41,7 @@ describe('previews under faults', function () {
   describe('a media process killed while it builds a preview', () => {
     let holding: HoldingProxy;
     const children: ServiceChild[] = [];
+    before(() => untilDeadProcessesShow());
     afterEach(async () => {
       for (const child of children.splice(0)) await kill(child);
       await holding.close();
@@ -142,5 +143,22 @@ describe('the stuck-preview sweep', () => {
     await new Promise((resolve) => setTimeout(resolve, 1200));
     expect(await sweep(1)).to.equal(1);
     expect(await outcome(id)).to.deep.equal({ status: 'succeeded', preview: null });
+  });
+});
+
+describe('a preview job nobody works on', () => {
+  beforeEach(() => resetDatabase());
+
+  it('fetched but silent past its heartbeat (its fetch answer lost, its process gone): failed by the sweep so another media process takes it', async () => {
+    const user = await makeUser({ guest: true, balance: 100 });
+    const id = await insertGeneration(user.id, 'processing');
+    const { db, boss } = services();
+    await db.transaction((trx) => markResultStored(trx, boss, { generationId: id, key: `results/${user.id}/${id}.jpg`, contentType: 'image/jpeg' }));
+    const [job] = await boss.fetch('generation-media');
+    expect(job.heartbeatSeconds).to.equal(10);
+    expect(await retryDeadPreviews(services())).to.equal(0);
+    await db.raw("update pgboss.job set heartbeat_on = now() - interval '11 seconds' where id = ?", [job.id]);
+    expect(await retryDeadPreviews(services())).to.equal(1);
+    expect((await boss.getJobById('generation-media', job.id))?.state).to.equal('retry');
   });
 });

@@ -8,7 +8,7 @@ import { startPreviewConsumer } from '../../../workers/generations/preview-consu
 import { proxiedDatabase, startHoldingProxy, type HoldingProxy, type ProxiedDatabase } from '../../fault-proxies';
 import { insertEffect, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services } from '../../harness';
-import { kill, spawnService, untilListening, type ServiceChild } from '../../service-processes';
+import { kill, spawnService, untilDeadProcessesShow, untilListening, type ServiceChild } from '../../service-processes';
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 
@@ -32,6 +32,7 @@ describe('a submission whose answer was lost', function () {
   let holding: HoldingProxy | null = null;
   let media: RunningPart | null = null;
   const children: ServiceChild[] = [];
+  before(() => untilDeadProcessesShow());
   beforeEach(() => resetDatabase());
   afterEach(async () => {
     for (const child of children.splice(0)) await kill(child);
