@@ -111,9 +111,12 @@ export function loadConfig(env: Env = process.env) {
     trustProxy: flag(env, 'TRUST_PROXY', false),
     jsonBodyLimitBytes: integer(env, 'JSON_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 20_000, 1000),
+    /** The longest a client may take to send one request (headers and body); then 408. */
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
 
     databaseUrl: url(env, 'DATABASE_URL'),
-    embeddedPostgresPort: integer(env, 'EMBEDDED_PG_PORT', 54329, 1, 65535),
+    /** Null: 54329, or the free port picked once when that was taken (remembered under DATA_DIR). */
+    embeddedPostgresPort: read(env, 'EMBEDDED_PG_PORT') === undefined ? null : integer(env, 'EMBEDDED_PG_PORT', 0, 1, 65535),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 200),
 
     s3: s3Endpoint
@@ -144,6 +147,7 @@ export function loadConfig(env: Env = process.env) {
       auth: { burst: integer(env, 'RATE_AUTH_BURST', 100, 1), perMinute: integer(env, 'RATE_AUTH_PER_MINUTE', 60, 1) },
       write: { burst: integer(env, 'RATE_WRITE_BURST', 120, 1), perMinute: integer(env, 'RATE_WRITE_PER_MINUTE', 60, 1) },
       read: { burst: integer(env, 'RATE_READ_BURST', 600, 1), perMinute: integer(env, 'RATE_READ_PER_MINUTE', 300, 1) },
+      voice: { burst: integer(env, 'RATE_VOICE_BURST', 10, 1), perMinute: integer(env, 'RATE_VOICE_PER_MINUTE', 10, 1) },
       loginLock: {
         failures: integer(env, 'LOGIN_LOCK_FAILURES', 10, 1),
         windowS: integer(env, 'LOGIN_LOCK_WINDOW_S', 900, 1),
@@ -177,6 +181,8 @@ export function loadConfig(env: Env = process.env) {
     simProviderPort: integer(env, 'SIM_PROVIDER_PORT', 0, 0, 65535),
     simProviderFailureRate: fraction(env, 'SIM_PROVIDER_FAILURE_RATE', 0),
     simProviderConcurrency: integer(env, 'SIM_PROVIDER_CONCURRENCY', 4, 1),
+    /** How long a transcription may take at the provider before it is `503 provider_unavailable`. */
+    speechDeadlineMs: integer(env, 'SPEECH_DEADLINE_MS', 15_000, 100, 120_000),
     generations: generationSettings(env),
 
     // SSE streams: at most `capPerUser` open at once per user across every stream kind and web
@@ -223,7 +229,8 @@ function paymentSettings(env: Env, dataDir: string) {
     /** Null: the simulator at `{PUBLIC_BASE_URL}/sim/processor`. */
     processorUrl,
     processorLogin: login ?? 'simulator-merchant',
-    processorPassword: password ?? 'simulator-password',
+    // The simulator's operator actions (refund, expire, ...) need it: generated, not a known default.
+    processorPassword: password ?? secret(env, 'PAYMENT_PROCESSOR_PASSWORD', dataDir),
     notificationSecret: secret(env, 'PAYMENT_NOTIFICATION_SECRET', dataDir),
     registerTimeoutMs: integer(env, 'PAYMENT_REGISTER_TIMEOUT_MS', 8000, 1, 60_000),
     statusTimeoutMs: integer(env, 'PAYMENT_STATUS_TIMEOUT_MS', 5000, 1, 60_000),

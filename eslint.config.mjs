@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**'] },
+  { ignores: ['dist/**', '.dist-*/**', 'node_modules/**', '.data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -11,7 +11,9 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
     },
   },
-  { files: ['scripts/**/*.ts'], rules: { 'no-console': 'off' } },
+  { files: ['scripts/**/*.ts', 'scripts/**/*.mjs'], rules: { 'no-console': 'off' } },
+  // Plain Node scripts that run before anything is compiled (scripts/build.mjs).
+  { files: ['**/*.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
   // The layers (ARCHITECTURE.md): `api/` (HTTP) and `workers/` (job consumers) are two fronts over
   // `db/`, `pool/`, `media/` and `services.ts`; neither front imports the other, and nothing below
   // them (nor the simulators of the outside world) imports either front.

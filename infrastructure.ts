@@ -8,6 +8,7 @@ import { createPaymentProcessor } from './db/payments/processor/create-payment-p
 import { seedPaymentShowcase } from './db/payments/seed-showcase';
 import { ProcessSession } from './db/process-session';
 import { startPostgres } from './db/postgres';
+import { seedStudioCategories } from './db/studio/seed-studio-categories';
 import type { Logger } from './logger';
 import { startEmbeddedS3, Storage, type StorageSettings } from './media/storage';
 import type { Services } from './services';
@@ -17,6 +18,11 @@ export interface Infrastructure {
   /** Where the database and the object store are (for processes started beside this one). */
   databaseUrl: string;
   storageSettings: StorageSettings;
+  /**
+   * The embedded default: nothing configured, and this process started the embedded Postgres (it
+   * is the only process). Simulators run only then (main.ts).
+   */
+  embeddedDefault: boolean;
   stop(): Promise<void>;
 }
 
@@ -44,11 +50,15 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
       const embedded = await startEmbeddedS3({ directory: path.join(config.dataDir, 's3'), port: config.embeddedS3Port, bucket: 'media' });
       stops.unshift(() => embedded.stop());
       storageSettings = embedded.settings;
+      log.warn({ endpoint: embedded.settings.endpoint },
+        'EMBEDDED OBJECT STORE (s3rver, loopback only): it checks no signature and no upload policy, so anything that reaches it can list, read, write and overwrite every object. '
+        + 'The service refuses an upload whose object did not come through its own ticket, but cannot stop such writes. Development only: set S3_ENDPOINT and the other S3_* variables anywhere else.');
     }
-    const storage = new Storage(storageSettings);
+    const storage = new Storage(storageSettings, config.tokenSecret);
     await storage.ensureBucket();
     if (config.catalog.seedDemo) await seedDemoCatalogIfEmpty(db, storage, log);
     if (config.payments.seedShowcase && (await seedPaymentShowcase(db))) log.info('demo payment showcase seeded');
+    if (config.catalog.seedDemo && (await seedStudioCategories(db, { onlyIntoEmpty: true }))) log.info('demo studio categories seeded');
 
     const boss = await startBoss(postgres.url, options, log);
     boss.on('error', (error) => log.error({ err: error }, 'pg-boss error'));
@@ -61,6 +71,7 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
       services: { config, log, db, boss, listenHub, processSession, storage, paymentProcessor: createPaymentProcessor(config) },
       databaseUrl: postgres.url,
       storageSettings,
+      embeddedDefault: postgres.startedHere && !config.s3,
       stop: async () => {
         for (const stop of stops) await stop().catch((error) => log.error({ err: error }, 'error while stopping'));
       },

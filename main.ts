@@ -33,15 +33,32 @@ function parseRoles(argv: string[]): RoleName[] {
 }
 
 /**
+ * The simulators these roles would run in this process: a worker without PROVIDER_URL talks to a
+ * provider simulator, a web (or scheduler) process without PAYMENT_PROCESSOR_URL to the payment
+ * processor simulator mounted on the web app, where anyone can approve their own payment.
+ */
+function simulatorsNeeded(config: Config, roles: RoleName[]): string[] {
+  const needed: string[] = [];
+  if ((roles.includes('worker') || roles.includes('web')) && !config.providerUrl) needed.push('the AI provider simulator (PROVIDER_URL is not set)');
+  if ((roles.includes('web') || roles.includes('scheduler')) && config.payments.enabled && !config.payments.processorUrl) {
+    needed.push('the payment processor simulator (PAYMENT_PROCESSOR_URL is not set)');
+  }
+  return needed;
+}
+
+const embeddedOnly = 'simulators run only in the embedded default: one process, nothing configured, everything on loopback. '
+  + 'Set PROVIDER_URL (in development: the sim-provider process type) and PAYMENT_PROCESSOR_URL, or PAYMENTS_ENABLED=0';
+
+/**
  * Without PROVIDER_URL a worker talks to the simulator in-process, over real HTTP on loopback
  * (decisions.md section 1), so the production code path is the one exercised.
  */
 async function withProvider(config: Config, roles: RoleName[], log: Logger, running: RunningPart[]): Promise<Config> {
   const standalone = roles.includes('sim-provider');
-  if (!standalone && (config.providerUrl || !roles.includes('worker'))) return config;
+  if (!standalone && (config.providerUrl || !roles.some((role) => role === 'worker' || role === 'web'))) return config;
   const simulator = await startProviderSimulatorFromConfig(config, log);
   running.push(simulator);
-  log.info({ url: simulator.url }, 'provider simulator listening');
+  log.warn({ url: simulator.url }, 'PROVIDER SIMULATOR listening: a stand-in for the AI provider, for development and load tests only');
   return config.providerUrl ? config : { ...config, providerUrl: simulator.url };
 }
 
@@ -50,14 +67,25 @@ async function main(): Promise<void> {
   const baseConfig = loadConfig();
   const log = createLogger(baseConfig.logLevel);
   const running: RunningPart[] = [];
-  const config = await withProvider(baseConfig, roles, log, running);
+  const simulators = simulatorsNeeded(baseConfig, roles);
+  if (simulators.length && (baseConfig.databaseUrl || baseConfig.s3)) {
+    throw new ConfigError(`${simulators.join(' and ')} would run beside a configured ${baseConfig.databaseUrl ? 'database (DATABASE_URL)' : 'object store (S3_ENDPOINT)'}; ${embeddedOnly}`);
+  }
 
   const started = roles.filter((role) => role !== 'sim-provider');
   const infrastructure = started.length
-    ? await startInfrastructure(config, log, { supervise: started.some((role) => role !== 'web'), schedule: started.includes('scheduler') })
+    ? await startInfrastructure(baseConfig, log, { supervise: started.some((role) => role !== 'web'), schedule: started.includes('scheduler') })
     : null;
+  if (infrastructure && simulators.length && !infrastructure.embeddedDefault) {
+    await infrastructure.stop();
+    throw new ConfigError(`${simulators.join(' and ')} would run in a second process on this data directory's embedded Postgres, which another process started; ${embeddedOnly}`);
+  }
+  const config = await withProvider(baseConfig, roles, log, running);
+  if (simulators.length) {
+    log.warn({ simulators }, `SIMULATORS RUNNING: ${simulators.join(' and ')}. Anyone who reaches this service can approve their own payments. Development only: ${embeddedOnly}.`);
+  }
   if (infrastructure) {
-    const { services } = infrastructure;
+    const services = { ...infrastructure.services, config };
     if (roles.includes('worker')) running.push(await startWorker(services));
     if (roles.includes('media')) running.push(await startMedia(services));
     if (roles.includes('scheduler')) running.push(await startScheduler(services));

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
+import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
 import { drainableServer } from './http/drain';
 import { errorEnvelope } from './http/error-envelope';
@@ -19,6 +20,7 @@ export async function startMetricsServer(services: Services, port: number): Prom
   app.use(errorEnvelope(services.log));
   app.use(metricsRouter().routes());
   const { server, drain } = drainableServer(app.callback());
+  answerClientErrors(server, services.log, services.config.requestTimeoutMs);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '0.0.0.0', () => resolve());

@@ -1,7 +1,7 @@
 import { errors } from './http/errors';
 import { idempotencyKeyParameter } from './http/idempotency';
 import type { Route } from './http/route';
-import type { JsonSchema } from './http/validation';
+import { pathSchema, type JsonSchema } from './http/validation';
 
 const errorEnvelope: JsonSchema = {
   type: 'object',
@@ -24,12 +24,6 @@ const errorEnvelope: JsonSchema = {
   },
   required: ['error'],
 };
-
-/** A route's path parameters: its schema, or else every `{name}` of its path, as a string. */
-function pathParameters(route: Route): unknown[] {
-  if (route.params) return parameters(route.params, 'path');
-  return [...route.path.matchAll(/\{([a-z_]+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
-}
 
 function parameters(schema: JsonSchema | undefined, where: 'query' | 'path'): unknown[] {
   if (!schema) return [];
@@ -64,8 +58,9 @@ export function openApiDocument(routes: Route[], serverUrl: string): Record<stri
       summary: route.summary,
       'x-access': route.access,
       ...(route.access === 'public' ? {} : { security: route.access === 'optional' ? [{}, { bearer: [] }] : [{ bearer: [] }] }),
-      parameters: [...pathParameters(route), ...parameters(route.query, 'query'), ...(route.idempotent ? [idempotencyKeyParameter] : [])],
+      parameters: [...parameters(pathSchema(route.path, route.params), 'path'), ...parameters(route.query, 'query'), ...(route.idempotent ? [idempotencyKeyParameter] : [])],
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      ...(route.streamedBody ? { requestBody: { required: true, content: { [route.streamedBody.contentType]: { schema: route.streamedBody.schema } } } } : {}),
       responses,
     };
   }

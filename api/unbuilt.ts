@@ -21,10 +21,6 @@ const unbuilt: [Method, string, Access][] = [
   ['POST', '/v1/user-effects/{id}/publish', 'registered'],
   ['POST', '/v1/user-effects/{id}/unpublish', 'registered'],
   ['GET', '/v1/user-effects/{id}/stream', 'registered'],
-  ['GET', '/v1/studio/categories', 'token'],
-  ['POST', '/v1/studio/estimate', 'token'],
-  ['POST', '/v1/studio/generations', 'registered'],
-  ['POST', '/v1/speech/transcriptions', 'registered'],
 ];
 
 export const unbuiltRoutes: Route[] = unbuilt.map(([method, path, access]) =>

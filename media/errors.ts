@@ -37,3 +37,17 @@ export class FfmpegError extends Error {
     super(message, options);
   }
 }
+
+/** The bytes are not audio in an accepted format (decisions.md 7.4), or do not decode. */
+export class UnreadableAudioError extends Error {
+  override readonly name = 'UnreadableAudioError';
+}
+
+/** The recording is longer than the service takes. */
+export class AudioTooLongError extends Error {
+  override readonly name = 'AudioTooLongError';
+
+  constructor(readonly maxS: number) {
+    super(`the recording is longer than ${maxS} s`);
+  }
+}

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +9,8 @@ import S3rver from 's3rver';
 export interface StoredObject {
   size: number;
   contentType: string | null;
+  /** Put through the upload ticket issued for exactly this key (`presignedPost`). */
+  viaItsTicket: boolean;
 }
 
 export interface UploadTicket {
@@ -23,10 +26,14 @@ export interface StorageSettings {
   region: string;
 }
 
+/** The user metadata a ticket's form carries (`x-amz-meta-ticket`), which the stored object keeps. */
+const ticketMetadata = 'ticket';
+
 export class Storage {
   private readonly client: Minio.Client;
 
-  constructor(private readonly settings: StorageSettings) {
+  /** `ticketSecret` signs each upload ticket's stamp, so no one can make the stamp of another key. */
+  constructor(private readonly settings: StorageSettings, private readonly ticketSecret: string) {
     const endpoint = new URL(settings.endpoint);
     this.client = new Minio.Client({
       endPoint: endpoint.hostname,
@@ -67,7 +74,7 @@ export class Storage {
     try {
       const stat = await this.client.statObject(this.bucket, key);
       const contentType = stat.metaData?.['content-type'] ?? null;
-      return { size: stat.size, contentType };
+      return { size: stat.size, contentType, viaItsTicket: stat.metaData?.[ticketMetadata] === this.ticketStamp(key) };
     } catch (error) {
       if (['NotFound', 'NoSuchKey'].includes((error as { code?: string }).code ?? '')) return null;
       throw error;
@@ -100,18 +107,26 @@ export class Storage {
   }
 
   /**
-   * A browser-style multipart POST ticket for one exact key. The policy names the content type and
-   * size range; servers that do not enforce it are covered by checks when the object is used.
+   * A browser-style multipart POST ticket for one exact key. The policy names the content type, the
+   * size range and a stamp of the key that the object keeps as metadata. A server that does not
+   * enforce the policy (the embedded s3rver checks no signature) lets a client swap the key and
+   * write where another ticket points: `stat` then finds a stamp that is not the key's own
+   * (`viaItsTicket` false), and the object is not used.
    */
   async presignedPost(key: string, options: { contentType: string; maxBytes: number; expiresInSeconds: number }): Promise<UploadTicket> {
     const policy = this.client.newPostPolicy();
     policy.setBucket(this.bucket);
     policy.setKey(key);
     policy.setContentType(options.contentType);
+    policy.setUserMetaData({ [ticketMetadata]: this.ticketStamp(key) });
     policy.setContentLengthRange(1, options.maxBytes);
     policy.setExpires(new Date(Date.now() + options.expiresInSeconds * 1000));
     const { postURL, formData } = await this.client.presignedPostPolicy(policy);
     return { url: postURL, fields: formData };
+  }
+
+  private ticketStamp(key: string): string {
+    return createHmac('sha256', this.ticketSecret).update(`upload-ticket\n${this.bucket}\n${key}`).digest('base64url');
   }
 }
 

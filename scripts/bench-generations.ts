@@ -77,7 +77,7 @@ async function queueGenerations(services: Services, count: number): Promise<{ id
   await db('uploads').insert({ id: uploadId, user_id: user.id, object_key: objectKey, content_type: 'image/jpeg' });
   await storage.put(objectKey, photo, 'image/jpeg');
   const generous = { ...services, config: { ...config, generations: { ...config.generations, maxQueuedGenerations: 1_000_000 } } };
-  const plan = { effectId: effect.id, cost: 10, outputType: 'image' as const, model: 'image', inputs: [{ upload_id: uploadId, object_key: objectKey, person: 0 }] };
+  const plan = { kind: 'effect' as const, effectId: effect.id, studioCategoryId: null, prompt: null, cost: 10, outputType: 'image' as const, model: 'image', inputs: [{ upload_id: uploadId, object_key: objectKey, person: 0 }] };
   const ids = await db.transaction(async (trx) => {
     const queued: string[] = [];
     for (let index = 0; index < count; index += 1) queued.push(await reserveAndQueue(trx, generous, user.id, plan) as string);

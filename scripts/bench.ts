@@ -11,6 +11,7 @@ const benches = [
   ['bench-http.js', 'HTTP stack and accounts'],
   ['bench-catalog.js', 'catalog on 10,000 effects'],
   ['bench-generations.js', 'generation pipeline'],
+  ['bench-queue.js', 'queue position of a pending generation'],
   ['bench-streams.js', 'SSE streams'],
 ] as const;
 

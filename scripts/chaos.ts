@@ -207,7 +207,7 @@ async function killMidPreview(cluster: Cluster, doomed: ServiceProcess, progress
   let generationId = '';
   const found = await timeUntil(async () => {
     const { rows } = await cluster.db.raw<{ rows: { id: string }[] }>(
-      "select id from generations where claimed_by = ? and status = 'processing' and result_key is not null limit 1", [session]);
+      "select id from generations where claimed_by = ? and status = 'processing' and result_stored_at is not null limit 1", [session]);
     generationId = rows[0]?.id ?? '';
     return generationId !== '';
   }, 60_000, 5);

@@ -3,10 +3,12 @@ import { loadConfig } from '../config';
 import { createLogger, flushLogs } from '../logger';
 import { startInfrastructure } from '../infrastructure';
 import { seedDemoCatalog } from '../api/catalog/demo-catalog';
+import { seedStudioCategories } from '../db/studio/seed-studio-categories';
 
 /**
- * `npm run seed`: puts the demo catalog (decisions.md section 5) into the configured or embedded
- * database, whether or not it is empty; effects are matched by slug, so nothing is duplicated.
+ * `npm run seed`: puts the demo catalog (decisions.md section 5) and the demo studio categories
+ * (7.3) into the configured or embedded database, whether or not it is empty; effects and studio
+ * categories are matched by slug, so nothing is duplicated.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -18,6 +20,8 @@ async function main(): Promise<void> {
     const summary = await seedDemoCatalog(infrastructure.services.db, infrastructure.services.storage);
     console.log(`demo catalog: ${summary.effectsCreated} effects created, ${summary.effectsUpdated} updated, `
       + `${summary.previewsBuilt} previews built, ${summary.categories} categories, ${summary.tags} tags (${Date.now() - started} ms)`);
+    const studio = await seedStudioCategories(infrastructure.services.db, { onlyIntoEmpty: false });
+    console.log(`demo studio categories: ${studio ? 'missing ones added' : 'all present'}`);
   } finally {
     await infrastructure.stop();
     await flushLogs(log);

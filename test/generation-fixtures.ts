@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import type { Knex } from 'knex';
+import { createUpload } from '../api/uploads/uploads';
 import type { ProviderAdapter } from '../pool/provider/adapter';
 import { HttpProviderAdapter } from '../pool/provider/http-client';
 import type { RunningPart, Services } from '../services';
@@ -8,10 +9,21 @@ import { startProviderSimulator, type ProviderSimulator, type ProviderSimulatorO
 import { startGenerationPipeline } from '../workers/generations/pipeline';
 import { startPreviewConsumer } from '../workers/generations/preview-consumer';
 import { services, testConfig } from './harness';
+import { postToTicket } from './tickets';
 import { eventually } from './wait';
 
 export async function balanceOf(userId: string): Promise<number> {
   return (await services().db('users').where({ id: userId }).first('balance')).balance;
+}
+
+/** How many generations and reserve/refund ledger rows exist: a refused creation leaves both as they were. */
+export async function generationAndChargeCounts(): Promise<{ generations: number; ledger: number }> {
+  const { db } = services();
+  const [generations, ledger] = await Promise.all([
+    db('generations').count<{ count: number }[]>('* as count'),
+    db('credit_transactions').whereIn('kind', ['reserve', 'refund']).count<{ count: number }[]>('* as count'),
+  ]);
+  return { generations: generations[0].count, ledger: ledger[0].count };
 }
 
 /** The ledger rows of a user, oldest first, as `kind:amount:reference`. */
@@ -61,14 +73,12 @@ export function photo(width = 64, height = 48, colour = '#c08040'): Promise<Buff
   return sharp({ create: { width, height, channels: 3, background: colour } }).jpeg().toBuffer();
 }
 
-/** An upload row plus its object put straight into storage (what the client's multipart POST does). */
+/** An upload with its ticket (as `POST /v1/uploads` makes it) and, unless `body` is null, its file posted through the ticket. */
 export async function storedUpload(userId: string, body: Buffer | null, contentType = 'image/jpeg'): Promise<string> {
   const { db, storage } = services();
-  const id = (await db.raw('select gen_random_uuid() as id')).rows[0].id as string;
-  const objectKey = `uploads/${userId}/${id}.jpg`;
-  await db('uploads').insert({ id, user_id: userId, object_key: objectKey, content_type: contentType });
-  if (body) await storage.put(objectKey, body, contentType);
-  return id;
+  const ticket = await createUpload(db, storage, userId, contentType);
+  if (body) await postToTicket(ticket, body, contentType);
+  return ticket.id;
 }
 
 export async function statusOf(db: Knex, generationId: string): Promise<{ status: string; error_code: string | null }> {

@@ -1,5 +1,4 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -8,6 +7,7 @@ import type { Realtime } from '../api/realtime/streams';
 import { startWeb, type WebOptions } from '../api/web';
 import { loadConfig, type Config } from '../config';
 import { createPaymentProcessor } from '../db/payments/processor/create-payment-processor';
+import { freeLoopbackPort } from '../db/postgres';
 import { startInfrastructure, type Infrastructure } from '../infrastructure';
 import { createLogger, type Logger } from '../logger';
 import type { Services } from '../services';
@@ -24,16 +24,8 @@ let scratch: string | null = null;
 let infrastructure: Infrastructure | null = null;
 let dropTestDatabase: (() => Promise<void>) | null = null;
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** A free loopback port for a server of a test. */
+export const freePort = freeLoopbackPort;
 
 /** A fresh database per run on the server of `TEST_DATABASE_URL`, dropped at the end. */
 async function createTestDatabase(external: string): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -120,7 +112,7 @@ export function databaseUrl(): string {
 
 /**
  * The environment of a service process (`node dist/main.js <roles>`, a script) on this run's
- * database and storage, with a fixed token secret and no demo seeding; `overrides` on top.
+ * database and storage, with a fixed token secret, no demo seeding and payments off; `overrides` on top.
  */
 export function serviceEnv(overrides: Record<string, string> = {}): Record<string, string> {
   const storage = infrastructure!.storageSettings;
@@ -133,6 +125,8 @@ export function serviceEnv(overrides: Record<string, string> = {}): Record<strin
     S3_REGION: storage.region,
     TOKEN_SECRET: 'service-token-secret-that-is-long-enough-0123456789',
     SEED_DEMO_CATALOG: '0',
+    // Processes on a configured database run no payment simulator (main.ts): set a processor to test payments.
+    PAYMENTS_ENABLED: '0',
     ...overrides,
   };
 }

@@ -120,7 +120,7 @@ export function payAs(paymentUrl: string, outcome: 'success' | 'insufficient_fun
 /** An operator action in the processor's cabinet (refund, chargeback, expire, sbp-pay, late-capture). */
 export async function operator(bed: Testbed, paymentId: string, action: string): Promise<number> {
   const { processor_order_id: orderId } = await paymentRow(paymentId);
-  const response = await fetch(`${bed.app.url}/sim/processor/orders/${orderId}/${action}`, { method: 'POST' });
+  const response = await fetch(`${bed.app.url}/sim/processor/orders/${orderId}/${action}`, { method: 'POST', body: new URLSearchParams(credentials) });
   await response.body?.cancel();
   return response.status;
 }

@@ -54,9 +54,22 @@ describe('the service process on embedded defaults', function () {
     await waitForReady(`http://127.0.0.1:${port}`, 90_000);
     expect(await portAcceptsConnections(postgresPort)).to.equal(true);
     await new Promise((resolve) => setTimeout(resolve, 1500)); // logs are flushed every second
-    const started = output.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((line) => line.msg === 'started');
+    const lines = output.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const started = lines.find((line) => line.msg === 'started');
     expect(started.node).to.equal(process.version);
     expect(Number(started.node.slice(1).split('.')[0])).to.be.at.least(22);
+    // Issue 16, items 7 and 15: the start log says loudly what runs as a simulator and what the embedded store does not guarantee.
+    const simulators = lines.find((line) => String(line.msg).startsWith('SIMULATORS RUNNING'));
+    expect(simulators, 'a warning naming the simulators').to.include({ level: 40 });
+    expect(simulators.simulators).to.have.length(2);
+    const store = lines.find((line) => String(line.msg).startsWith('EMBEDDED OBJECT STORE'));
+    expect(store).to.include({ level: 40 });
+    expect(store.endpoint, 'the embedded store listens on loopback only').to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+
+    // A second process on the same data directory would run simulators of its own beside the first: refused.
+    const second = await runToExit(['web'], { ...env, PORT: String(await freePort()) });
+    expect(second.code).to.equal(1);
+    expect(second.stderr).to.contain('second process').and.contain('PAYMENT_PROCESSOR_URL');
 
     const stoppedAt = Date.now();
     const exitCode = await new Promise<number | null>((resolve) => {
@@ -66,6 +79,35 @@ describe('the service process on embedded defaults', function () {
     expect(exitCode).to.equal(0);
     expect(Date.now() - stoppedAt).to.be.below(25_000);
     expect(await portAcceptsConnections(postgresPort)).to.equal(false);
+  });
+});
+
+/** `node dist/main.js <roles>` until it exits; its code and what it wrote to stderr. */
+async function runToExit(roles: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
+  const run = spawn(process.execPath, [path.join(__dirname, '..', 'main.js'), ...roles], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  run.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  const code = await new Promise<number | null>((resolve) => run.once('exit', resolve));
+  return { code, stderr };
+}
+
+describe('simulators only in the embedded default (issue 16, item 15)', function () {
+  this.timeout(60_000);
+  const configured: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none', LOG_LEVEL: 'silent' };
+  for (const name of ['PROVIDER_URL', 'PAYMENT_PROCESSOR_URL', 'PAYMENTS_ENABLED']) delete configured[name];
+
+  it('a web process with DATABASE_URL and without PAYMENT_PROCESSOR_URL refuses to start, naming what to set', async () => {
+    for (const roles of [['web'], ['scheduler']]) {
+      const run = await runToExit(roles, configured);
+      expect(run.code, roles.join()).to.equal(1);
+      expect(run.stderr).to.contain('configuration error').and.contain('PAYMENT_PROCESSOR_URL').and.contain('DATABASE_URL');
+    }
+  });
+
+  it('a worker with DATABASE_URL and without PROVIDER_URL refuses to start, naming what to set', async () => {
+    const run = await runToExit(['worker'], configured);
+    expect(run.code).to.equal(1);
+    expect(run.stderr).to.contain('configuration error').and.contain('PROVIDER_URL');
   });
 });
 

@@ -43,6 +43,8 @@ export async function bindAvatar(services: Services, userId: string, key: string
   if (!isOwnAvatarKey(userId, key)) throw errors.forbidden('The avatar must be uploaded under your own avatars/ folder.');
   const stored = await storage.stat(key);
   if (!stored) throw invalidField(objectKeyField, 'no uploaded file under this key', 'object_missing');
+  // The embedded store lets a client swap a ticket's key: only the object put through this key's own ticket counts.
+  if (!stored.viaItsTicket) throw invalidField(objectKeyField, 'the file under this key was not put there through its upload ticket', 'object_not_via_ticket');
   if (stored.size > config.avatarMaxBytes) throw invalidField(objectKeyField, `the file is larger than ${config.avatarMaxBytes} bytes`, 'file_too_large');
   const original = await storage.get(key);
   let jpeg: Buffer;

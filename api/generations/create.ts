@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { debit } from '../../db/credits/ledger';
-import { insertPending } from '../../db/generations/insert-pending';
+import { insertPending, type NewGeneration } from '../../db/generations/insert-pending';
 import type { GenerationStatus } from '../../db/generations/model';
 import type { Services } from '../../services';
 import { findLaunchableEffect } from '../catalog/launchable';
@@ -9,7 +9,7 @@ import { errors, invalidField } from '../http/errors';
 import type { IdempotencyKey } from '../http/idempotency';
 import { isUuid } from '../http/validation';
 import { createOnce } from '../idempotency/create-once';
-import { findOwnUploads, maxUploadBytes } from '../uploads/uploads';
+import { checkUpload, findOwnUploads, maxUploadBytes, type UploadCheck, type UploadRow } from '../uploads/uploads';
 import { assignPhotos, uploadIdsOf, uploadLocations, type PhotoRequest } from './photos';
 
 export interface CreateGenerationBody extends PhotoRequest {
@@ -21,13 +21,14 @@ export interface GenerationAccepted {
   status: GenerationStatus;
 }
 
+/** What a checked request starts: everything the pending row needs but its id and owner. */
+export type GenerationPlan = Omit<NewGeneration, 'id' | 'userId'>;
+
 /**
  * `POST /v1/generations`. Every check runs before any credit moves, in the contract's order:
  * 404 (effect or an upload absent or another's), 422 (upload not completed or above 15 MB), 422
  * (characters rules), 422 `characters_required` (ambiguous flat list), 422 (price not assigned
- * yet), then inside one transaction 402 (reserve), 503 (queue beyond MAX_QUEUED_GENERATIONS), and
- * the pending generation with its FIFO ticket and its NOTIFY. A refused request leaves the
- * Idempotency-Key free; a repeat of an accepted one answers the same generation, charged once.
+ * yet), then `startGeneration`'s 402 and 503.
  */
 export async function createGeneration(
   services: Services,
@@ -35,28 +36,52 @@ export async function createGeneration(
   body: CreateGenerationBody,
   idempotency: IdempotencyKey | null,
 ): Promise<{ statusCode: number; body: GenerationAccepted }> {
-  const { db } = services;
-  return createOnce({
-    db,
-    userId,
-    idempotency,
+  return startGeneration(services, userId, {
     body,
+    idempotency,
+    plan: () => planEffectGeneration(services, userId, body),
+    answer: (id) => currentStatus(services.db, id),
+  });
+}
+
+/**
+ * The creation every kind of generation shares (effect and studio: one pipeline). `plan` runs the
+ * kind's checks outside any transaction; then in one transaction the reserve (402), the queue check
+ * (503) and the pending generation with its FIFO ticket and its NOTIFY. A refused request leaves the
+ * Idempotency-Key free; a repeat of an accepted one (on either endpoint of the pair, same body)
+ * answers the same generation, charged once, as `answer` shows it now.
+ */
+export async function startGeneration<Answer>(
+  services: Services,
+  userId: string,
+  request: {
+    body: unknown;
+    idempotency: IdempotencyKey | null;
+    plan: () => Promise<GenerationPlan>;
+    answer: (generationId: string) => Promise<Answer>;
+  },
+): Promise<{ statusCode: number; body: Answer }> {
+  return createOnce({
+    db: services.db,
+    userId,
+    idempotency: request.idempotency,
+    body: request.body,
     statusCode: 202,
-    prepare: () => planGeneration(services, userId, body),
+    prepare: request.plan,
     create: async (trx, plan) => {
       const started = await reserveAndQueue(trx, services, userId, plan);
       if (started === 'insufficient') throw errors.insufficientCredits();
       if (started === 'queue_full') throw errors.providerUnavailable('Too many generations are waiting; try again later.');
       return started;
     },
-    find: async (id) => ({ state: 'done', answer: await currentStatus(db, id) }),
+    find: async (id) => ({ state: 'done', answer: await request.answer(id) }),
   });
 }
 
 /**
- * Inside the caller's transaction: reserve the cost (5, 402), check the queue (6, 503) and insert
- * the pending generation with its ticket. Answers the new id, or why it could not start (nothing
- * is written then, once the caller rolls back). Also used by scripts/replay-failed.ts.
+ * Inside the caller's transaction: reserve the cost (402), check the queue (503) and insert the
+ * pending generation with its ticket. Answers the new id, or why it could not start (nothing is
+ * written then, once the caller rolls back). Also used by scripts/replay-failed.ts.
  */
 export async function reserveAndQueue(trx: Knex.Transaction, services: Services, userId: string, plan: GenerationPlan): Promise<string | 'insufficient' | 'queue_full'> {
   const id = randomUUID();
@@ -68,34 +93,40 @@ export async function reserveAndQueue(trx: Knex.Transaction, services: Services,
   return id;
 }
 
-export interface GenerationPlan {
-  effectId: string;
-  cost: number;
-  outputType: 'image' | 'video';
-  model: string;
-  inputs: { upload_id: string; object_key: string; person: number }[];
-}
-
-/** The checks that need no transaction, in the contract's order; throws the first refusal. */
-async function planGeneration(services: Services, userId: string, body: CreateGenerationBody): Promise<GenerationPlan> {
+/**
+ * The photos' own checks, shared by every kind of generation, in the contract's order: every
+ * upload exists and is the caller's (404), then each is in storage and within 15 MB (422, at its
+ * place in the request). Answers the caller's uploads by id (lowercase).
+ */
+export async function checkedUploads(
+  services: Services,
+  userId: string,
+  uploadIds: string[],
+  placeOf: (uploadId: string) => (string | number)[],
+): Promise<Map<string, UploadRow>> {
   const { db, storage } = services;
-  // 1. The effect and every upload exist and are the caller's. A hidden effect is gone for launching.
-  const effect = await findLaunchableEffect(db, body.effect_id);
-  if (!effect || effect.hidden) throw errors.notFound('Effect not found.');
-  const uploadIds = uploadIdsOf(body);
   if (uploadIds.some((id) => !isUuid(id))) throw errors.notFound('Upload not found.');
   const uploads = await findOwnUploads(db, userId, uploadIds.map((id) => id.toLowerCase()));
   const byId = new Map(uploads.map((upload) => [upload.id, upload]));
   if (uploadIds.some((id) => !byId.has(id.toLowerCase()))) throw errors.notFound('Upload not found.');
-
-  // 2. Each upload is in storage and within 15 MB (the embedded S3 does not enforce the POST policy).
-  const places = uploadLocations(body);
+  // Each upload is completed: the object its ticket named, within 15 MB (checked here because the
+  // embedded S3 does not enforce the POST policy).
   const stored = await Promise.all(uploadIds.map((id) => storage.stat(byId.get(id.toLowerCase())!.object_key)));
   uploadIds.forEach((id, index) => {
-    const object = stored[index];
-    if (!object) throw invalidField(places.get(id)!, 'the upload is not completed: no file was put into storage', 'upload_pending');
-    if (object.size > maxUploadBytes) throw invalidField(places.get(id)!, 'the upload is larger than 15 MB', 'upload_too_large');
+    const problem = uploadProblems[checkUpload(byId.get(id.toLowerCase())!, stored[index])];
+    if (problem) throw invalidField(placeOf(id), problem.msg, problem.type);
   });
+  return byId;
+}
+
+/** The checks of an effect generation that need no transaction, in the contract's order; throws the first refusal. */
+async function planEffectGeneration(services: Services, userId: string, body: CreateGenerationBody): Promise<GenerationPlan> {
+  // 1. The effect and every upload exist and are the caller's. A hidden effect is gone for launching.
+  const effect = await findLaunchableEffect(services.db, body.effect_id);
+  if (!effect || effect.hidden) throw errors.notFound('Effect not found.');
+  // 1 and 2. The uploads: absent or another's, then not completed or above 15 MB.
+  const places = uploadLocations(body);
+  const byId = await checkedUploads(services, userId, uploadIdsOf(body), (id) => places.get(id)!);
 
   // 3 and 4. Who is on which photo.
   const photos = assignPhotos(effect, body);
@@ -104,13 +135,24 @@ async function planGeneration(services: Services, userId: string, body: CreateGe
   if (effect.cost <= 0) throw invalidField(['body', 'effect_id'], 'the effect has no price yet; try again in a few seconds', 'cost_not_assigned');
 
   return {
+    kind: 'effect',
     effectId: effect.id,
+    studioCategoryId: null,
+    prompt: null,
     cost: effect.cost,
     outputType: effect.output_type,
     model: effect.model,
     inputs: photos.map((photo) => ({ upload_id: photo.upload_id.toLowerCase(), object_key: byId.get(photo.upload_id.toLowerCase())!.object_key, person: photo.person })),
   };
 }
+
+const uploadProblems: Record<UploadCheck, { msg: string; type: string } | null> = {
+  completed: null,
+  pending: { msg: 'the upload is not completed: no file was put into storage', type: 'upload_pending' },
+  not_via_its_ticket: { msg: 'the file under this upload was not put there through its upload ticket', type: 'upload_not_via_ticket' },
+  wrong_type: { msg: 'the file is not of the content type the upload was created for', type: 'upload_wrong_type' },
+  too_large: { msg: `the upload is larger than ${maxUploadBytes / 1024 / 1024} MB`, type: 'upload_too_large' },
+};
 
 /**
  * `503 provider_unavailable` only in the extreme case: `max` generations already wait in total, so

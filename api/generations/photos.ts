@@ -49,9 +49,9 @@ export function assignPhotos(rules: PhotoRules, request: PhotoRequest): Assigned
     persons = personsFromCharacters(rules.characters, request.characters);
     field = 'characters';
   } else {
-    // A repeated upload_id in the flat list is not refused (legacy clients repeat the main photo in
-    // additional_uploads): it counts once.
-    const photos = [...new Set([...(request.upload_id === undefined ? [] : [request.upload_id]), ...(request.additional_uploads ?? [])])];
+    // A repeated upload_id in the flat list is not refused (contract B rule 4): the list is dealt
+    // out and counted as sent, so `upload_id: X, additional_uploads: [X]` gives X to two people.
+    const photos = [...(request.upload_id === undefined ? [] : [request.upload_id]), ...(request.additional_uploads ?? [])];
     if (!photos.length) throw noPhoto(['body', 'characters']);
     persons = dealFlatList(rules.characters, photos);
     field = request.upload_id !== undefined ? 'upload_id' : 'additional_uploads';

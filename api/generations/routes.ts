@@ -6,6 +6,7 @@ import { pagingProperties, type Paging } from '../http/paging';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema, isUuid } from '../http/validation';
+import { cancelGeneration } from './cancel';
 import { createGeneration, type CreateGenerationBody } from './create';
 import { generationStreamRoute } from './stream';
 import { findOwnGeneration, generationDetail, generationDetailSchema, generationList, generationListSchema } from './views';
@@ -50,7 +51,7 @@ export const generationRoutes = [
   }),
   defineRoute<unknown, unknown, { id: string }>({
     method: 'GET', path: '/v1/generations/{id}', access: 'token', limits: [readBudget()],
-    summary: 'A generation with its effect, signed result and preview links (about an hour).',
+    summary: 'A generation with its effect (or studio category and prompt), signed result and preview links (about an hour) or text answer, and while pending its queue_position and estimated_wait_s.',
     responses: { 200: { description: 'GenerationDetail', schema: generationDetailSchema } },
     handler: async (ctx, { params }) => {
       const { db, storage, config } = ctx.services;
@@ -69,6 +70,21 @@ export const generationRoutes = [
         throw errors.notFound('Generation not found.');
       }
       ctx.status = 204;
+    },
+  }),
+  defineRoute<unknown, unknown, { id: string }>({
+    method: 'POST', path: '/v1/generations/{id}/cancel', access: 'token', limits: [readBudget()],
+    summary: 'Cancels a pending generation: failed with error_code "canceled", its credits refunded, with the stream event and the push.',
+    responses: {
+      200: { description: 'The cancelled generation', schema: generationDetailSchema },
+      404: { description: 'absent or another user\'s' },
+      422: { description: 'validation_error with one detail {loc: ["path", "id"], type: "invalid_status"}: not pending (or being submitted right now)' },
+    },
+    handler: async (ctx, { params }) => {
+      const { services } = ctx;
+      if (!isUuid(params.id)) throw errors.notFound('Generation not found.');
+      const row = await cancelGeneration(services, caller(ctx).id, params.id.toLowerCase());
+      ctx.body = await generationDetail(services.db, services.storage, row, services.config.generations.resultUrlTtlS);
     },
   }),
   generationStreamRoute,

@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 import { userLocale } from '../../db/accounts/user-locale';
-import type { GenerationRow, GenerationStatus, OutputType, StoredGenerationPreview } from '../../db/generations/model';
+import type { GenerationKind, GenerationRow, GenerationStatus, OutputType, StoredGenerationPreview } from '../../db/generations/model';
 import type { Storage } from '../../media/storage';
 import { effectView, effectSchema, type Effect } from '../catalog/effect-view';
 import { page, pageSchema, type Page, type Paging } from '../http/paging';
 import { schema } from '../http/validation';
+import { queueFiguresOf, type QueueFigures } from './queue';
 
 /** The generation `preview` of contract B, with signed links that live as long as `result_url`. */
 export interface GenerationPreviewView {
@@ -15,11 +16,16 @@ export interface GenerationPreviewView {
   blurhash: string;
 }
 
-export interface GenerationDetail {
+export interface GenerationDetail extends QueueFigures {
   id: string;
+  kind: GenerationKind;
   status: GenerationStatus;
+  effect_id: string | null;
   effect: Effect | null;
+  studio_category_id: string | null;
+  prompt: string | null;
   result_url: string | null;
+  result_text: string | null;
   output_type: OutputType;
   error_code: string | null;
   preview: GenerationPreviewView | null;
@@ -30,8 +36,10 @@ export interface GenerationDetail {
 
 export interface GenerationListItem {
   id: string;
+  kind: GenerationKind;
   status: GenerationStatus;
-  effect_id: string;
+  effect_id: string | null;
+  studio_category_id: string | null;
   output_type: OutputType;
   error_code: string | null;
   preview: GenerationPreviewView | null;
@@ -48,15 +56,24 @@ const previewSchema = schema.nullable(schema.object({
 }));
 const timestamp = schema.string({ format: 'date-time' });
 const statusProperty = schema.string({ enum: ['pending', 'processing', 'succeeded', 'failed'] });
+const kindProperty = schema.string({ enum: ['effect', 'studio'] });
+const outputTypeProperty = schema.string({ enum: ['image', 'video', 'text'] });
 
 export const generationDetailSchema = schema.object({
   id: schema.uuid(),
+  kind: kindProperty,
   status: statusProperty,
+  effect_id: schema.nullable(schema.uuid()),
   effect: schema.nullable(effectSchema),
+  studio_category_id: schema.nullable(schema.uuid()),
+  prompt: schema.nullable(schema.string()),
   result_url: schema.nullable(schema.string()),
-  output_type: schema.string({ enum: ['image', 'video'] }),
+  result_text: schema.nullable(schema.string({ maxLength: 1000 })),
+  output_type: outputTypeProperty,
   error_code: schema.nullable(schema.string()),
   preview: previewSchema,
+  queue_position: schema.nullable(schema.integer({ minimum: 1 })),
+  estimated_wait_s: schema.nullable(schema.integer({ minimum: 0 })),
   created_at: timestamp,
   started_at: schema.nullable(timestamp),
   finished_at: schema.nullable(timestamp),
@@ -64,9 +81,11 @@ export const generationDetailSchema = schema.object({
 
 export const generationListSchema = pageSchema(schema.object({
   id: schema.uuid(),
+  kind: kindProperty,
   status: statusProperty,
-  effect_id: schema.uuid(),
-  output_type: schema.string({ enum: ['image', 'video'] }),
+  effect_id: schema.nullable(schema.uuid()),
+  studio_category_id: schema.nullable(schema.uuid()),
+  output_type: outputTypeProperty,
   error_code: schema.nullable(schema.string()),
   preview: previewSchema,
   created_at: timestamp,
@@ -95,19 +114,26 @@ export async function findOwnGeneration(db: Knex, userId: string, id: string): P
 
 export async function generationDetail(db: Knex, storage: Storage, row: GenerationRow, ttlS: number): Promise<GenerationDetail> {
   const locale = await userLocale(db, row.user_id);
-  const [effect, preview, resultUrl] = await Promise.all([
-    effectView(db, storage, row.effect_id, locale === 'en' ? 'en' : 'ru'),
+  const [effect, preview, resultUrl, queue] = await Promise.all([
+    row.effect_id === null ? null : effectView(db, storage, row.effect_id, locale === 'en' ? 'en' : 'ru'),
     previewView(storage, row, ttlS),
     row.status === 'succeeded' && row.result_key ? storage.presignedGet(row.result_key, ttlS) : null,
+    queueFiguresOf(db, row),
   ]);
   return {
     id: row.id,
+    kind: row.kind,
     status: row.status,
+    effect_id: row.effect_id,
     effect,
+    studio_category_id: row.studio_category_id,
+    prompt: row.prompt,
     result_url: resultUrl,
+    result_text: row.status === 'succeeded' ? row.result_text : null,
     output_type: row.output_type,
     error_code: row.error_code,
     preview,
+    ...queue,
     created_at: row.created_at.toISOString(),
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
@@ -132,8 +158,10 @@ export async function generationList(
   ]);
   const items = await Promise.all(rows.map(async (row) => ({
     id: row.id,
+    kind: row.kind,
     status: row.status,
     effect_id: row.effect_id,
+    studio_category_id: row.studio_category_id,
     output_type: row.output_type,
     error_code: row.error_code,
     preview: await previewView(storage, row, ttlS),

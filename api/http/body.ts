@@ -3,11 +3,29 @@ import { koaBody } from 'koa-body';
 import { errors } from './errors';
 
 /**
+ * No contract body nests deeper than a few levels; code that walks a body (the Idempotency-Key
+ * fingerprint, JSON.stringify) recurses, so a deeper one is refused here, before anything reads it.
+ */
+export const maxBodyDepth = 32;
+
+/** Whether `value` nests objects and arrays more than `max` levels deep; iterative, linear in size. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 1]];
+  while (pending.length) {
+    const [item, depth] = pending.pop()!;
+    if (!item || typeof item !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(item)) if (child && typeof child === 'object') pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
  * JSON and form bodies (forms: the processor's notifications and the simulators' pages).
- * Above the limit: 413; malformed: 422 without echoing what was sent.
+ * Above the limit: 413; malformed or nested too deep: 422 without echoing what was sent.
  */
 export function bodyParser(limitBytes: number): Middleware {
-  return koaBody({
+  const parse = koaBody({
     json: true,
     urlencoded: true,
     multipart: false,
@@ -20,4 +38,10 @@ export function bodyParser(limitBytes: number): Middleware {
       throw errors.validation([{ loc: ['body'], msg: 'body is not valid JSON', type: 'json_invalid' }]);
     },
   }) as unknown as Middleware;
+  return (ctx, next) => parse(ctx, () => {
+    if (nestsDeeperThan(ctx.request.body, maxBodyDepth)) {
+      throw errors.validation([{ loc: ['body'], msg: `nested deeper than ${maxBodyDepth} levels`, type: 'json_too_deep' }]);
+    }
+    return next();
+  });
 }

@@ -18,10 +18,10 @@ export interface DrainableServer {
 /** How often, while draining, connections that went idle are closed. */
 const idleSweepMs = 50;
 
-export function drainableServer(handler: http.RequestListener): DrainableServer {
+export function drainableServer(handler: http.RequestListener, options: http.ServerOptions = {}): DrainableServer {
   const unanswered = new Set<http.ServerResponse>();
   let draining = false;
-  const server = http.createServer((request, response) => {
+  const server = http.createServer(options, (request, response) => {
     if (draining) response.setHeader('Connection', 'close');
     else {
       unanswered.add(response);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Knex } from 'knex';
 import type { Middleware } from 'koa';
@@ -24,11 +25,14 @@ export interface BucketSettings {
  * The request source the auth limits count by: an IPv4 address, or the /64 network of an IPv6
  * address (one subscriber usually holds a whole /64). `ctx.ip` already is the first
  * `X-Forwarded-For` address when TRUST_PROXY is on (Koa's `app.proxy`), the socket address otherwise.
+ * That header is the client's text: one that is no address counts by its hash, so the key stays
+ * short (a long one would not fit the buckets' index: 500).
  */
 export function requestSource(ip: string): string {
   const address = ip.split('%')[0];
   if (address.toLowerCase().startsWith('::ffff:') && isIPv4(address.slice(7))) return address.slice(7);
-  if (!isIPv6(address)) return address;
+  if (isIPv4(address)) return address;
+  if (!isIPv6(address)) return `unknown:${createHash('sha256').update(ip).digest('hex').slice(0, 32)}`;
   return `${ipv6Groups(address).slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
 }
 
@@ -86,7 +90,7 @@ export function operationLimit(operation: AuthOperation): LimitMiddleware {
   };
 }
 
-function userBudget(name: 'write' | 'read', settings: (config: Config) => BucketSettings): () => LimitMiddleware {
+function userBudget(name: 'write' | 'read' | 'voice', settings: (config: Config) => BucketSettings): () => LimitMiddleware {
   return () => async (ctx, next) => {
     // Budgets are per user; a route without a caller falls back to the request source.
     const who = ctx.state.user ? `user:${ctx.state.user.id}` : `source:${requestSource(ctx.ip)}`;
@@ -100,6 +104,9 @@ export const writeBudget = userBudget('write', (config) => config.rateLimits.wri
 
 /** The one shared per-user budget of reads under a token (`/me`, `/credits/*`, `/generations`, `/referral`, ...). */
 export const readBudget = userBudget('read', (config) => config.rateLimits.read);
+
+/** Voice input's own per-user budget, narrower than the writes' (contract part A, "Limits"). */
+export const voiceBudget = userBudget('voice', (config) => config.rateLimits.voice);
 
 type LoginSettings = Config['rateLimits'];
 

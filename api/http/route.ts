@@ -32,6 +32,8 @@ export interface Route<Body = unknown, Query = unknown, Params = unknown> {
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;
+  /** A body the handler reads itself as it streams in (a multipart upload): published in OpenAPI, not parsed by the router. */
+  streamedBody?: { contentType: string; schema: JsonSchema };
   /** Takes an optional Idempotency-Key, whose key space it shares with the other endpoints of the pair. */
   idempotent?: KeyPair;
   responses?: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;

@@ -4,7 +4,7 @@ import type { ApiContext } from './context';
 import { errors } from './errors';
 import { idempotencyKeyOf } from './idempotency';
 import type { Route } from './route';
-import { validate } from './validation';
+import { pathSchema, validate } from './validation';
 
 const koaPath = (path: string): string => path.replace(/\{([a-z_]+)\}/g, ':$1');
 
@@ -19,6 +19,7 @@ export function buildRouter(routes: Route[]): Router<ApiContext['state'], ApiCon
     const endpoint = `${route.method} ${route.path}`;
     if (seen.has(endpoint)) throw new Error(`route declared twice: ${endpoint}`);
     seen.add(endpoint);
+    const paramsSchema = pathSchema(route.path, route.params);
     router.register(koaPath(route.path), [route.method], [
       async (ctx, next) => {
         ctx.state.route = route.path;
@@ -28,7 +29,7 @@ export function buildRouter(routes: Route[]): Router<ApiContext['state'], ApiCon
       ...(route.limits ?? []),
       async (ctx) => {
         if (!route.handler) throw errors.notImplemented();
-        const params = route.params ? validate(route.params, { ...ctx.params }, 'path') : ctx.params;
+        const params = validate(paramsSchema, { ...ctx.params }, 'path');
         const query = route.query ? validate(route.query, { ...ctx.query }, 'query') : ctx.query;
         const idempotency = route.idempotent ? idempotencyKeyOf(ctx, route.idempotent, endpoint) : null;
         const body = route.body ? validate(route.body, ctx.request.body ?? {}, 'body') : ctx.request.body;

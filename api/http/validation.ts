@@ -1,18 +1,63 @@
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import Ajv, { _, type ErrorObject, type KeywordCxt, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { errors, type ErrorDetail } from './errors';
 
 /**
  * Request validation with ajv. The same schema objects are published in `/v1/openapi.json`, so the
  * machine-readable contract cannot drift from what is enforced. Unknown fields are allowed and ignored.
+ *
+ * Two rules hold for every route without being written in its schema, because Postgres would
+ * otherwise refuse the value with a 500: no text the route reads may contain U+0000 (Postgres text
+ * cannot hold it), and a `uuid` is only the canonical 8-4-4-4-12 hex form (ajv-formats also takes
+ * `urn:uuid:…`, which Postgres does not).
  */
 export type JsonSchema = Record<string, unknown>;
 export type Location = 'body' | 'query' | 'path' | 'header';
 
+const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Ids are UUIDs; anything else in their place names nothing (a 404, or a slug), never a 422. */
+export function isUuid(text: string): boolean {
+  return uuidShape.test(text);
+}
+
+/** The keyword added to every string of a compiled schema (not to the published one). */
+const noNulCharacter = 'noNulCharacter';
+
 function createAjv(coerceTypes: boolean | 'array'): Ajv {
   const ajv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes, strict: false });
   addFormats(ajv);
+  ajv.addFormat('uuid', uuidShape);
+  ajv.addKeyword({
+    keyword: noNulCharacter,
+    type: 'string',
+    schemaType: 'boolean',
+    error: { message: 'must not contain the NUL character (U+0000)' },
+    code: (cxt: KeywordCxt) => cxt.fail(_`${cxt.data}.includes("\u0000")`),
+  });
   return ajv;
+}
+
+const subschemaMaps = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+const subschemaLists = ['anyOf', 'allOf', 'oneOf', 'prefixItems'];
+const subschemas = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedItems', 'unevaluatedProperties'];
+
+/** A copy of `schema` whose every string type also refuses U+0000. */
+function withoutNul(schema: JsonSchema): JsonSchema {
+  const copy: JsonSchema = { ...schema };
+  const isSchema = (value: unknown): value is JsonSchema => Boolean(value) && typeof value === 'object' && !Array.isArray(value);
+  for (const name of subschemaMaps) {
+    if (isSchema(schema[name])) copy[name] = Object.fromEntries(Object.entries(schema[name]).map(([key, value]) => [key, isSchema(value) ? withoutNul(value) : value]));
+  }
+  for (const name of subschemaLists) {
+    if (Array.isArray(schema[name])) copy[name] = schema[name].map((value: unknown) => (isSchema(value) ? withoutNul(value) : value));
+  }
+  for (const name of subschemas) {
+    if (isSchema(schema[name])) copy[name] = withoutNul(schema[name]);
+  }
+  const type = schema.type;
+  if (type === 'string' || (Array.isArray(type) && type.includes('string'))) copy[noNulCharacter] = true;
+  return copy;
 }
 
 // Query strings and path segments arrive as text; bodies must already carry the right JSON types.
@@ -23,7 +68,7 @@ const compiled = new WeakMap<JsonSchema, ValidateFunction>();
 function validatorFor(schema: JsonSchema, location: Location): ValidateFunction {
   let validate = compiled.get(schema);
   if (!validate) {
-    validate = (location === 'body' ? bodyAjv : textAjv).compile(schema);
+    validate = (location === 'body' ? bodyAjv : textAjv).compile(withoutNul(schema));
     compiled.set(schema, validate);
   }
   return validate;
@@ -40,11 +85,23 @@ function detailOf(error: ErrorObject, location: Location): ErrorDetail {
   return { loc, msg: error.message ?? 'is invalid', type: error.keyword };
 }
 
-/** Returns the (defaulted, coerced) data, or throws `422 validation_error` naming every bad field. */
+/**
+ * Returns the (defaulted, coerced) data, or throws `422 validation_error` naming the bad fields.
+ * A path parameter with U+0000 in it cannot name anything: `404`.
+ */
 export function validate<T>(schema: JsonSchema, data: unknown, location: Location): T {
   const check = validatorFor(schema, location);
   if (check(data)) return data as T;
-  throw errors.validation((check.errors ?? []).map((error) => detailOf(error, location)));
+  const problems = check.errors ?? [];
+  if (location === 'path' && problems.some((error) => error.keyword === noNulCharacter)) throw errors.notFound();
+  throw errors.validation(problems.map((error) => detailOf(error, location)));
+}
+
+/** The schema of a route's path: its own, or every `{name}` of the path as a required string. */
+export function pathSchema(path: string, declared: JsonSchema | undefined): JsonSchema {
+  if (declared) return declared;
+  const names = [...path.matchAll(/\{([a-z_]+)\}/g)].map(([, name]) => name);
+  return schema.object(Object.fromEntries(names.map((name) => [name, schema.string()])), names);
 }
 
 /** Small schema builders for the common shapes, so route schemas read like the contract's tables. */
@@ -64,10 +121,3 @@ export const schema = {
   uuid: (): JsonSchema => ({ type: 'string', format: 'uuid' }),
   nullable: (inner: JsonSchema): JsonSchema => ({ anyOf: [inner, { type: 'null' }] }),
 };
-
-const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Ids are UUIDs; anything else in their place names nothing (a 404, or a slug), never a 422. */
-export function isUuid(text: string): boolean {
-  return uuidShape.test(text);
-}

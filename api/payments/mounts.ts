@@ -17,7 +17,8 @@ export function paymentMounts(services: Services, simulator: Partial<ProcessorSi
 } {
   const { config } = services;
   const mounts: Middleware<ApiContext['state'], ApiContext>[] = [paymentWebhook(), paymentPages()];
-  if (config.payments.processorUrl) return { mounts, processorSimulator: null };
+  // Never beside a configured database: there, several processes would each have their own simulator.
+  if (config.payments.processorUrl || config.databaseUrl) return { mounts, processorSimulator: null };
   const processorSimulator = createProcessorSimulator({
     publicBaseUrl: config.publicBaseUrl,
     userName: config.payments.processorLogin,

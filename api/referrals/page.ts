@@ -67,7 +67,8 @@ export function referralPageRouter(): Router<ApiContext['state'], ApiContext> {
   router.get('/r/:code', async (ctx) => {
     const { db, config } = ctx.services;
     const code = ctx.params.code.trim().toUpperCase();
-    const inviter = code.length <= 32 ? await db('users').where({ referral_code: code }).first('referral_code') : undefined;
+    // A code with U+0000 names nothing (and Postgres would refuse it): the not-found page.
+    const inviter = code.length <= 32 && !code.includes('\u0000') ? await db('users').where({ referral_code: code }).first('referral_code') : undefined;
     const language = chooseLanguage({ lang: ctx.query.lang, acceptLanguage: ctx.get('Accept-Language') });
     sendPage(ctx, inviter
       ? { html: invitationPage(language, inviter.referral_code, config.appLinkBase) }

@@ -48,13 +48,29 @@ export async function findOwnUploads(db: Knex, userId: string, ids: string[]): P
   return db('uploads').where({ user_id: userId }).whereIn('id', ids).select('id', 'user_id', 'object_key', 'content_type', 'created_at');
 }
 
-/** Completed means the object exists in storage; the size is the stored object's. */
+/**
+ * Whether the object under an upload's key is the one its ticket named: put through that ticket,
+ * of the type it named, within 15 MB. Checked at use, because the embedded store enforces none of
+ * the ticket's policy (a client may swap the key, the type or the size).
+ */
+export type UploadCheck = 'completed' | 'pending' | 'not_via_its_ticket' | 'wrong_type' | 'too_large';
+
+export function checkUpload(row: UploadRow, stored: StoredObject | null): UploadCheck {
+  if (!stored) return 'pending';
+  if (!stored.viaItsTicket) return 'not_via_its_ticket';
+  if (stored.contentType !== row.content_type) return 'wrong_type';
+  if (stored.size > maxUploadBytes) return 'too_large';
+  return 'completed';
+}
+
+/** Completed means the object its ticket named is in storage; the size is the stored object's. */
 export function uploadView(row: UploadRow, stored: StoredObject | null): UploadView {
+  const completed = checkUpload(row, stored) === 'completed';
   return {
     id: row.id,
-    status: stored ? 'completed' : 'pending',
+    status: completed ? 'completed' : 'pending',
     content_type: row.content_type,
-    size: stored?.size ?? null,
+    size: completed ? stored!.size : null,
     created_at: row.created_at.toISOString(),
   };
 }

@@ -40,19 +40,28 @@ export type Rotation =
 /**
  * Supersedes an active, unexpired token. A detected reuse revokes every token of the user: the
  * caller must commit that even though it answers 401.
+ *
+ * Locks in one order, the user's row first, then token rows (as change-password does): parallel
+ * refreshes of one token otherwise deadlock, the losers revoking the family by user_id while
+ * another still waits on the token row, and answer 500 instead of 401.
  */
-export async function rotateRefreshToken(db: Knex, token: string, deviceHash: string | null): Promise<Rotation> {
+export async function rotateRefreshToken(trx: Knex.Transaction, token: string, deviceHash: string | null): Promise<Rotation> {
   const tokenHash = hashRefreshToken(token);
-  const guarded = db('refresh_tokens').where({ token_hash: tokenHash, state: 'active' }).andWhere('expires_at', '>', db.fn.now());
+  const { rows: [owner] } = await trx.raw<{ rows: { id: string }[] }>(
+    'select users.id from refresh_tokens join users on users.id = refresh_tokens.user_id where refresh_tokens.token_hash = ? for no key update of users',
+    [tokenHash],
+  );
+  if (!owner) return { outcome: 'invalid' };
+  const guarded = trx('refresh_tokens').where({ token_hash: tokenHash, state: 'active' }).andWhere('expires_at', '>', trx.fn.now());
   // A token bound to a device is refused when another device presents it; without device_id it passes.
   if (deviceHash) guarded.andWhere((query) => query.whereNull('device_hash').orWhere('device_hash', deviceHash));
   const [rotated] = await guarded
     .update({ state: 'superseded' })
     .returning(['user_id', 'family_id', 'device_hash']);
   if (rotated) return { outcome: 'rotated', userId: rotated.user_id, familyId: rotated.family_id, deviceHash: rotated.device_hash };
-  const known = await db('refresh_tokens').where({ token_hash: tokenHash }).first('user_id', 'state');
+  const known = await trx('refresh_tokens').where({ token_hash: tokenHash }).first('state');
   if (known?.state !== 'superseded') return { outcome: 'invalid' };
-  await revokeAllRefreshTokens(db, known.user_id);
+  await revokeAllRefreshTokens(trx, owner.id);
   return { outcome: 'reused' };
 }
 

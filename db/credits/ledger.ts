@@ -103,13 +103,28 @@ export async function credit(trx: Knex.Transaction, operation: LedgerOperation):
   return apply(trx, operation, operation.amount);
 }
 
+/** Whether a balance covers a debit of `amount`: the one rule `debit` and `debitCoverage` share. */
+function covers(balance: number, amount: number): boolean {
+  return balance >= amount;
+}
+
 /** Takes credits. `'insufficient'` (nothing written) when the balance is lower; null when applied before. */
 export async function debit(trx: Knex.Transaction, operation: LedgerOperation): Promise<LedgerEntry | 'insufficient' | null> {
   checkAmount(operation);
   const { balance, applied } = await lockUser(trx, operation);
   if (applied) return null;
-  if (balance < operation.amount) return 'insufficient';
+  if (!covers(balance, operation.amount)) return 'insufficient';
   return apply(trx, operation, -operation.amount);
+}
+
+/**
+ * Whether `debit` of `amount` would succeed now, and the balance it would take from: an estimate
+ * that reads only (no lock, no row), so a concurrent spend may still change the outcome.
+ */
+export async function debitCoverage(db: Knex, userId: string, amount: number): Promise<{ balance: number; enough: boolean }> {
+  const user = await db('users').where({ id: userId }).first<{ balance: number } | undefined>('balance');
+  if (!user) throw new Error(`ledger: user ${userId} does not exist`);
+  return { balance: user.balance, enough: covers(user.balance, amount) };
 }
 
 /**

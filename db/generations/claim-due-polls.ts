@@ -19,7 +19,7 @@ export async function claimDuePolls(db: Knex, limit: number, claimS: number, pro
   const { rows } = await db.raw<{ rows: DuePoll[] }>(
     `with due as materialized (
        select g.id from generations g left join provider_accounts a on a.id = g.provider_account_id
-       where g.status = 'processing' and g.next_poll_at <= now() and g.result_key is null
+       where g.status = 'processing' and g.next_poll_at <= now() and g.result_stored_at is null
          and (a.key_fingerprint = any(:fingerprints::text[]) or a.id is null or not a.enabled)
        order by g.next_poll_at
        limit :limit

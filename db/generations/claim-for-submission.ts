@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { GenerationRow } from './model';
 
-export type ClaimedGeneration = Pick<GenerationRow, 'id' | 'user_id' | 'model' | 'inputs' | 'submit_job_id' | 'output_type' | 'inputs_checked_at'>;
+export type ClaimedGeneration = Pick<GenerationRow, 'id' | 'user_id' | 'model' | 'inputs' | 'prompt' | 'submit_job_id' | 'output_type' | 'inputs_checked_at'>;
 
 /**
  * A dispatcher (of process `processId`) takes pending generations for submission until `claimS`
@@ -17,7 +17,7 @@ export async function claimForSubmission(trx: Knex.Transaction, generationIds: s
      set dispatch_until = now() + :claimS * interval '1 second', dispatch_attempts = dispatch_attempts + 1, claimed_by = :processId
      where id = any(:ids::uuid[]) and status = 'pending' and (dispatch_until is null or dispatch_until < now())
        and submission_account_id is null
-     returning id, user_id, model, inputs, submit_job_id, output_type, inputs_checked_at`,
+     returning id, user_id, model, inputs, prompt, submit_job_id, output_type, inputs_checked_at`,
     { ids: generationIds, claimS, processId },
   );
   return rows;

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { GenerationRow } from './model';
 
-export type StoredResult = Pick<GenerationRow, 'id' | 'user_id' | 'output_type'> & { result_key: string };
+/** `result_key` is null for a text answer, which has no file to preview. */
+export type StoredResult = Pick<GenerationRow, 'id' | 'user_id' | 'output_type' | 'result_key'>;
 
 /**
  * processing (result stored) -> processing (preview being built by `processId`): a media process
@@ -11,7 +12,7 @@ export type StoredResult = Pick<GenerationRow, 'id' | 'user_id' | 'output_type'>
 export async function claimPreview(db: Knex, generationId: string, processId: string): Promise<StoredResult | null> {
   const { rows } = await db.raw<{ rows: StoredResult[] }>(
     `update generations set claimed_by = :processId
-     where id = :generationId and status = 'processing' and result_key is not null
+     where id = :generationId and status = 'processing' and result_stored_at is not null
      returning id, user_id, output_type, result_key`,
     { generationId, processId },
   );

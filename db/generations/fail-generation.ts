@@ -7,6 +7,18 @@ import type { GenerationRow } from './model';
 import { finishSubmitJob } from './submit-ticket';
 
 /**
+ * The status a failure moves from, as the guard of its statement: `waiting` is a pending generation
+ * that no dispatcher is handing to the provider (no submission claim), the only one a cancel may take.
+ */
+const guards = {
+  pending: "status = 'pending'",
+  waiting: "status = 'pending' and dispatch_until is null",
+  processing: "status = 'processing'",
+} as const;
+
+export type FailedFrom = keyof typeof guards;
+
+/**
  * pending | processing -> failed, with the refund in the same transaction: a `refund` ledger row
  * whose reference is the generation id, like its `reserve`. The guarded status makes a duplicate or
  * late call a no-op, and the ledger's unique (user, kind, reference) would refuse a second refund
@@ -15,19 +27,19 @@ import { finishSubmitJob } from './submit-ticket';
 export async function failGeneration(
   trx: Knex.Transaction,
   boss: PgBoss,
-  failure: { generationId: string; from: 'pending' | 'processing'; errorCode: string },
+  failure: { generationId: string; from: FailedFrom; errorCode: string },
 ): Promise<boolean> {
   const { rows: [row] } = await trx.raw<{ rows: Pick<GenerationRow, 'id' | 'user_id' | 'cost' | 'submit_job_id'>[] }>(
     `update generations
      set status = 'failed', error_code = :errorCode, finished_at = now(), next_poll_at = null, dispatch_until = null
-     where id = :generationId and status = :from
+     where id = :generationId and ${guards[failure.from]}
      returning id, user_id, cost, submit_job_id`,
-    failure,
+    { generationId: failure.generationId, errorCode: failure.errorCode },
   );
   if (!row) return false;
   await credit(trx, { userId: row.user_id, kind: 'refund', amount: row.cost, reference: row.id });
   await releaseGenerationSlot(trx, row.id);
-  if (failure.from === 'pending' && row.submit_job_id) await finishSubmitJob(boss, trx, row.submit_job_id);
+  if (failure.from !== 'processing' && row.submit_job_id) await finishSubmitJob(boss, trx, row.submit_job_id);
   await announceTerminalStatus(trx, boss, { id: row.id, user_id: row.user_id, status: 'failed', error_code: failure.errorCode });
   return true;
 }

@@ -10,7 +10,7 @@ export interface DeadPreviewClaim {
 export async function findDeadPreviewClaims(db: Knex, limit: number): Promise<DeadPreviewClaim[]> {
   const { rows } = await db.raw<{ rows: DeadPreviewClaim[] }>(
     `select id, claimed_by, media_job_id from generations
-     where status = 'processing' and result_key is not null and claimed_by is not null and not process_is_alive(claimed_by)
+     where status = 'processing' and result_stored_at is not null and claimed_by is not null and not process_is_alive(claimed_by)
      limit :limit`,
     { limit },
   );

@@ -12,7 +12,7 @@ export async function findStuckPreviews(db: Knex, timeoutS: number, limit: numbe
   const { rows } = await db.raw<{ rows: { id: string }[] }>(
     `select g.id from generations g
      left join ${bossSchema}.job j on j.name = 'generation-media' and j.id = g.media_job_id
-     where g.status = 'processing' and g.result_key is not null
+     where g.status = 'processing' and g.result_stored_at is not null
        and case
          when g.media_job_id is null then g.result_stored_at < now() - :timeoutS * interval '1 second'
          when j.id is null then true

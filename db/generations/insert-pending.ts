@@ -1,13 +1,17 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import { notifyGenerationStatus } from './announce';
-import type { GenerationInput, OutputType } from './model';
+import type { GenerationInput, GenerationKind, OutputType } from './model';
 import { sendSubmitJob } from './submit-ticket';
 
 export interface NewGeneration {
   id: string;
   userId: string;
-  effectId: string;
+  kind: GenerationKind;
+  /** The effect of an effect generation, the studio category of a studio one. */
+  effectId: string | null;
+  studioCategoryId: string | null;
+  prompt: string | null;
   cost: number;
   outputType: OutputType;
   model: string;
@@ -20,8 +24,8 @@ export interface NewGeneration {
  */
 export async function insertPending(trx: Knex.Transaction, boss: PgBoss, generation: NewGeneration): Promise<void> {
   await trx.raw(
-    `insert into generations (id, user_id, effect_id, status, cost, output_type, model, inputs, submit_job_id)
-     values (:id, :userId, :effectId, 'pending', :cost, :outputType, :model, :inputs, :id)`,
+    `insert into generations (id, user_id, kind, effect_id, studio_category_id, prompt, status, cost, output_type, model, inputs, submit_job_id)
+     values (:id, :userId, :kind, :effectId, :studioCategoryId, :prompt, 'pending', :cost, :outputType, :model, :inputs, :id)`,
     { ...generation, inputs: JSON.stringify(generation.inputs) },
   );
   await sendSubmitJob(boss, trx, generation.id);

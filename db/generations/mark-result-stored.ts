@@ -4,24 +4,28 @@ import { releaseGenerationSlot } from '../../pool/release-generation-slot';
 import { notify } from '../channels';
 import { enqueue } from '../queues';
 
+/** A result file in our storage, or the answer of a text task (kept on the row, no file). */
+export type StoredResultOf = { key: string; contentType: string } | { text: string };
+
 /**
  * processing (provider running) -> processing (result stored, preview to make). Not a status change
- * for clients, so no status event. The preview is made by the `media` role. The poll loop gave the
- * slot back when the provider said done; releasing it here too covers a worker that stored a result
- * another one had polled. The `generation-media` job carries the generation's id, and the row names
- * it. Guarded: the first stored result wins.
+ * for clients, so no status event. The preview is made by the `media` role (a text answer has none).
+ * The poll loop gave the slot back when the provider said done; releasing it here too covers a
+ * worker that stored a result another one had polled. The `generation-media` job carries the
+ * generation's id, and the row names it. Guarded: the first stored result wins.
  */
 export async function markResultStored(
   trx: Knex.Transaction,
   boss: PgBoss,
-  result: { generationId: string; key: string; contentType: string },
+  result: { generationId: string } & StoredResultOf,
 ): Promise<boolean> {
+  const file = 'key' in result ? result : null;
   const stored = await trx.raw<{ rowCount: number }>(
     `update generations
-     set result_key = :key, result_content_type = :contentType, result_stored_at = now(), next_poll_at = null,
+     set result_key = :key, result_content_type = :contentType, result_text = :text, result_stored_at = now(), next_poll_at = null,
        claimed_by = null, media_job_id = :generationId
-     where id = :generationId and status = 'processing' and result_key is null`,
-    result,
+     where id = :generationId and status = 'processing' and result_stored_at is null`,
+    { generationId: result.generationId, key: file?.key ?? null, contentType: file?.contentType ?? null, text: 'text' in result ? result.text : null },
   );
   if (stored.rowCount !== 1) return false;
   await releaseGenerationSlot(trx, result.generationId);

@@ -3,7 +3,11 @@
 export type GenerationStatus = 'pending' | 'processing' | 'succeeded' | 'failed';
 export const generationStatuses: GenerationStatus[] = ['pending', 'processing', 'succeeded', 'failed'];
 
-export type OutputType = 'image' | 'video';
+/** `text`: a studio task that answers in words (`result_text`, no file). */
+export type OutputType = 'image' | 'video' | 'text';
+
+/** An effect generation runs a catalog effect; a studio one a studio task with a prompt (decisions.md 7.3). */
+export type GenerationKind = 'effect' | 'studio';
 
 /** One photo sent to the provider: `person` is the 0-based index in the effect's `characters`. */
 export interface GenerationInput {
@@ -25,7 +29,13 @@ export interface StoredGenerationPreview {
 export interface GenerationRow {
   id: string;
   user_id: string;
-  effect_id: string;
+  kind: GenerationKind;
+  /** Set on an effect generation, null on a studio one. */
+  effect_id: string | null;
+  /** Set on a studio generation, null on an effect one. */
+  studio_category_id: string | null;
+  /** The studio prompt (1..10000 characters); null on an effect generation. */
+  prompt: string | null;
   status: GenerationStatus;
   cost: number;
   output_type: OutputType;
@@ -44,8 +54,12 @@ export interface GenerationRow {
   result_key: string | null;
   result_content_type: string | null;
   result_stored_at: Date | null;
+  /** The answer of a text task (at most 1000 characters), stored instead of a result file. */
+  result_text: string | null;
   preview: StoredGenerationPreview | null;
   hidden_at: Date | null;
+  /** The attempt `npm run replay-failed` made of this failed generation (at most one). */
+  replayed_as: string | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;

@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 export async function releasePreviewClaim(trx: Knex.Transaction, generationId: string, processId: string): Promise<boolean> {
   const released = await trx.raw<{ rowCount: number }>(
     `update generations set claimed_by = null
-     where id = :generationId and status = 'processing' and result_key is not null and claimed_by = :processId`,
+     where id = :generationId and status = 'processing' and result_stored_at is not null and claimed_by = :processId`,
     { generationId, processId },
   );
   return released.rowCount === 1;

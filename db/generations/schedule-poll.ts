@@ -11,7 +11,7 @@ export async function schedulePoll(db: Knex, generationId: string, minMs: number
     `update generations
      set next_poll_at = now() + least(:maxMs, greatest(:minMs, extract(epoch from now() - started_at) * 1000 / 15)) * interval '1 millisecond',
        claimed_by = null
-     where id = :generationId and status = 'processing' and result_key is null`,
+     where id = :generationId and status = 'processing' and result_stored_at is null`,
     { generationId, minMs, maxMs },
   );
 }

@@ -36,3 +36,19 @@ export async function returnSubmitJob(boss: PgBoss, trx: Knex.Transaction, jobId
   const retried = (await boss.retry('generation-submit', jobId, { db })) as unknown as CommandResult;
   return retried.affected > 0;
 }
+
+/**
+ * Locks a waiting generation's ticket without waiting, before the generation's own row is changed.
+ * A dispatcher locks the ticket first (pg-boss's fetch, `for update skip locked`) and claims the
+ * generation second; taking the two in the same order cannot deadlock with it, and while the lock is
+ * held the dispatchers skip the ticket. False when a dispatcher holds it at this moment (it is taking
+ * the generation); true when it is locked now or is not there (no ticket to race for).
+ */
+export async function lockTicketUnlessTaken(trx: Knex.Transaction, jobId: string | null): Promise<boolean> {
+  if (!jobId) return true;
+  const ticket = "from pgboss.job where name = 'generation-submit' and id = :jobId";
+  const locked = await trx.raw<{ rows: unknown[] }>(`select id ${ticket} for update skip locked`, { jobId });
+  if (locked.rows.length) return true;
+  const present = await trx.raw<{ rows: unknown[] }>(`select id ${ticket}`, { jobId });
+  return present.rows.length === 0;
+}

@@ -14,12 +14,12 @@ export async function succeedGeneration(
 ): Promise<boolean> {
   const { rows: [row] } = await trx.raw<{ rows: Pick<GenerationRow, 'id' | 'user_id' | 'effect_id'>[] }>(
     `update generations set status = 'succeeded', preview = :preview, finished_at = now()
-     where id = :generationId and status = 'processing' and result_key is not null
+     where id = :generationId and status = 'processing' and (result_key is not null or result_text is not null)
      returning id, user_id, effect_id`,
     { generationId: outcome.generationId, preview: outcome.preview ? JSON.stringify(outcome.preview) : null },
   );
   if (!row) return false;
-  await trx.raw('update effects set success_count = success_count + 1 where id = ?', [row.effect_id]);
+  if (row.effect_id !== null) await trx.raw('update effects set success_count = success_count + 1 where id = ?', [row.effect_id]);
   await announceTerminalStatus(trx, boss, { id: row.id, user_id: row.user_id, status: 'succeeded', error_code: null });
   return true;
 }

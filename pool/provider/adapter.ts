@@ -12,7 +12,10 @@ export interface ProviderInput {
 
 export interface ProviderRequest {
   model: string;
+  /** Photos, in order; a studio task may have none (`text_to_image`, `ask`). */
   inputs: ProviderInput[];
+  /** What a studio task is asked to do; absent for an effect. */
+  prompt?: string;
   /**
    * Our name for the task (the generation id), sent with it: the provider keeps one task per
    * reference and account, and `findTask` finds it again when the answer to the submission was lost.

@@ -67,6 +67,8 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
     RATE_WRITE_BURST: '1000000',
     RATE_READ_BURST: '1000000',
     SEED_DEMO_CATALOG: '0',
+    // Payments are not under test, and a web process beside a configured database needs a real processor.
+    PAYMENTS_ENABLED: '0',
   };
   const start = async (roles: string, extraEnv: Record<string, string> = {}) => {
     const started = await startServiceProcess(roles, { ...env, ...extraEnv }, log);

@@ -91,7 +91,13 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
   const router = new Router({ prefix: SIMULATOR_PREFIX });
 
   router.post('/register.do', faults, parseForm, credentials, (ctx) => {
-    const result = book.register(form(ctx));
+    const params = form(ctx);
+    // Mounted on the service's own origin, a return URL elsewhere would make the simulator an open redirect.
+    if (![params.returnUrl, params.failUrl].every((url) => !url || isOnSite(url, publicBaseUrl))) {
+      ctx.body = { errorCode: ErrorCode.invalidParameter, errorMessage: 'Return URL must be on the merchant site' };
+      return;
+    }
+    const result = book.register(params);
     if ('errorCode' in result) {
       ctx.body = result;
       return;
@@ -132,9 +138,16 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
     'late-capture': (order) => book.lateCapture(order),
   };
 
-  router.post('/orders/:orderId/:action', (ctx, next) => {
+  // The operator's cabinet: the merchant's credentials as form fields, like every merchant call.
+  router.post('/orders/:orderId/:action', parseForm, (ctx, next) => {
     const action = operatorActions[ctx.params.action];
     if (!action) return next();
+    const { userName, password } = form(ctx);
+    if (userName !== options.userName || password !== options.password) {
+      ctx.status = 401;
+      ctx.body = { error: 'access_denied' };
+      return;
+    }
     const order = book.find(ctx.params.orderId);
     if (!order) {
       ctx.status = 404;
@@ -188,6 +201,17 @@ function unpayableNotice(order: SimulatedOrder): 'alreadyPaid' | 'expired' | 'no
   if (order.status === OrderStatus.deposited) return 'alreadyPaid';
   if (order.status === OrderStatus.declined) return 'expired';
   return 'notPayable';
+}
+
+/** Whether `url` is an address of the merchant's site (same origin, under its base path). */
+function isOnSite(url: string, siteBaseUrl: string): boolean {
+  try {
+    const target = new URL(url);
+    const site = new URL(`${siteBaseUrl}/`);
+    return target.origin === site.origin && target.pathname.startsWith(site.pathname) && !target.username && !target.password;
+  } catch {
+    return false;
+  }
 }
 
 function isPayerOutcome(value: unknown): value is PayerOutcome {

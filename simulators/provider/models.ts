@@ -2,10 +2,18 @@ import { rm } from 'node:fs/promises';
 import type sharp from 'sharp';
 import { ffmpegCommand } from '../../media/ffmpeg';
 import { stillImage, type Still } from './input-photo';
+import { answerToPrompt, drawPrompt, editPhoto } from './studio-models';
+
+/** What a task gives its model: the first photo (when it was sent) and the studio prompt ('' for an effect). */
+export interface ModelInput {
+  still: Still | null;
+  prompt: string;
+}
 
 /**
- * What a simulated model does with the first photo. A `renders` model writes its result to `outputPath`; a
- * heavy one runs in the background under a concurrency limit, a light one before the submission is answered.
+ * What a simulated model does with the first photo and the prompt. A `renders` model writes its result to
+ * `outputPath`; a heavy one runs in the background under a concurrency limit, a light one before the
+ * submission is answered. One that `needsPhoto` refuses a task without photos.
  */
 export type ModelBehaviour =
   | {
@@ -13,17 +21,27 @@ export type ModelBehaviour =
       extension: string;
       contentType: string;
       heavy: boolean;
-      render(still: Still, outputPath: string, signal: AbortSignal): Promise<void>;
+      needsPhoto: boolean;
+      render(input: ModelInput, outputPath: string, signal: AbortSignal): Promise<void>;
     }
   | { kind: 'fails'; errorType: string; message: string };
+
+type RenderFromPhoto = (still: Still, outputPath: string, signal: AbortSignal) => Promise<void>;
+
+/** The effects' models read the first photo only (a task without one is refused before it renders). */
+const fromPhoto = (render: RenderFromPhoto) => (input: ModelInput, outputPath: string, signal: AbortSignal) => render(input.still!, outputPath, signal);
 
 const VIDEO_SECONDS = 2;
 const VIDEO_FPS = 24;
 
 const behaviours = new Map<string, ModelBehaviour>([
-  ['image', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, render: sepiaJpeg }],
-  ['sticker', { kind: 'renders', extension: 'png', contentType: 'image/png', heavy: false, render: cutOutPng }],
-  ['video', { kind: 'renders', extension: 'mp4', contentType: 'video/mp4', heavy: true, render: loopedMp4 }],
+  ['image', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: true, render: fromPhoto(sepiaJpeg) }],
+  ['sticker', { kind: 'renders', extension: 'png', contentType: 'image/png', heavy: false, needsPhoto: true, render: fromPhoto(cutOutPng) }],
+  ['video', { kind: 'renders', extension: 'mp4', contentType: 'video/mp4', heavy: true, needsPhoto: true, render: fromPhoto(loopedMp4) }],
+  // The studio's models (decisions.md 7.3).
+  ['text_to_image', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: false, render: drawPrompt }],
+  ['photo_edit', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: true, render: editPhoto }],
+  ['ask', { kind: 'renders', extension: 'txt', contentType: 'text/plain; charset=utf-8', heavy: false, needsPhoto: false, render: answerToPrompt }],
   ['safety', { kind: 'fails', errorType: 'safety', message: 'the content was refused by the safety filter' }],
   ['error', { kind: 'fails', errorType: 'internal_error', message: 'the model failed' }],
 ]);

@@ -11,7 +11,8 @@ import type { Logger } from '../../logger';
 import type { ProviderInput } from '../../pool/provider/adapter';
 import { AccountSlots, type Slot } from './account-slots';
 import { BadInputImageError, decodeStill, downloadPhotos, type Still } from './input-photo';
-import { modelBehaviour, type ModelBehaviour } from './models';
+import { modelBehaviour, type ModelBehaviour, type ModelInput } from './models';
+import { transcribe } from './transcription';
 
 export interface ProviderSimulatorOptions {
   /** 0 picks a free port. */
@@ -65,6 +66,7 @@ interface Task {
 interface TaskRequest {
   model: string;
   inputs: ProviderInput[];
+  prompt?: string;
   clientReference: string | null;
 }
 
@@ -79,6 +81,9 @@ interface Settings {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
+/** Two minutes of 16 kHz mono 16-bit PCM is 3.84 MB. */
+const MAX_AUDIO_BYTES = 8 * 1024 * 1024;
+const MAX_PROMPT_LENGTH = 20_000;
 const MAX_INPUTS = 16;
 const MAX_REFERENCE_LENGTH = 200;
 const DEFAULT_CONCURRENCY = 4;
@@ -163,6 +168,7 @@ class Simulator {
       const resultPath = /^\/results\/([^/]+)$/.exec(pathname);
       if (req.method === 'POST' && pathname === '/v1/tasks') await this.submit(req, res);
       else if (req.method === 'GET' && pathname === '/v1/tasks') this.findByReference(req, res);
+      else if (req.method === 'POST' && pathname === '/v1/transcriptions') await this.transcribe(req, res);
       else if (req.method === 'GET' && taskPath) this.show(req, res, taskPath[1]);
       else if (req.method === 'GET' && resultPath) await this.serveResult(res, resultPath[1]);
       // The simulator's own counters, for load and fault tests that run it as a process of its own.
@@ -183,6 +189,9 @@ class Simulator {
     if (this.answeredAgain(res, apiKey, request.clientReference)) return;
     const behaviour = modelBehaviour(request.model);
     if (!behaviour) return sendError(res, 404, 'no_model', `no model ${request.model}`);
+    if (behaviour.kind === 'renders' && behaviour.needsPhoto && request.inputs.length === 0) {
+      return sendError(res, 400, 'invalid_request', `model ${request.model} needs a photo`);
+    }
 
     const { latencyMs } = this.settings;
     const slot = this.slots.acquire(apiKey, this.capOf(apiKey), Date.now() + latencyMs);
@@ -191,10 +200,10 @@ class Simulator {
       res.setHeader('retry-after', String(this.slots.retryAfterS(apiKey, Date.now())));
       return sendError(res, 429, 'rate_limited', 'the account runs its concurrency cap of tasks');
     }
-    let still: Still;
+    let still: Still | null = null;
     try {
       const photos = await downloadPhotos(request.inputs.map((input) => input.url), this.lifetime.signal);
-      still = await decodeStill(photos[0]);
+      if (photos.length) still = await decodeStill(photos[0]);
     } catch (error) {
       this.slots.release(slot);
       if (error instanceof BadInputImageError) return sendError(res, 400, 'bad_input_image', error.message);
@@ -208,7 +217,7 @@ class Simulator {
     this.tasks.set(task.id, task);
     if (task.clientReference !== null) this.byReference.set(referenceKey(apiKey, task.clientReference), task);
     this.counts.submitted += 1;
-    const outcome = this.produce(task, behaviour, still);
+    const outcome = this.produce(task, behaviour, { still, prompt: request.prompt ?? '' });
     // Light renders are done before answering, so that with no latency a task is finished at its first poll.
     const rendersInBackground = behaviour.kind === 'renders' && behaviour.heavy;
     if (!rendersInBackground) await outcome;
@@ -216,15 +225,15 @@ class Simulator {
     sendJson(res, 202, { id: task.id, status: 'queued' });
   }
 
-  private async produce(task: Task, behaviour: ModelBehaviour, still: Still): Promise<TaskOutcome> {
+  private async produce(task: Task, behaviour: ModelBehaviour, input: ModelInput): Promise<TaskOutcome> {
     if (Math.random() < this.settings.failureRate) return failed('internal_error', 'simulated provider failure');
     if (behaviour.kind === 'fails') return failed(behaviour.errorType, behaviour.message);
     const fileName = `${task.id}.${behaviour.extension}`;
     const filePath = path.join(this.dir, fileName);
     const signal = this.lifetime.signal;
     try {
-      if (behaviour.heavy) await this.heavyRenders(() => behaviour.render(still, filePath, signal));
-      else await behaviour.render(still, filePath, signal);
+      if (behaviour.heavy) await this.heavyRenders(() => behaviour.render(input, filePath, signal));
+      else await behaviour.render(input, filePath, signal);
       return { status: 'succeeded', result: { fileName, filePath, contentType: behaviour.contentType } };
     } catch (error) {
       if (!signal.aborted) this.settings.log?.warn({ err: error, taskId: task.id }, 'simulated model failed to render');
@@ -260,6 +269,17 @@ class Simulator {
     if (!clientReference) return sendError(res, 400, 'invalid_request', 'client_reference is required');
     const task = this.byReference.get(referenceKey(apiKey, clientReference));
     sendJson(res, 200, { data: task ? [this.view(task)] : [] });
+  }
+
+  /** The speech endpoint: a 16-bit PCM WAV in, its transcript out, at once (decisions.md 7.4). */
+  private async transcribe(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (this.authenticate(req) === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
+    const audio = await readBytes(req, MAX_AUDIO_BYTES);
+    if (audio === null) return sendError(res, 413, 'too_large', `audio above ${MAX_AUDIO_BYTES} bytes`);
+    const language = new URL(req.url ?? '/', 'http://simulator').searchParams.get('language');
+    const transcript = transcribe(audio, language);
+    if (typeof transcript === 'string') return sendError(res, 400, 'invalid_audio', transcript);
+    sendJson(res, 200, transcript);
   }
 
   private show(req: http.IncomingMessage, res: http.ServerResponse, taskId: string): void {
@@ -345,17 +365,24 @@ function failed(type: string, message: string): TaskOutcome {
   return { status: 'failed', error: { type, message } };
 }
 
-/** The body as JSON, or undefined when it is too large or not JSON (answered as an invalid request). */
-async function readBody(req: http.IncomingMessage): Promise<unknown> {
+/** The body's bytes, or null when it is larger than `maxBytes`. */
+async function readBytes(req: http.IncomingMessage, maxBytes: number): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) return undefined;
+    if (size > maxBytes) return null;
     chunks.push(chunk);
   }
+  return Buffer.concat(chunks);
+}
+
+/** The body as JSON, or undefined when it is too large or not JSON (answered as an invalid request). */
+async function readBody(req: http.IncomingMessage): Promise<unknown> {
+  const body = await readBytes(req, MAX_BODY_BYTES);
+  if (body === null) return undefined;
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(body.toString('utf8'));
   } catch {
     return undefined;
   }
@@ -368,17 +395,23 @@ function referenceKey(apiKey: string, clientReference: string): string {
 /** The task request, or what is wrong with it. */
 function parseTaskRequest(body: unknown): TaskRequest | string {
   if (typeof body !== 'object' || body === null) return 'the body must be a JSON object';
-  const { model, inputs, client_reference: clientReference } = body as { model?: unknown; inputs?: unknown; client_reference?: unknown };
+  const { model, inputs, prompt, client_reference: clientReference } = body as { model?: unknown; inputs?: unknown; prompt?: unknown; client_reference?: unknown };
   if (clientReference !== undefined && clientReference !== null && (typeof clientReference !== 'string' || clientReference === '' || clientReference.length > MAX_REFERENCE_LENGTH)) {
     return `client_reference must be a string of 1 to ${MAX_REFERENCE_LENGTH} characters`;
   }
   if (typeof model !== 'string' || model === '') return 'model must be a non-empty string';
-  if (!Array.isArray(inputs) || inputs.length === 0 || inputs.length > MAX_INPUTS) return `inputs must hold 1 to ${MAX_INPUTS} photos`;
+  if (!Array.isArray(inputs) || inputs.length > MAX_INPUTS) return `inputs must hold at most ${MAX_INPUTS} photos`;
+  if (prompt !== undefined && (typeof prompt !== 'string' || prompt.length > MAX_PROMPT_LENGTH)) return `prompt must be a string of at most ${MAX_PROMPT_LENGTH} characters`;
   for (const input of inputs as { url?: unknown; person?: unknown }[]) {
     if (typeof input?.url !== 'string' || !/^https?:\/\//.test(input.url)) return 'every input needs an http(s) url';
     if (!Number.isInteger(input.person) || (input.person as number) < 0) return 'every input needs a person index >= 0';
   }
-  return { model, inputs: inputs as ProviderInput[], clientReference: (clientReference as string | null | undefined) ?? null };
+  return {
+    model,
+    inputs: inputs as ProviderInput[],
+    ...(prompt === undefined ? {} : { prompt: prompt as string }),
+    clientReference: (clientReference as string | null | undefined) ?? null,
+  };
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {

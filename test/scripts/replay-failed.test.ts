@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { expect } from 'chai';
 import { createGeneration } from '../../api/generations/create';
 import { failGeneration } from '../../db/generations/fail-generation';
@@ -58,4 +60,60 @@ describe('scripts/replay-failed', () => {
     const refused = await replayFailed(services(), options({})).then(() => null, (error: Error) => error.message);
     expect(refused).to.contain('--id');
   });
+
+  describe('at most once per failed generation (issue 16, item 14)', () => {
+    it('a second --apply, and --apply --id of the same one, replay nothing more and charge nothing more', async () => {
+      const failed = await failedGeneration(50, 'provider_error');
+      const [first] = await replayFailed(services(), options({ errorCode: 'provider_error', apply: true }));
+      expect(first).to.include({ action: 'replayed' });
+      expect(await balanceOf(failed.userId)).to.equal(40);
+
+      for (const again of [options({ errorCode: 'provider_error', apply: true }), options({ ids: [failed.id], apply: true })]) {
+        expect(await replayFailed(services(), again)).to.deep.equal([{ failedId: failed.id, userId: failed.userId, action: 'already replayed', newId: first.newId, reason: null }]);
+      }
+      expect(await balanceOf(failed.userId)).to.equal(40);
+      expect(await services().db('generations').where({ user_id: failed.userId }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 2 }]);
+      expect(await services().db('generations').where({ id: failed.id }).first('replayed_as')).to.deep.equal({ replayed_as: first.newId });
+    });
+
+    it('a dry run after an apply shows what was already replayed, with the new id', async () => {
+      const failed = await failedGeneration(50, 'provider_error');
+      const waiting = await failedGeneration(50, 'provider_error');
+      const [replayed] = await replayFailed(services(), options({ ids: [failed.id], apply: true }));
+      const dry = await replayFailed(services(), options({ errorCode: 'provider_error' }));
+      expect(dry.find((outcome) => outcome.failedId === failed.id)).to.deep.include({ action: 'already replayed', newId: replayed.newId });
+      expect(dry.find((outcome) => outcome.failedId === waiting.id)).to.deep.include({ action: 'would replay' });
+    });
+
+    it('two runs at the same time replay it once: the loser rolls its attempt and reserve back', async () => {
+      const failed = await failedGeneration(100, 'provider_error');
+      const runs = await Promise.all([1, 2, 3].map(() => replayFailed(services(), options({ ids: [failed.id], apply: true }))));
+      const actions = runs.flat().map((outcome) => outcome.action).sort();
+      expect(actions).to.deep.equal(['already replayed', 'already replayed', 'replayed']);
+      expect(await balanceOf(failed.userId)).to.equal(90);
+      expect(await services().db('generations').where({ user_id: failed.userId }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 2 }]);
+    });
+  });
+
+  describe('the command line', () => {
+    const script = path.join(__dirname, '..', '..', 'scripts', 'replay-failed.js');
+    const run = (...args: string[]) => spawnSync(process.execPath, [script, ...args], { encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'silent' } });
+
+    it('--help prints the usage and exits 0', () => {
+      const answer = run('--help');
+      expect(answer.status).to.equal(0);
+      expect(answer.stdout).to.contain('usage: npm run replay-failed --').and.contain('--apply');
+      expect(answer.stderr).to.equal('');
+    });
+
+    it('a call without filters, an unknown option or a bad id prints what is wrong and the usage, no stack trace, and exits 2', () => {
+      for (const args of [[], ['--apply'], ['--bogus'], ['--id', 'not-an-id'], ['--since', 'yesterday-ish'], ['--error-code', 'x', '--limit', '-5']]) {
+        const answer = run(...args);
+        expect(answer.status, args.join(' ')).to.equal(2);
+        expect(answer.stderr, args.join(' ')).to.match(/^replay-failed: /).and.contain('usage: npm run replay-failed --');
+        expect(answer.stderr, args.join(' ')).not.to.match(/\n\s+at /);
+      }
+    });
+  });
 });
+

@@ -187,7 +187,8 @@ class Dispatcher {
         url: await storage.presignedGet(input.object_key, inputLinkTtlS),
         person: input.person,
       })));
-      outcome = await this.adapter.submit(account, { model: generation.model, inputs, clientReference: generation.id });
+      const prompt = generation.prompt === null ? {} : { prompt: generation.prompt };
+      outcome = await this.adapter.submit(account, { model: generation.model, inputs, ...prompt, clientReference: generation.id });
     } catch (error) {
       log.error({ err: error, ...context }, 'submission failed before reaching the provider; the generation waits');
       // If even this fails, the claim ends and the sweeps find no task for it and put it back in line.

@@ -1,7 +1,7 @@
 import { claimDuePolls, type DuePoll } from '../../db/generations/claim-due-polls';
 import { extendPollClaim } from '../../db/generations/extend-poll-claim';
 import { failGeneration } from '../../db/generations/fail-generation';
-import { markResultStored } from '../../db/generations/mark-result-stored';
+import { markResultStored, type StoredResultOf } from '../../db/generations/mark-result-stored';
 import { nextPollDueInMs } from '../../db/generations/next-poll-due';
 import { schedulePoll } from '../../db/generations/schedule-poll';
 import type { AccountKeys } from '../../pool/accounts';
@@ -11,7 +11,7 @@ import { renewSlotLease } from '../../pool/renew-slot-lease';
 import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
-import { resultFileType, storeResult } from './store-result';
+import { resultFileType, resultText, storeResult } from './store-result';
 
 /**
  * The poll loop, one per worker process, on the job loop, shared with every other worker through
@@ -103,12 +103,12 @@ class Polls {
 
   /**
    * The provider is done (its slot is back in the pool already): the result is copied into our
-   * storage under its real format and the preview is left to the media role. A download that fails is tried again
-   * at the next poll (until the provider timeout); a file that is not a real image or video is
-   * `result_rejected`.
+   * storage under its real format (a text task's answer is kept on the row) and the preview is left
+   * to the media role. A download that fails is tried again at the next poll (until the provider
+   * timeout); a file that is not a real image or video (or UTF-8 text) is `result_rejected`.
    */
   private async copyResult(task: DuePoll, url: string): Promise<void> {
-    const { db, boss, storage, log, config } = this.services;
+    const { db, boss, log, config } = this.services;
     // A download may outlast the poll claim: a heartbeat keeps it while this process lives, and a
     // crashed worker's claim still runs out within POLL_CLAIM_S.
     const claimS = config.generations.pollClaimS;
@@ -123,13 +123,23 @@ class Polls {
         log.warn({ err: error, generationId: task.id }, 'result download failed; polling again');
         return await this.later(task);
       }
-      const type = await resultFileType(body, task.output_type);
-      if (!type) return await this.fail(task, 'result_rejected');
-      const key = await storeResult(storage, task, body, type);
-      const stored = await db.transaction((trx) => markResultStored(trx, boss, { generationId: task.id, key, contentType: type.contentType }));
+      const result = await this.keptResult(task, body);
+      if (!result) return await this.fail(task, 'result_rejected');
+      const stored = await db.transaction((trx) => markResultStored(trx, boss, { generationId: task.id, ...result }));
       if (!stored) log.info({ generationId: task.id }, 'result already stored by another worker');
     } finally {
       clearInterval(heartbeat);
     }
+  }
+
+  /** A file copied into our storage under its real format, or a text task's answer; null when the result is unusable. */
+  private async keptResult(task: DuePoll, body: Buffer): Promise<StoredResultOf | null> {
+    if (task.output_type === 'text') {
+      const text = resultText(body);
+      return text === null ? null : { text };
+    }
+    const type = await resultFileType(body, task.output_type);
+    if (!type) return null;
+    return { key: await storeResult(this.services.storage, task, body, type), contentType: type.contentType };
   }
 }

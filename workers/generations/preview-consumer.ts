@@ -1,5 +1,5 @@
 import type { Job } from 'pg-boss';
-import { claimPreview } from '../../db/generations/claim-preview';
+import { claimPreview, type StoredResult } from '../../db/generations/claim-preview';
 import type { StoredGenerationPreview } from '../../db/generations/model';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
 import { bossIn, type QueuePayloads } from '../../db/queues';
@@ -22,26 +22,33 @@ const idleWaitMs = 500;
  * nothing.
  */
 async function makePreview(services: Services, job: Job<QueuePayloads['generation-media']>): Promise<'completed' | void> {
-  const { db, boss, storage, log, processSession } = services;
+  const { db, boss, processSession } = services;
   const row = await claimPreview(db, job.data.generationId, processSession.id);
   // A duplicate or late job: nothing to do, the consumer completes it.
   if (!row) return;
-  let preview: StoredGenerationPreview | null = null;
-  try {
-    const built = await buildGenerationPreview(await storage.get(row.result_key), row.output_type);
-    const thumbKey = previewThumbKey(row.user_id, row.id);
-    await storage.put(thumbKey, built.thumb, 'image/webp');
-    preview = { thumb_key: thumbKey, poster_key: built.posterIsThumb ? thumbKey : null, width: built.width, height: built.height, blurhash: built.blurhash };
-  } catch (error) {
-    if (isUnreachable(error)) throw error;
-    log.warn({ err: error, generationId: row.id }, 'preview copy failed; the generation succeeds without one');
-  }
+  // A text answer has no file and no preview.
+  const preview = row.result_key === null ? null : await copyPreview(services, row, row.result_key);
   await db.transaction(async (trx) => {
     await succeedGeneration(trx, boss, { generationId: row.id, preview });
     // The job ends with the transition: a crash in between leaves both undone, and the retry is a no-op.
     await boss.complete('generation-media', job.id, null, { db: bossIn(trx) });
   });
   return 'completed';
+}
+
+/** The preview copy of a stored result file, or null when the copy failed (the generation succeeds without one). */
+async function copyPreview(services: Services, row: StoredResult, resultKey: string): Promise<StoredGenerationPreview | null> {
+  const { storage, log } = services;
+  try {
+    const built = await buildGenerationPreview(await storage.get(resultKey), row.output_type === 'video' ? 'video' : 'image');
+    const thumbKey = previewThumbKey(row.user_id, row.id);
+    await storage.put(thumbKey, built.thumb, 'image/webp');
+    return { thumb_key: thumbKey, poster_key: built.posterIsThumb ? thumbKey : null, width: built.width, height: built.height, blurhash: built.blurhash };
+  } catch (error) {
+    if (isUnreachable(error)) throw error;
+    log.warn({ err: error, generationId: row.id }, 'preview copy failed; the generation succeeds without one');
+    return null;
+  }
 }
 
 /**

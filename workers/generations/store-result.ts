@@ -9,7 +9,7 @@ import type { Storage } from '../../media/storage';
  * own format (a transparent PNG stays PNG), a video must be an MP4. Null when it is neither: the
  * generation fails as `result_rejected`.
  */
-export async function resultFileType(body: Buffer, outputType: OutputType): Promise<FileType | null> {
+export async function resultFileType(body: Buffer, outputType: Exclude<OutputType, 'text'>): Promise<FileType | null> {
   try {
     return outputType === 'video' ? videoFileType(body) : await imageFileType(body);
   } catch (error) {
@@ -23,4 +23,24 @@ export async function storeResult(storage: Storage, generation: { id: string; us
   const key = resultKey(generation.user_id, generation.id, type.extension);
   await storage.put(key, body, type.contentType);
   return key;
+}
+
+/** Contract B, limits: a studio text answer is at most 1000 characters. */
+export const maxResultTextLength = 1000;
+
+/**
+ * The answer of a text task from the provider's result file: UTF-8 text, trimmed, cut to 1000
+ * characters (whole code points) when the provider said more. Null when it is not UTF-8 text or is
+ * empty: the generation fails as `result_rejected`.
+ */
+export function resultText(body: Buffer): string | null {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(body).trim();
+  } catch {
+    return null;
+  }
+  if (text === '' || text.includes('\u0000')) return null;
+  const characters = Array.from(text);
+  return characters.length <= maxResultTextLength ? text : characters.slice(0, maxResultTextLength).join('').trimEnd();
 }

@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { expectError, guest, registered } from '../../accounts';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
+import { postToTicket } from '../../tickets';
 
 /** A JPEG carrying EXIF with GPS coordinates and a marker text. */
 async function jpegWithGps(): Promise<Buffer> {
@@ -13,15 +14,6 @@ async function jpegWithGps(): Promise<Buffer> {
       IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '55/1 45/1 0/1', GPSLongitudeRef: 'E', GPSLongitude: '37/1 37/1 0/1' },
     })
     .toBuffer();
-}
-
-async function uploadWithTicket(ticket: { url: string; fields: Record<string, string> }, file: Buffer, contentType: string): Promise<number> {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(ticket.fields)) form.append(name, value);
-  form.append('file', new Blob([file], { type: contentType }), 'avatar');
-  const response = await fetch(ticket.url, { method: 'POST', body: form });
-  await response.arrayBuffer();
-  return response.status;
 }
 
 describe('avatar', () => {
@@ -55,7 +47,7 @@ describe('avatar', () => {
     const account = await registered(t.api);
     const token = account.body.access_token;
     const ticket = await ticketFor(token);
-    expect(await uploadWithTicket(ticket, await jpegWithGps(), 'image/jpeg')).to.be.within(200, 299);
+    expect(await postToTicket(ticket, await jpegWithGps(), 'image/jpeg')).to.be.within(200, 299);
     const answer = await t.api.put('/v1/me/avatar', { object_key: ticket.object_key }, { token });
     expect(answer.status, answer.text).to.equal(200);
     expect(answer.body.avatar_url).to.equal(services().storage.publicUrl(ticket.object_key));
@@ -72,7 +64,7 @@ describe('avatar', () => {
     const token = account.body.access_token;
     const ticket = await ticketFor(token, 'image/png');
     const png = await sharp({ create: { width: 16, height: 16, channels: 4, background: { r: 0, g: 0, b: 255, alpha: 0.5 } } }).png().toBuffer();
-    await uploadWithTicket(ticket, png, 'image/png');
+    await postToTicket(ticket, png, 'image/png');
     expect((await t.api.put('/v1/me/avatar', { object_key: ticket.object_key }, { token })).status).to.equal(200);
     expect((await sharp(await services().storage.get(ticket.object_key)).metadata()).format).to.equal('jpeg');
   });
@@ -96,32 +88,50 @@ describe('avatar', () => {
     expectError(missing, 422, 'validation_error');
     expect(missing.body.error.details[0].loc).to.deep.equal(['body', 'object_key']);
 
-    await services().storage.put(`avatars/${id}/text.jpg`, Buffer.from('just some text, not a picture'), 'image/jpeg');
-    expectError(await t.api.put('/v1/me/avatar', { object_key: `avatars/${id}/text.jpg` }, { token }), 422, 'validation_error');
+    const text = await ticketFor(token);
+    await postToTicket(text, Buffer.from('just some text, not a picture'), 'image/jpeg');
+    expectError(await t.api.put('/v1/me/avatar', { object_key: text.object_key }, { token }), 422, 'validation_error');
 
     const gif = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } }).gif().toBuffer();
-    await services().storage.put(`avatars/${id}/anim.jpg`, gif, 'image/jpeg');
-    expectError(await t.api.put('/v1/me/avatar', { object_key: `avatars/${id}/anim.jpg` }, { token }), 422, 'validation_error');
+    const animated = await ticketFor(token);
+    await postToTicket(animated, gif, 'image/jpeg');
+    expectError(await t.api.put('/v1/me/avatar', { object_key: animated.object_key }, { token }), 422, 'validation_error');
 
     const small = await startTestApp({ config: { AVATAR_MAX_BYTES: '1024' } });
     try {
       const big = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#888' } }).png({ compressionLevel: 0 }).toBuffer();
-      await services().storage.put(`avatars/${id}/big.png`, big, 'image/png');
-      expectError(await client(small.url).put('/v1/me/avatar', { object_key: `avatars/${id}/big.png` }, { token }), 422, 'validation_error');
+      const ticket = (await client(small.url).post('/v1/me/avatar/upload-url', { content_type: 'image/png' }, { token })).body;
+      await postToTicket(ticket, big, 'image/png');
+      expectError(await client(small.url).put('/v1/me/avatar', { object_key: ticket.object_key }, { token }), 422, 'validation_error');
     } finally {
       await small.close();
     }
     expect((await t.api.get('/v1/me', { token })).body.avatar_url).to.equal(null);
   });
 
+  it("refuses a file another ticket put under the key (the embedded store lets a client swap a ticket's key)", async () => {
+    const victim = await registered(t.api);
+    const attacker = await registered(t.api);
+    const victimTicket = await ticketFor(victim.body.access_token);
+    const attackerTicket = await ticketFor(attacker.body.access_token);
+    await postToTicket({ ...attackerTicket, fields: { ...attackerTicket.fields, key: victimTicket.object_key } }, await jpegWithGps(), 'image/jpeg');
+    expect(await services().storage.stat(victimTicket.object_key)).to.include({ viaItsTicket: false });
+    const bound = await t.api.put('/v1/me/avatar', { object_key: victimTicket.object_key }, { token: victim.body.access_token });
+    expectError(bound, 422, 'validation_error');
+    expect(bound.body.error.details).to.deep.equal([{ loc: ['body', 'object_key'], msg: 'the file under this key was not put there through its upload ticket', type: 'object_not_via_ticket' }]);
+
+    await postToTicket(victimTicket, await jpegWithGps(), 'image/jpeg');
+    expect((await t.api.put('/v1/me/avatar', { object_key: victimTicket.object_key }, { token: victim.body.access_token })).status).to.equal(200);
+  });
+
   it('removes the previous avatar file when a new one is bound, and DELETE clears it', async () => {
     const account = await registered(t.api);
     const token = account.body.access_token;
     const first = await ticketFor(token);
-    await uploadWithTicket(first, await jpegWithGps(), 'image/jpeg');
+    await postToTicket(first, await jpegWithGps(), 'image/jpeg');
     await t.api.put('/v1/me/avatar', { object_key: first.object_key }, { token });
     const second = await ticketFor(token);
-    await uploadWithTicket(second, await jpegWithGps(), 'image/jpeg');
+    await postToTicket(second, await jpegWithGps(), 'image/jpeg');
     await t.api.put('/v1/me/avatar', { object_key: second.object_key }, { token });
     expect(await services().storage.stat(first.object_key)).to.equal(null);
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createOnce } from '../../../api/idempotency/create-once';
 import { client } from '../../client';
-import { balanceOf, insertDemoEffects, insertEffect, photo, storedUpload, type DemoSlug } from '../../generation-fixtures';
+import { balanceOf, generationAndChargeCounts, insertDemoEffects, insertEffect, photo, storedUpload, type DemoSlug } from '../../generation-fixtures';
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 
@@ -19,14 +19,7 @@ describe('POST /v1/generations', () => {
 
   const post = (body: object, as: TestUser = user, headers: Record<string, string> = {}) => t.api.post('/v1/generations', body, { token: as.token, headers });
 
-  async function counts() {
-    const { db } = services();
-    const [generations, ledger] = await Promise.all([
-      db('generations').count<{ count: number }[]>('* as count'),
-      db('credit_transactions').whereIn('kind', ['reserve', 'refund']).count<{ count: number }[]>('* as count'),
-    ]);
-    return { generations: generations[0].count, ledger: ledger[0].count };
-  }
+  const counts = generationAndChargeCounts;
 
   /** A refusal must leave no trace: balance as it was, no generation, no reserve. */
   async function expectRefused(answer: { status: number; body: any }, status: number, code: string, balance = 100, who: TestUser = user) {
@@ -53,7 +46,7 @@ describe('POST /v1/generations', () => {
     });
 
     it('accepts the effect by slug and the legacy flat form', async () => {
-      const answer = await post({ effect_id: 'winter-portrait', upload_id: upload, additional_uploads: [upload] });
+      const answer = await post({ effect_id: 'multi-angle-hero', upload_id: upload, additional_uploads: [upload] });
       expect(answer.status).to.equal(202);
     });
 

@@ -70,8 +70,10 @@ describe('photo rules of POST /v1/generations (contract B rules 3 and 4)', () =>
         { upload_id: 'a', person: 0 }, { upload_id: 'b', person: 0 }, { upload_id: 'c', person: 0 },
       ]);
     });
-    it('does not refuse a repeated upload_id: it counts once', () => {
-      expect(assignPhotos(onePerson, { upload_id: 'a', additional_uploads: ['a'] })).to.deep.equal([{ upload_id: 'a', person: 0 }]);
+    it('does not refuse a repeated upload_id: the list is dealt out and counted as sent', () => {
+      expect(assignPhotos(couple, { upload_id: 'a', additional_uploads: ['a'] })).to.deep.equal([{ upload_id: 'a', person: 0 }, { upload_id: 'a', person: 1 }]);
+      expect(assignPhotos(hero, { upload_id: 'a', additional_uploads: ['a'] })).to.deep.equal([{ upload_id: 'a', person: 0 }, { upload_id: 'a', person: 0 }]);
+      expect(refusal(onePerson, { upload_id: 'a', additional_uploads: ['a'] })).to.deep.include({ code: 'validation_error', type: 'max_photos' });
     });
     it('deals one photo to each person when every person takes exactly one', () => {
       expect(assignPhotos(couple, { upload_id: 'a', additional_uploads: ['b'] })).to.deep.equal([{ upload_id: 'a', person: 0 }, { upload_id: 'b', person: 1 }]);
@@ -81,7 +83,7 @@ describe('photo rules of POST /v1/generations (contract B rules 3 and 4)', () =>
       expect(assignPhotos(twins, { upload_id: 'a', additional_uploads: ['b', 'c', 'd'] }).map((photo) => photo.person)).to.deep.equal([0, 0, 1, 1]);
     });
     it('answers characters_required when ownership is ambiguous', () => {
-      expect(refusal(trio, { upload_id: 'a', additional_uploads: ['b'] })).to.deep.equal({ status: 422, code: 'characters_required', loc: undefined, type: undefined });
+      expect(refusal(trio, { upload_id: 'a', additional_uploads: ['b'] })).to.deep.equal({ status: 422, code: 'characters_required', loc: ['body', 'characters'], type: 'characters_required' });
     });
     it('still checks the count of photos', () => {
       expect(refusal(couple, { upload_id: 'a' })).to.deep.include({ status: 422, code: 'validation_error', type: 'min_photos' });

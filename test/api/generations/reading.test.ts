@@ -30,8 +30,8 @@ describe('reading generations', () => {
     expect(first.status).to.equal(200);
     expect(first.body).to.include({ total: 3, limit: 2, offset: 0 });
     expect(first.body.items.map((item: { id: string }) => item.id)).to.deep.equal([ids[2], ids[1]]);
-    expect(first.body.items[0]).to.have.keys('id', 'status', 'effect_id', 'output_type', 'error_code', 'preview', 'created_at', 'finished_at');
-    expect(first.body.items[0]).to.include({ status: 'pending', effect_id: effectId, output_type: 'image', error_code: null, preview: null, finished_at: null });
+    expect(first.body.items[0]).to.have.keys('id', 'kind', 'status', 'effect_id', 'studio_category_id', 'output_type', 'error_code', 'preview', 'created_at', 'finished_at');
+    expect(first.body.items[0]).to.include({ kind: 'effect', status: 'pending', effect_id: effectId, studio_category_id: null, output_type: 'image', error_code: null, preview: null, finished_at: null });
     const second = await t.api.get('/v1/generations?limit=2&offset=2', { token: user.token });
     expect(second.body.items.map((item: { id: string }) => item.id)).to.deep.equal([ids[0]]);
   });
@@ -73,8 +73,11 @@ describe('reading generations', () => {
   it('shows the detail of a pending generation without result or preview, with its nested effect', async () => {
     const id = await generation();
     const detail = await t.api.get(`/v1/generations/${id}`, { token: user.token });
-    expect(detail.body).to.have.keys('id', 'status', 'effect', 'result_url', 'output_type', 'error_code', 'preview', 'created_at', 'started_at', 'finished_at');
-    expect(detail.body).to.include({ status: 'pending', result_url: null, preview: null, started_at: null, finished_at: null });
+    expect(detail.body).to.have.keys('id', 'kind', 'status', 'effect_id', 'effect', 'studio_category_id', 'prompt', 'result_url', 'result_text', 'output_type',
+      'error_code', 'preview', 'queue_position', 'estimated_wait_s', 'created_at', 'started_at', 'finished_at');
+    expect(detail.body).to.include({ kind: 'effect', status: 'pending', effect_id: effectId, studio_category_id: null, prompt: null, result_url: null, result_text: null, preview: null, started_at: null, finished_at: null });
+    expect(detail.body.queue_position).to.equal(1);
+    expect(detail.body.estimated_wait_s).to.be.a('number');
     expect(detail.body.effect).to.include({ id: effectId, cost: 10, output_type: 'image' });
   });
 

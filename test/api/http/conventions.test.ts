@@ -172,7 +172,7 @@ describe('HTTP conventions', () => {
       expect(answer.body.error.code).to.equal('not_implemented');
     });
     it('answer a guest 403 registration_required before 501 where the section is closed to guests', async () => {
-      const answer = await t.api.post('/v1/speech/transcriptions', {}, { token: (await makeUser({ guest: true })).token });
+      const answer = await t.api.post('/v1/user-effects', {}, { token: (await makeUser({ guest: true })).token });
       expect(answer.status).to.equal(403);
       expect(answer.body.error.code).to.equal('registration_required');
     });

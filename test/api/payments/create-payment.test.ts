@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { ProductRow } from '../../../db/payments/model';
 import { services } from '../../harness';
-import { createPayment, freshShowcase, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
+import { createPayment, freshShowcase, operator, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 
@@ -125,7 +125,7 @@ describe('payments: POST /v1/payments', () => {
       const afterPaid = await bed.api.post('/v1/payments', { product_id: products.starter_pack.id, method: 'card' }, { token: user.token });
       expect(afterPaid.status).to.equal(403);
 
-      await fetch(`${bed.app.url}/sim/processor/orders/${(await paymentRow(paid.id)).processor_order_id}/refund`, { method: 'POST' });
+      expect(await operator(bed, paid.id, 'refund')).to.equal(200);
       await waitForStatus(paid.id, 'refunded');
       const afterRefund = await bed.api.post('/v1/payments', { product_id: products.starter_pack.id, method: 'card' }, { token: user.token });
       expect([afterRefund.status, afterRefund.body.error.code]).to.deep.equal([403, 'forbidden']);

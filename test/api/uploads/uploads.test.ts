@@ -1,17 +1,8 @@
 import { expect } from 'chai';
-import { photo } from '../../generation-fixtures';
+import { insertEffect, photo } from '../../generation-fixtures';
 import { resetDatabase, useTestApp } from '../../harness';
+import { postToTicket } from '../../tickets';
 import { makeUser } from '../../users';
-
-/** What a mobile client does with the ticket: a multipart POST with every field unchanged and the file last. */
-export async function postToTicket(ticket: { url: string; fields: Record<string, string> }, body: Buffer, contentType: string): Promise<number> {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(ticket.fields)) form.append(name, value);
-  form.append('file', new Blob([body], { type: contentType }), 'photo');
-  const response = await fetch(ticket.url, { method: 'POST', body: form });
-  await response.arrayBuffer();
-  return response.status;
-}
 
 describe('uploads', () => {
   const t = useTestApp();
@@ -35,6 +26,36 @@ describe('uploads', () => {
     expect(await postToTicket(ticket.body, file, 'image/png')).to.be.within(200, 204);
     const after = await t.api.get(`/v1/uploads/${ticket.body.id}`, { token: guest.token });
     expect(after.body).to.include({ status: 'completed', size: file.length });
+  });
+
+  describe("the object is the one its ticket named (the embedded store checks no signature)", () => {
+    it("a file put under another upload's key by swapping the ticket's key leaves that upload pending and unusable", async () => {
+      const victim = await makeUser({ guest: true, balance: 100 });
+      const attacker = await makeUser({ guest: true });
+      const victimTicket = (await t.api.post('/v1/uploads', { content_type: 'image/jpeg' }, { token: victim.token })).body;
+      const attackerTicket = (await t.api.post('/v1/uploads', { content_type: 'image/jpeg' }, { token: attacker.token })).body;
+      const swapped = { ...attackerTicket, fields: { ...attackerTicket.fields, key: victimTicket.object_key } };
+      expect(await postToTicket(swapped, await photo(), 'image/jpeg')).to.be.within(200, 204);
+
+      expect((await t.api.get(`/v1/uploads/${victimTicket.id}`, { token: victim.token })).body).to.include({ status: 'pending', size: null });
+      const effect = await insertEffect('winter-portrait');
+      const refused = await t.api.post('/v1/generations', { effect_id: effect, characters: [[victimTicket.id]] }, { token: victim.token });
+      expect(refused.status).to.equal(422);
+      expect(refused.body.error.details).to.deep.equal([{ loc: ['body', 'characters', 0, 0], msg: 'the file under this upload was not put there through its upload ticket', type: 'upload_not_via_ticket' }]);
+
+      await postToTicket(victimTicket, await photo(), 'image/jpeg');
+      expect((await t.api.get(`/v1/uploads/${victimTicket.id}`, { token: victim.token })).body).to.include({ status: 'completed' });
+      expect((await t.api.post('/v1/generations', { effect_id: effect, characters: [[victimTicket.id]] }, { token: victim.token })).status).to.equal(202);
+    });
+
+    it('a file of another content type than the ticket named is not used', async () => {
+      const user = await makeUser({ guest: true, balance: 100 });
+      const ticket = (await t.api.post('/v1/uploads', { content_type: 'image/png' }, { token: user.token })).body;
+      await postToTicket({ ...ticket, fields: { ...ticket.fields, 'Content-Type': 'text/html' } }, Buffer.from('<script>alert(1)</script>'), 'text/html');
+      expect((await t.api.get(`/v1/uploads/${ticket.id}`, { token: user.token })).body).to.include({ status: 'pending' });
+      const refused = await t.api.post('/v1/generations', { effect_id: await insertEffect('winter-portrait'), characters: [[ticket.id]] }, { token: user.token });
+      expect(refused.body.error.details[0]).to.include({ type: 'upload_wrong_type' });
+    });
   });
 
   it('accepts only JPEG, PNG and WebP', async () => {

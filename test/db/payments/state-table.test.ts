@@ -62,7 +62,7 @@ describe('payments: the state table', () => {
       try {
         const user = await makeUser();
         const payment = await createPayment(quiet, user, products.pack_100.id, { method: 'sbp' });
-        expect((await fetch(`${quiet.app.url}/sim/processor/orders/${(await paymentRow(payment.id)).processor_order_id}/sbp-pay`, { method: 'POST' })).status).to.equal(200);
+        expect(await operator(quiet, payment.id, 'sbp-pay')).to.equal(200);
 
         const refreshed = await quiet.api.post(`/v1/payments/${payment.id}/refresh`, undefined, { token: user.token });
 

@@ -40,6 +40,8 @@ describe('processor simulator over HTTP', () => {
   let simServer: http.Server;
   let receiverServer: http.Server;
   let simBase: string;
+  /** The merchant's site, where the simulator is mounted (its PUBLIC_BASE_URL). */
+  let siteBase: string;
   let client: ProcessorClient;
   /** Every callback the merchant side received, raw. */
   const callbacks: Record<string, string>[] = [];
@@ -63,6 +65,7 @@ describe('processor simulator over HTTP', () => {
     const simListening = await listen(() => {});
     simServer = simListening.server;
     simBase = `${simListening.base}/sim/processor`;
+    siteBase = simListening.base;
     simulator = createProcessorSimulator({
       publicBaseUrl: `${simListening.base}/`,
       ...credentials,
@@ -97,8 +100,8 @@ describe('processor simulator over HTTP', () => {
       description: 'Пакет <100> кредитов',
       locale,
       method,
-      returnUrl: `https://api.example/v1/payments/${paymentId}/return`,
-      failUrl: `https://api.example/v1/payments/${paymentId}/fail`,
+      returnUrl: `${siteBase}/v1/payments/${paymentId}/return`,
+      failUrl: `${siteBase}/v1/payments/${paymentId}/fail`,
       receipt: { itemName: 'Пакет 100 кредитов', quantity: 1, priceMinor: 14900 },
     };
   }
@@ -113,7 +116,7 @@ describe('processor simulator over HTTP', () => {
   }
 
   function operator(orderId: string, action: string): Promise<Response> {
-    return fetch(`${simBase}/orders/${orderId}/${action}`, { method: 'POST' });
+    return fetch(`${simBase}/orders/${orderId}/${action}`, { method: 'POST', body: new URLSearchParams({ userName: credentials.userName, password: credentials.password }) });
   }
 
   /** Waits for `count` callbacks about the order and checks each with the adapter. */
@@ -157,6 +160,20 @@ describe('processor simulator over HTTP', () => {
       for (const call of [intruder.registerOrder(registration()), intruder.getOrder(order.orderId)]) {
         const error = await rejectionOf(call);
         expect(error).to.be.instanceOf(ProcessorRejectedError);
+        expect(error).to.include({ code: '5' });
+      }
+    });
+
+    it('refuses return and fail URLs outside the merchant site (error 5): it is mounted on the service origin, so no open redirect', async () => {
+      for (const [returnUrl, failUrl] of [
+        ['https://evil.example/phish', undefined],
+        [`${siteBase}/v1/payments/x/return`, 'https://evil.example/phish'],
+        [`${siteBase.replace('127.0.0.1', 'localhost')}/v1/payments/x/return`, undefined],
+        [`${siteBase.replace('http://', 'http://user:pass@')}/v1/payments/x/return`, undefined],
+        ['javascript:alert(1)', undefined],
+      ]) {
+        const error = await rejectionOf(client.registerOrder({ ...registration(), returnUrl: returnUrl!, failUrl: failUrl ?? `${siteBase}/v1/payments/x/fail` }));
+        expect(error, returnUrl).to.be.instanceOf(ProcessorRejectedError);
         expect(error).to.include({ code: '5' });
       }
     });
@@ -334,6 +351,18 @@ describe('processor simulator over HTTP', () => {
       expect((await client.getOrder(order.orderId)).state).to.equal('succeeded');
       expect(simulator.orders.get(order.orderId)).to.include({ status: 2, method: 'sbp' });
       expect((await notificationsFor(order.orderId, 1))[0]).to.include({ operation: 'deposited', success: true });
+    });
+
+    it("needs the merchant's credentials: without them (or with wrong ones) 401 and the order is unchanged", async () => {
+      const order = await register();
+      for (const body of [undefined, new URLSearchParams({ userName: credentials.userName, password: 'guess' })]) {
+        for (const action of ['expire', 'sbp-pay', 'refund', 'chargeback', 'late-capture']) {
+          const answer = await fetch(`${simBase}/orders/${order.orderId}/${action}`, { method: 'POST', body });
+          expect(answer.status, action).to.equal(401);
+          await answer.body?.cancel();
+        }
+      }
+      expect(simulator.orders.get(order.orderId)).to.include({ status: 0 });
     });
 
     it('answers 404 for an operator action on an unknown order', async () => {

@@ -10,6 +10,7 @@ import { ConfigError, loadConfig } from '../../../config';
 import { HttpProviderAdapter } from '../../../pool/provider/http-client';
 import { startProviderSimulatorFromConfig } from '../../../simulators/provider/from-config';
 import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/provider/provider-simulator';
+import { pcmWav } from '../../audio';
 import { hugePngHeader } from '../../images';
 
 /** A stand-in for presigned storage links: serves the given bytes by path. */
@@ -147,6 +148,53 @@ describe('provider simulator over HTTP', function () {
     const answer = await api(sim, 'key', 'POST', '/v1/tasks', { model: 'image', inputs: [] });
     expect(answer.status).to.equal(400);
     expect(answer.body.error?.type).to.equal('invalid_request');
+  });
+
+  describe('studio models and speech (decisions.md 7.3, 7.4)', () => {
+    const task = async (model: string, prompt: string, inputs: { url: string; person: number }[] = []) => {
+      const accepted = await api(sim, 'key', 'POST', '/v1/tasks', { model, inputs, prompt });
+      expect(accepted.status).to.equal(202);
+      const done = await finished(sim, 'key', accepted.body.id as string);
+      expect(done.status).to.equal('succeeded');
+      return download(done.result!.url);
+    };
+
+    it('text_to_image draws the same picture for the same prompt and another for another, without a photo', async () => {
+      const [fox, foxAgain, owl] = [await task('text_to_image', 'a fox'), await task('text_to_image', 'a fox'), await task('text_to_image', 'an owl')];
+      expect(fox.contentType).to.equal('image/jpeg');
+      expect(await sharp(fox.bytes).metadata()).to.include({ width: 256, height: 256 });
+      expect(fox.bytes.equals(foxAgain.bytes)).to.equal(true);
+      expect(fox.bytes.equals(owl.bytes)).to.equal(false);
+    });
+
+    it('photo_edit changes the first photo and needs one', async () => {
+      const edited = await task('photo_edit', 'night', [input('blue.jpg')]);
+      const { channels } = await sharp(edited.bytes).stats();
+      // The photo is blue: its negative is not.
+      expect(channels[2].mean).to.be.below(channels[0].mean);
+      const refused = await api(sim, 'key', 'POST', '/v1/tasks', { model: 'photo_edit', inputs: [], prompt: 'night' });
+      expect(refused.status).to.equal(400);
+      expect(refused.body.error?.type).to.equal('invalid_request');
+    });
+
+    it('ask answers a text that quotes the prompt, in its language', async () => {
+      const english = await task('ask', 'red or blue?');
+      expect(english.contentType).to.equal('text/plain; charset=utf-8');
+      expect(english.bytes.toString('utf8')).to.equal('Stylist\'s advice for "red or blue?": wear what you feel at ease in.');
+      expect((await task('ask', 'красный или синий?')).bytes.toString('utf8')).to.contain('«красный или синий?»');
+    });
+
+    it('transcribes a PCM WAV into a text naming its duration; anything else is 400 invalid_audio', async () => {
+      const transcribe = (body: Buffer, query = '') => fetch(`${sim.url}/v1/transcriptions${query}`, { method: 'POST', headers: { authorization: 'Bearer key', 'content-type': 'audio/wav' }, body });
+      const answer = await transcribe(pcmWav(2.25), '?language=en');
+      expect(answer.status).to.equal(200);
+      expect(await answer.json()).to.deep.equal({ text: 'A recording of 2.3 seconds.', language: 'en', duration_ms: 2250 });
+      expect(await (await transcribe(pcmWav(1))).json()).to.deep.equal({ text: 'Запись длительностью 1,0 с.', language: 'ru', duration_ms: 1000 });
+      const refused = await transcribe(Buffer.from('not a wav'));
+      expect(refused.status).to.equal(400);
+      expect(((await refused.json()) as ApiAnswer['body']).error?.type).to.equal('invalid_audio');
+      expect((await fetch(`${sim.url}/v1/transcriptions`, { method: 'POST', body: pcmWav(1) })).status).to.equal(401);
+    });
   });
 
   it('counts submitted and completed tasks', async () => {

@@ -1,0 +1,68 @@
+import { localeProperty, type Locale } from '../catalog/locale';
+import { generationDetailSchema } from '../generations/views';
+import { caller } from '../http/authentication';
+import { readBudget, writeBudget } from '../http/rate-limit';
+import { defineRoute } from '../http/route';
+import { schema } from '../http/validation';
+import { listStudioCategories, studioCategorySchema } from './categories';
+import { createStudioGeneration, estimateStudioGeneration, maxPromptLength, type StudioEstimateBody, type StudioGenerationBody } from './studio-generations';
+
+const categoryId = schema.string({ minLength: 1, maxLength: 200 });
+const prompt = schema.string({ minLength: 1, maxLength: maxPromptLength });
+// A studio task takes at most 4 photos (studio_categories.max_photos).
+const uploadIds = schema.array(schema.string({ minLength: 1, maxLength: 64 }), { maxItems: 4 });
+
+/** The studio (decisions.md 7.3): task-based generations through the same pipeline as effects. */
+export const studioRoutes = [
+  defineRoute<unknown, { locale: Locale }>({
+    method: 'GET', path: '/v1/studio/categories', access: 'token',
+    summary: 'Enabled studio categories (tasks) in the operator order, localized; guests allowed.',
+    query: schema.object({ locale: localeProperty }),
+    responses: { 200: { description: 'Array of StudioCategory', schema: schema.array(studioCategorySchema) } },
+    handler: async (ctx, { query }) => {
+      ctx.body = await listStudioCategories(ctx.services.db, query.locale);
+    },
+  }),
+  defineRoute<StudioEstimateBody>({
+    method: 'POST', path: '/v1/studio/estimate', access: 'token', limits: [readBudget()],
+    summary: 'What a studio generation would cost now, whether the balance covers it, and its place in line; no side effects. Guests allowed.',
+    body: schema.object({ category_id: categoryId, prompt, upload_ids: uploadIds }, ['category_id']),
+    responses: {
+      200: {
+        description: 'Estimate',
+        schema: schema.object({
+          cost: schema.integer(),
+          balance: schema.integer(),
+          enough: schema.boolean(),
+          queue_position: schema.integer({ minimum: 1 }),
+          estimated_wait_s: schema.integer({ minimum: 0 }),
+        }),
+      },
+      404: { description: 'studio category or upload absent or another user\'s' },
+      422: { description: 'validation_error (photos named but not usable, or too many or too few)' },
+    },
+    handler: async (ctx, { body }) => {
+      ctx.body = await estimateStudioGeneration(ctx.services, caller(ctx).id, body);
+    },
+  }),
+  defineRoute<StudioGenerationBody>({
+    method: 'POST', path: '/v1/studio/generations', access: 'registered', limits: [writeBudget()],
+    summary: 'Starts a studio generation (kind "studio"): the same checks, reserve, queue and pipeline as an effect generation; 202 with the Generation.',
+    idempotent: 'generation',
+    body: schema.object({ category_id: categoryId, prompt, upload_ids: uploadIds }, ['category_id', 'prompt']),
+    responses: {
+      202: { description: 'Accepted (also the repeat of an accepted request with the same Idempotency-Key)', schema: generationDetailSchema },
+      402: { description: 'insufficient_credits' },
+      404: { description: 'studio category or upload absent or another user\'s' },
+      409: { description: 'idempotency_key_reused (also a key used on POST /v1/generations)' },
+      422: { description: 'validation_error: prompt 1..10000 characters and not blank, upload not completed or above 15 MB, photo count outside the category\'s' },
+      503: { description: 'provider_unavailable: more than MAX_QUEUED_GENERATIONS generations waiting' },
+    },
+    handler: async (ctx, { body, idempotency }) => {
+      const created = await createStudioGeneration(ctx.services, caller(ctx).id, body, idempotency);
+      ctx.status = created.statusCode;
+      ctx.set('Location', `/v1/generations/${created.body.id}`);
+      ctx.body = created.body;
+    },
+  }),
+];
