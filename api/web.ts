@@ -8,6 +8,7 @@ import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
 import { drainableServer } from './http/drain';
 import type { Route } from './http/route';
+import { referenceRouter } from './docs/reference';
 import { paymentMounts } from './payments/mounts';
 import { startMetricsServer } from './metrics-server';
 import type { Realtime } from './realtime/streams';
@@ -36,13 +37,18 @@ const drainTimeoutMs = 10_000;
 
 /**
  * The `web` role: the REST API and its SSE streams on one HTTP server, with what lives beside the
- * route table (the payment webhook and pages, the processor simulator, the referral page). Stopping
- * drains the server (`http/drain.ts`): no new connections, `Connection: close` on every answer
- * still to come, each connection closed after its current response, open streams ended.
+ * route table (the payment webhook and pages, the processor simulator, the referral page, the API
+ * reference at `/docs`). Stopping drains the server (`http/drain.ts`): no new connections,
+ * `Connection: close` on every answer still to come, each connection closed after its current
+ * response, open streams ended.
  */
 export async function startWeb(services: Services, options: WebOptions = {}): Promise<Web> {
   const payments = paymentMounts(services, options.processorSimulator);
-  const mounts: Middleware<ApiContext['state'], ApiContext>[] = [...payments.mounts, referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>];
+  const mounts: Middleware<ApiContext['state'], ApiContext>[] = [
+    ...payments.mounts,
+    referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>,
+    referenceRouter().routes() as Middleware<ApiContext['state'], ApiContext>,
+  ];
   const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
   const app = createApp(services, routes, mounts);
   // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.
