@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { GenerationStatusEvent } from './generations/model';
 import type { PaymentStatusEvent } from './payments/model';
+import type { UserEffectStatusEvent } from './user-effects/model';
 
 /**
  * Every NOTIFY channel of the service, by its one name, with the JSON its payloads carry (a few
@@ -14,6 +15,10 @@ export interface ChannelPayloads {
   generation_media: { id: string };
   /** Every status change of a payment: the payment streams. */
   payment_status: PaymentStatusEvent;
+  /** Every status change of a user effect, creation included: the user-effect streams. */
+  user_effect_status: UserEffectStatusEvent;
+  /** A moderation verdict was recorded: wakes the media role's user-effect consumers at once. */
+  user_effect_media: { id: string };
 }
 
 export type Channel = keyof ChannelPayloads;

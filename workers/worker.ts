@@ -1,9 +1,11 @@
+import { AccountKeys } from '../pool/accounts';
 import { stopAll, type RunningPart, type Services } from '../services';
 import { startIdpBRevocation } from './accounts/revoke-idp-b';
 import { startGenerationPipeline } from './generations/pipeline';
 import { startProvider } from './generations/provider';
 import { startPushSend } from './push/push-send';
 import { startSubscriptionRenewals } from './subscriptions/renewal';
+import { startModeration } from './user-effects/moderation';
 
 /**
  * The `worker` role: the generation pipeline's provider side (lease a slot, submit, poll, store the
@@ -17,6 +19,8 @@ export async function startWorker(services: Services): Promise<RunningPart> {
     provider,
     // `generation-submit` tickets (NOTIFY `generation_status`) and the shared poll loop.
     await startGenerationPipeline(services, provider.adapter),
+    // `user-effect-moderation` jobs (NOTIFY `user_effect_status`): a round of the provider's moderation model on a leased slot.
+    await startModeration(services, { adapter: provider.adapter, keys: new AccountKeys(services.db, services.config.generations.providerAccounts) }),
     // `push-send` jobs: terminal generation statuses, subscription reminders.
     await startPushSend(services),
     // `subscription-renew` jobs: a saved card charged for a subscription's next period.

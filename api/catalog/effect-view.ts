@@ -59,6 +59,13 @@ export interface Effect {
 const focusSchema = schema.nullable(schema.object({ x: { type: 'number' }, y: { type: 'number' } }, ['x', 'y']));
 const url = schema.string();
 
+/** The `preview` object of an Effect (contract B), also the preview of a user effect. */
+export const effectPreviewSchema: JsonSchema = schema.object({
+  thumb: url, card: url, full: url, animation: schema.nullable(url), video: schema.nullable(url),
+  width: schema.integer(), height: schema.integer(), blurhash: schema.nullable(schema.string()),
+  focus: focusSchema, video_focus: focusSchema,
+});
+
 export const effectSchema: JsonSchema = schema.object({
   id: schema.uuid(),
   slug: schema.string(),
@@ -69,11 +76,7 @@ export const effectSchema: JsonSchema = schema.object({
   preview_url: url,
   preview_video_url: schema.nullable(url),
   preview_animation_url: schema.nullable(url),
-  preview: schema.nullable(schema.object({
-    thumb: url, card: url, full: url, animation: schema.nullable(url), video: schema.nullable(url),
-    width: schema.integer(), height: schema.integer(), blurhash: schema.nullable(schema.string()),
-    focus: focusSchema, video_focus: focusSchema,
-  })),
+  preview: schema.nullable(effectPreviewSchema),
   cost: schema.integer(),
   characters: schema.array(schema.object({ min_photos: schema.integer(), max_photos: schema.integer() })),
   max_inputs: schema.integer(),
@@ -108,7 +111,8 @@ interface EffectRow extends PreviewColumns {
   tags: string[];
 }
 
-function previewOf(preview: StoredPreview, row: EffectRow, url: PublicUrl): EffectPreviewView {
+/** A stored preview as clients see it: URLs for keys, and the points to keep in frame. */
+export function previewView(preview: StoredPreview, focus: { focus: FocusPoint | null; video_focus: FocusPoint | null }, url: PublicUrl): EffectPreviewView {
   return {
     thumb: url(preview.thumb),
     card: url(preview.card),
@@ -118,8 +122,8 @@ function previewOf(preview: StoredPreview, row: EffectRow, url: PublicUrl): Effe
     width: preview.width,
     height: preview.height,
     blurhash: preview.blurhash,
-    focus: row.focus,
-    video_focus: preview.video ? row.video_focus : null,
+    focus: focus.focus,
+    video_focus: preview.video ? focus.video_focus : null,
   };
 }
 
@@ -134,7 +138,7 @@ function effectOf(row: EffectRow, url: PublicUrl): Effect {
     preview_url: url(row.poster_key),
     preview_video_url: row.preview_video_key && url(row.preview_video_key),
     preview_animation_url: row.preview_animation_key && url(row.preview_animation_key),
-    preview: row.preview && previewOf(row.preview, row, url),
+    preview: row.preview && previewView(row.preview, row, url),
     cost: row.cost,
     characters: row.characters,
     max_inputs: row.characters.reduce((sum, character) => sum + character.max_photos, 0),

@@ -10,9 +10,14 @@ import { byIdOrSlug } from './identifiers';
 import { localeProperty, type Locale } from './locale';
 import type { ThematicSearch } from './thematic-search';
 
-/** Catalog rule 1: an effect opens by id or slug even when no enabled category lists it; a hidden one does not. */
-export async function openEffect(db: Knex, url: PublicUrl, idOrSlug: string, locale: Locale): Promise<Effect | null> {
-  const row = await db('effects').where(byIdOrSlug(idOrSlug)).andWhere({ hidden: false }).first('id');
+/**
+ * Catalog rule 1: an effect opens by id or slug even when no enabled category lists it; a hidden one
+ * does not. `privateTo` null opens the effects everyone may see; a user id opens only that user's
+ * private ones (a user effect that is `private`, or `processing` again after a publish).
+ */
+export async function openEffect(db: Knex, url: PublicUrl, idOrSlug: string, locale: Locale, privateTo: string | null = null): Promise<Effect | null> {
+  const row = await db('effects').where(byIdOrSlug(idOrSlug)).andWhere({ hidden: false })
+    .andWhereRaw('private_to is not distinct from ?::uuid', [privateTo]).first('id');
   if (!row) return null;
   const [effect] = await loadEffects(db, url, [row.id], locale);
   return effect ?? null;
@@ -53,7 +58,9 @@ export function effectRoutes(options: { thematicSearch?: ThematicSearch }) {
       responses: { 200: { description: 'Effect', schema: effectSchema } },
       handler: async (ctx, { params, query, user }) => {
         const { db, storage } = ctx.services;
-        const effect = await openEffect(db, publicUrlOf(storage), params.id_or_slug, query.locale);
+        // The caller's private effects are layered on top of what everyone sees, never mixed into it.
+        const effect = await openEffect(db, publicUrlOf(storage), params.id_or_slug, query.locale)
+          ?? (user ? await openEffect(db, publicUrlOf(storage), params.id_or_slug, query.locale, user.id) : null);
         if (!effect) throw errors.notFound('Effect not found.');
         // `public` access leaves `user` null for a missing, expired or broken token: no view then.
         if (user && effect.author_id) await countAuthorView(db, effect.id, user.id);

@@ -183,9 +183,12 @@ class Simulator {
       const photos = await downloadPhotos(request.inputs.map((input) => input.url), this.lifetime.signal);
       if (photos.length) still = await decodeStill(photos[0]);
     } catch (error) {
-      this.slots.release(slot);
-      if (error instanceof BadInputImageError) return sendError(res, 400, 'bad_input_image', error.message);
-      throw error;
+      const judged = error instanceof BadInputImageError && behaviour.kind === 'renders' && behaviour.judgesPhotos;
+      if (!judged) {
+        this.slots.release(slot);
+        if (error instanceof BadInputImageError) return sendError(res, 400, 'bad_input_image', error.message);
+        throw error;
+      }
     }
 
     const task: Task = { id: randomUUID(), apiKey, slot, state: { status: 'running' } };

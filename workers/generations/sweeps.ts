@@ -6,6 +6,7 @@ import { findStuckPreviews } from '../../db/generations/find-stuck-previews';
 import { recordSubmitJob } from '../../db/generations/record-submit-job';
 import { returnSubmitJob, sendSubmitJob } from '../../db/generations/submit-ticket';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
+import { earningTerms } from '../../db/user-effects/record-earning';
 import { takeBackStalledDispatch } from '../../db/generations/take-back-stalled-dispatch';
 import { releaseGenerationSlot } from '../../pool/release-generation-slot';
 import type { Services } from '../../services';
@@ -58,7 +59,7 @@ export async function finishStuckMedia(services: Services): Promise<number> {
   const { db, boss, config } = services;
   let finished = 0;
   for (const id of await findStuckPreviews(db, config.generations.mediaTimeoutS, batch)) {
-    if (await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }))) finished += 1;
+    if (await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }, earningTerms(config)))) finished += 1;
   }
   return finished;
 }
