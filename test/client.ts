@@ -1,4 +1,9 @@
-/** A small HTTP client for tests: real requests, parsed answers. */
+import { checkAgainstContract } from './contract';
+
+/**
+ * A small HTTP client for tests: real requests, parsed answers, each held to what
+ * `/v1/openapi.json` documents for its operation (`test/contract.ts`).
+ */
 export interface Answer<T = any> {
   status: number;
   headers: Headers;
@@ -13,7 +18,9 @@ export interface RequestOptions {
   raw?: string | Buffer;
 }
 
-export function client(baseUrl: string) {
+/** `checkContract: false` for a listener that is not the API (the metrics port). */
+export function client(baseUrl: string, options: { checkContract?: boolean } = {}) {
+  const checkContract = options.checkContract ?? true;
   async function request<T = any>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<Answer<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
@@ -28,7 +35,9 @@ export function client(baseUrl: string) {
     const response = await fetch(baseUrl + path, { method, headers, body: payload, redirect: 'manual' });
     const text = await response.text();
     let parsed: unknown = text;
-    if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    const contentType = response.headers.get('content-type') ?? '';
+    if (contentType.includes('json') && text) parsed = JSON.parse(text);
+    if (checkContract) checkAgainstContract(method, path, response.status, contentType, parsed);
     return { status: response.status, headers: response.headers, body: parsed as T, text };
   }
   return {

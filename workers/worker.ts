@@ -17,10 +17,12 @@ export async function startWorker(services: Services): Promise<RunningPart> {
   const provider = await startProvider(services);
   const parts: RunningPart[] = [
     provider,
+    // `user-effect-moderation` jobs (NOTIFY `user_effect_status`): a round of the provider's moderation
+    // model on a leased slot. Before the pipeline, whose LISTEN on `generation_status` is then the
+    // hub's last, the one readiness checks look for (`pg_stat_activity.query`).
+    await startModeration(services, { adapter: provider.adapter, keys: new AccountKeys(services.db, services.config.generations.providerAccounts) }),
     // `generation-submit` tickets (NOTIFY `generation_status`) and the shared poll loop.
     await startGenerationPipeline(services, provider.adapter),
-    // `user-effect-moderation` jobs (NOTIFY `user_effect_status`): a round of the provider's moderation model on a leased slot.
-    await startModeration(services, { adapter: provider.adapter, keys: new AccountKeys(services.db, services.config.generations.providerAccounts) }),
     // `push-send` jobs: terminal generation statuses, subscription reminders.
     await startPushSend(services),
     // `subscription-renew` jobs: a saved card charged for a subscription's next period.

@@ -73,14 +73,15 @@ export const authorRoutes = [
     responses: {
       200: {
         description: 'Author profile',
-        schema: schema.object({
+        schema: schema.response({
           id: schema.uuid(),
           name: schema.nullable(schema.string()),
           avatar_url: schema.nullable(schema.string()),
-          effects: pageSchema(effectSchema),
-        }),
+          effects: pageSchema(effectSchema, 'EffectPage'),
+        }, { title: 'AuthorProfile' }),
       },
     },
+    errors: { not_found: 'The author does not exist, is disabled, or has published no effect.' },
     handler: async (ctx, { params, query }) => {
       const { db, storage } = ctx.services;
       const profile = await authorProfile(db, publicUrlOf(storage), params.author_id, query.locale, { limit: query.limit, offset: query.offset });

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { defineRoute, type Route } from '../http/route';
 import { schema, type JsonSchema } from '../http/validation';
 
-/** The catalog's languages (contract part B): `ru` by default, also `en`; anything else is `422`. */
+/** The catalog's languages (the contract): `ru` by default, also `en`; anything else is `422`. */
 export const locales = ['ru', 'en'] as const;
 export type Locale = (typeof locales)[number];
 

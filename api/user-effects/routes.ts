@@ -12,15 +12,14 @@ import { submitUserEffect, type SubmitBody } from './submit';
 import { accountSchema, authorAccount, earningSchema, earningView, findOwnUserEffect, userEffectSchema, userEffectView } from './views';
 
 /**
- * The marketplace of user effects (decisions.md 7.2): registered accounts only (a guest gets
+ * The marketplace of user effects (README, its own section): registered accounts only (a guest gets
  * `403 registration_required` on every path); reads share the per-user read budget, the writes
  * (submit, publish, unpublish, delete) the write limit.
  */
 const userEffectAnswer = { description: 'UserEffect', schema: userEffectSchema };
-const guest = { description: '`registration_required` for a guest' };
-const notFound = { description: 'Absent or another user\'s user effect' };
-const submissionLimits = '`rate_limited`: the write limit or a cooldown after a rejection or a lock after a series of rejections (with Retry-After); '
-  + 'too many waiting for moderation (without Retry-After)';
+const notFound = 'Absent or another user\'s user effect.';
+const submissionLimits = 'The write limit, a cooldown after a rejection (600 s) or a lock after 3 rejections within 24 h (each with `Retry-After`); '
+  + 'or 3 already waiting for moderation (without `Retry-After`: a place frees when one is moderated).';
 
 const character = schema.object({
   min_photos: schema.integer({ minimum: 0, maximum: 4 }),
@@ -32,7 +31,7 @@ export const userEffectRoutes = [
     method: 'GET', path: '/v1/user-effects', access: 'registered', limits: [readBudget()],
     summary: 'The caller\'s user effects, newest first, in every status.',
     query: schema.object(pagingProperties),
-    responses: { 200: { description: 'Page of UserEffect', schema: pageSchema(userEffectSchema) }, 403: guest },
+    responses: { 200: { description: 'Page of UserEffect', schema: pageSchema(userEffectSchema) } },
     handler: async (ctx, { query }) => {
       const { db, storage } = ctx.services;
       const userId = caller(ctx).id;
@@ -56,12 +55,12 @@ export const userEffectRoutes = [
       sample_upload_id: schema.string({ maxLength: 64 }),
       visibility: schema.string({ enum: ['public', 'private'] }),
     }, ['name', 'prompt', 'output_type', 'sample_upload_id']),
-    responses: {
-      202: { description: 'UserEffect in `processing`', schema: userEffectSchema },
-      403: guest,
-      404: { description: 'The sample upload is absent or another user\'s' },
-      422: { description: 'Body invalid; the first person not required or `min_photos > max_photos`; the sample upload not completed or above 15 MB' },
-      429: { description: submissionLimits },
+    bodyExample: { name: 'Neon portrait', description: 'City lights on the face', prompt: 'a portrait lit by pink and blue neon signs at night', output_type: 'image', sample_upload_id: '3f1c9a2e-7b4d-4e8a-9c6f-1d2e3a4b5c6d', visibility: 'public' },
+    responses: { 202: { description: 'UserEffect in `processing`', schema: userEffectSchema } },
+    errors: {
+      not_found: 'The sample upload is absent or another user\'s.',
+      validation_error: 'The body is invalid; the first person is not required or `min_photos > max_photos`; the sample upload is not completed or above 15 MB.',
+      rate_limited: submissionLimits,
     },
     handler: async (ctx, { body }) => {
       const created = await submitUserEffect(ctx.services, caller(ctx).id, body);
@@ -73,7 +72,7 @@ export const userEffectRoutes = [
   defineRoute({
     method: 'GET', path: '/v1/user-effects/account', access: 'registered', limits: [readBudget()],
     summary: 'The author\'s account: user effects in all and approved, settled earnings (`earned_total`), pending ones (`pending`) and when the next settles.',
-    responses: { 200: { description: 'Author account', schema: accountSchema }, 403: guest },
+    responses: { 200: { description: 'Author account', schema: accountSchema } },
     handler: async (ctx) => {
       ctx.body = await authorAccount(ctx.services.db, caller(ctx).id);
     },
@@ -82,7 +81,7 @@ export const userEffectRoutes = [
     method: 'GET', path: '/v1/user-effects/earnings', access: 'registered', limits: [readBudget()],
     summary: 'The author\'s earnings, newest first: `pending` until `settles_at`, then `settled` (an `effect_earned` credit row), or `reversed` by an operator\'s removal.',
     query: schema.object(pagingProperties),
-    responses: { 200: { description: 'Page of Earning', schema: pageSchema(earningSchema) }, 403: guest },
+    responses: { 200: { description: 'Page of Earning', schema: pageSchema(earningSchema) } },
     handler: async (ctx, { query }) => {
       const { db } = ctx.services;
       const userId = caller(ctx).id;
@@ -96,7 +95,8 @@ export const userEffectRoutes = [
   defineRoute<unknown, unknown, { id: string }>({
     method: 'GET', path: '/v1/user-effects/{id}', access: 'registered', limits: [readBudget()],
     summary: 'The caller\'s user effect.',
-    responses: { 200: userEffectAnswer, 403: guest, 404: notFound },
+    responses: { 200: userEffectAnswer },
+    errors: { not_found: notFound },
     handler: async (ctx, { params }) => {
       const own = await findOwnUserEffect(ctx.services.db, caller(ctx).id, params.id);
       if (!own) throw errors.notFound('User effect not found.');
@@ -106,12 +106,8 @@ export const userEffectRoutes = [
   defineRoute<unknown, unknown, { id: string }>({
     method: 'DELETE', path: '/v1/user-effects/{id}', access: 'registered', limits: [writeBudget()],
     summary: 'The author removes a user effect (any status but archived): `archived`, gone from the catalog; told by the stream only, no push.',
-    responses: {
-      204: { description: 'Archived' },
-      403: guest,
-      404: notFound,
-      422: { description: 'Archived already: one detail of type `invalid_status` at `["path", "id"]`' },
-    },
+    responses: { 204: { description: 'Archived' } },
+    errors: { not_found: notFound, validation_error: 'Archived already: one detail of type `invalid_status` at `["path", "id"]`.' },
     handler: async (ctx, { params }) => {
       await removeOwn(ctx.services, caller(ctx).id, params.id);
       ctx.status = 204;
@@ -120,13 +116,8 @@ export const userEffectRoutes = [
   defineRoute<unknown, unknown, { id: string }>({
     method: 'POST', path: '/v1/user-effects/{id}/publish', access: 'registered', limits: [writeBudget()],
     summary: 'Sends a `private` user effect to the catalog: `processing` (moderated again), then `approved` or `rejected`.',
-    responses: {
-      200: userEffectAnswer,
-      403: guest,
-      404: notFound,
-      422: { description: 'Not `private`: one detail of type `invalid_status` at `["path", "id"]`' },
-      429: { description: submissionLimits },
-    },
+    responses: { 200: userEffectAnswer },
+    errors: { not_found: notFound, validation_error: 'Not `private`: one detail of type `invalid_status` at `["path", "id"]`.', rate_limited: submissionLimits },
     handler: async (ctx, { params }) => {
       ctx.body = userEffectView(await publish(ctx.services, caller(ctx).id, params.id), publicUrlOf(ctx.services.storage));
     },
@@ -134,12 +125,8 @@ export const userEffectRoutes = [
   defineRoute<unknown, unknown, { id: string }>({
     method: 'POST', path: '/v1/user-effects/{id}/unpublish', access: 'registered', limits: [writeBudget()],
     summary: 'Takes an `approved` user effect out of the catalog: `private`, its author\'s only.',
-    responses: {
-      200: userEffectAnswer,
-      403: guest,
-      404: notFound,
-      422: { description: 'Not `approved`: one detail of type `invalid_status` at `["path", "id"]`' },
-    },
+    responses: { 200: userEffectAnswer },
+    errors: { not_found: notFound, validation_error: 'Not `approved`: one detail of type `invalid_status` at `["path", "id"]`.' },
     handler: async (ctx, { params }) => {
       ctx.body = userEffectView(await unpublish(ctx.services, caller(ctx).id, params.id), publicUrlOf(ctx.services.storage));
     },

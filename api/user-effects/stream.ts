@@ -16,13 +16,9 @@ export const userEffectStreamRoute = rowStreamRoute<UserEffectState>(
   '/v1/user-effects/{id}/stream',
   'SSE: a snapshot `event: status` {id, status, effect_id}, then one per change; closed at approved, rejected, archived or private.',
   {
-    200: {
-      description: 'Event stream: `event: status` + `data: {"id", "status", "effect_id"}` per state, `: ping` comments between',
-      contentType: 'text/event-stream',
-      schema: { type: 'string' },
-    },
-    403: { description: '`registration_required` for a guest' },
-    404: { description: 'Absent or another user\'s user effect' },
+    description: 'Event stream: `event: status` + `data: {"id", "status", "effect_id"}` per state, `: ping` comments between',
+    example: 'event: status\ndata: {"id":"2b7e4f1a-9c3d-4e5f-8a6b-7c8d9e0f1a2b","status":"processing","effect_id":null}\n\n'
+      + 'event: status\ndata: {"id":"2b7e4f1a-9c3d-4e5f-8a6b-7c8d9e0f1a2b","status":"approved","effect_id":"5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"}\n\n',
   },
   {
     kind: 'user_effect', access: 'registered', channel: 'user_effect_status', table: 'user_effects', columns: ['id', 'status', 'effect_id'],

@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import type { EarningRow, UserEffectRow } from '../../db/user-effects/model';
 import { userEffectStatuses } from '../../db/user-effects/model';
-import { effectPreviewSchema, previewView, type EffectPreviewView, type PublicUrl } from '../catalog/effect-view';
+import { characterSchema, effectPreviewSchema, previewView, type EffectPreviewView, type PublicUrl } from '../catalog/effect-view';
 import { isUuid, schema } from '../http/validation';
 
-/** The UserEffect of decisions.md 7.2. */
+/** The UserEffect (README, "Marketplace of user effects"). */
 export interface UserEffect {
   id: string;
   status: UserEffectRow['status'];
@@ -22,7 +22,7 @@ export interface UserEffect {
   updated_at: string;
 }
 
-export const userEffectSchema = schema.object({
+export const userEffectSchema = schema.response({
   id: schema.uuid(),
   status: schema.string({ enum: userEffectStatuses }),
   visibility: schema.string({ enum: ['public', 'private'] }),
@@ -31,13 +31,13 @@ export const userEffectSchema = schema.object({
   description: schema.string(),
   prompt: schema.string(),
   output_type: schema.string({ enum: ['image', 'video'] }),
-  characters: schema.array(schema.object({ min_photos: schema.integer(), max_photos: schema.integer() })),
+  characters: schema.array(characterSchema),
   cost: schema.integer(),
   preview: schema.nullable(effectPreviewSchema),
   rejection_reason: schema.nullable(schema.string({ enum: ['content_policy', 'bad_sample'] })),
   created_at: schema.string({ format: 'date-time' }),
   updated_at: schema.string({ format: 'date-time' }),
-});
+}, { title: 'UserEffect' });
 
 const noFocus = { focus: null, video_focus: null };
 
@@ -67,7 +67,7 @@ export async function findOwnUserEffect(db: Knex, userId: string, id: string): P
   return row ?? null;
 }
 
-export const earningSchema = schema.object({
+export const earningSchema = schema.response({
   id: schema.uuid(),
   user_effect_id: schema.uuid(),
   effect_id: schema.uuid(),
@@ -76,7 +76,7 @@ export const earningSchema = schema.object({
   status: schema.string({ enum: ['pending', 'settled', 'reversed'] }),
   settles_at: schema.string({ format: 'date-time' }),
   created_at: schema.string({ format: 'date-time' }),
-});
+}, { title: 'Earning' });
 
 export function earningView(row: EarningRow) {
   return {
@@ -91,13 +91,13 @@ export function earningView(row: EarningRow) {
   };
 }
 
-export const accountSchema = schema.object({
+export const accountSchema = schema.response({
   effects_total: schema.integer(),
   approved: schema.integer(),
   earned_total: schema.integer(),
   pending: schema.integer(),
   next_settles_at: schema.nullable(schema.string({ format: 'date-time' })),
-});
+}, { title: 'AuthorAccount' });
 
 /**
  * `GET /v1/user-effects/account` (no `available`, contract A 2026-09-07): how many user effects the

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { userEffectModel, type UserEffectRow } from './model';
 
 /**
- * The catalog effect of a user effect (decisions.md 7.2), kept in step with its status inside the
+ * The catalog effect of a user effect (README, "Marketplace of user effects"), kept in step with its status inside the
  * transaction of each move: `approved` is listed in the `community` category with the user as its
  * author; `private` and a `processing` one that was private before are its author's only
  * (`effects.private_to`, never listed, opened or launched by anyone else); `rejected` and

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { notify } from '../channels';
 
-/** Statuses of a user effect (contract B, "Marketplace statuses"; decisions.md 7.2). */
+/** Statuses of a user effect (contract B, "Marketplace statuses"; README, "Marketplace of user effects"). */
 export type UserEffectStatus = 'processing' | 'approved' | 'rejected' | 'archived' | 'private';
 export const userEffectStatuses: UserEffectStatus[] = ['processing', 'approved', 'rejected', 'archived', 'private'];
 /** The stream closes at these (contract B, "SSE streams"). */
@@ -76,7 +76,7 @@ export async function announceUserEffect(trx: Knex.Transaction, row: Pick<UserEf
   await notify(trx, 'user_effect_status', { id: row.id, user_id: row.user_id, status: row.status, effect_id: row.effect_id });
 }
 
-/** The server's price of a generation with a user effect (decisions.md 7.2). */
+/** The server's price of a generation with a user effect (README, "Marketplace of user effects"). */
 export const userEffectCost: Record<'image' | 'video', number> = { image: 10, video: 40 };
 
 /** The provider model a user effect's generations run on: the ordinary effect models. */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Config } from '../../config';
 
-/** The author's share and when it settles (decisions.md 7.2: 20 %, 7 billing days). */
+/** The author's share and when it settles (README, "Marketplace of user effects": 20 %, 7 billing days). */
 export interface EarningTerms {
   sharePercent: number;
   settleAfterS: number;

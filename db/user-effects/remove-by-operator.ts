@@ -12,7 +12,7 @@ export type OperatorRemoval =
   | { outcome: 'already_archived' };
 
 /**
- * An operator removes a user effect (decisions.md 7.2; `npm run user-effects -- archive`, and the
+ * An operator removes a user effect (README, "Marketplace of user effects"; `npm run user-effects -- archive`, and the
  * operator console later): archived with the reason, its catalog effect hidden, its pending
  * earnings reversed and the author told by push, all in one transaction. The author's own removal
  * (`DELETE /v1/user-effects/{id}`) sends no push and reverses nothing.

@@ -4,7 +4,7 @@ import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 
 /**
- * The settlement of author earnings in the scheduler role (decisions.md 7.2): at `settles_at` each
+ * The settlement of author earnings in the scheduler role (README, "Marketplace of user effects"): at `settles_at` each
  * pending earning becomes `settled`, one `effect_earned` ledger row and one push, in one
  * transaction (`db/user-effects/settle-earning.ts`). Its own job loop, like the subscription
  * clock, because billing days may be seconds long; it sleeps until the next earning is due. Two
