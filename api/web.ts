@@ -1,4 +1,3 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Middleware } from 'koa';
 import type { RunningPart, Services } from '../services';
@@ -7,6 +6,7 @@ import { createApp } from './app';
 import type { ThematicSearch } from './catalog/thematic-search';
 import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
+import { drainableServer } from './http/drain';
 import type { Route } from './http/route';
 import { referenceRouter } from './docs/reference';
 import { paymentMounts } from './payments/mounts';
@@ -32,11 +32,15 @@ export interface Web extends RunningPart {
   processorSimulator: ProcessorSimulator | null;
 }
 
+/** Connections still open this long after the web role began to stop are closed hard. */
+const drainTimeoutMs = 10_000;
+
 /**
  * The `web` role: the REST API and its SSE streams on one HTTP server, with what lives beside the
  * route table (the payment webhook and pages, the processor simulator, the referral page, the API
- * reference at `/docs`). Stopping
- * refuses new connections, ends open streams and lets in-flight requests finish.
+ * reference at `/docs`). Stopping drains the server (`http/drain.ts`): no new connections,
+ * `Connection: close` on every answer still to come, each connection closed after its current
+ * response, open streams ended.
  */
 export async function startWeb(services: Services, options: WebOptions = {}): Promise<Web> {
   const payments = paymentMounts(services, options.processorSimulator);
@@ -48,7 +52,7 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
   const app = createApp(services, routes, mounts);
   // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.
-  const server = http.createServer({ connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) }, app.callback());
+  const { server, drain } = drainableServer(app.callback(), { connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) });
   server.keepAliveTimeout = 65_000;
   answerClientErrors(server, services.log, services.config.requestTimeoutMs);
   await new Promise<void>((resolve, reject) => {
@@ -64,15 +68,10 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
     processorSimulator: payments.processorSimulator,
     stop: async () => {
       await metrics?.stop();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Open SSE streams are requests that never finish on their own: end them, then the idle sockets.
+      const drained = drain(Math.min(drainTimeoutMs, services.config.shutdownTimeoutMs / 2));
+      // Open SSE streams are requests that never finish on their own: the drain waits for their end.
       await app.context.realtime.stop();
-      server.closeIdleConnections();
-      // A request still running now leaves its keep-alive socket idle only when it ends, and close()
-      // would wait out keepAliveTimeout (65 s) for it: sweep the idle ones until the server is closed.
-      const sweep = setInterval(() => server.closeIdleConnections(), 50);
-      await closed;
-      clearInterval(sweep);
+      await drained;
     },
   };
 }

@@ -8,10 +8,12 @@ import { startSamplePreviews } from './user-effects/sample-preview';
  */
 export async function startMedia(services: Services): Promise<RunningPart> {
   const parts: RunningPart[] = [
+    // `user-effect-media` jobs (NOTIFY `user_effect_media`): the sample's preview, then the user
+    // effect's status moves on. Before the generation previews, whose LISTEN is then the hub's
+    // last, the one readiness checks look for (`pg_stat_activity.query`).
+    await startSamplePreviews(services),
     // `generation-media` jobs (NOTIFY `generation_media`): the preview, then succeeded.
     await startPreviewConsumer(services),
-    // `user-effect-media` jobs (NOTIFY `user_effect_media`): the sample's preview, then the user effect's status moves on.
-    await startSamplePreviews(services),
   ];
   services.log.info({ role: 'media', parts: parts.length }, 'role started');
   return stopAll(parts);

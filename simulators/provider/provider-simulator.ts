@@ -8,7 +8,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import type { Logger } from '../../logger';
-import type { ProviderRequest } from '../../pool/provider/adapter';
+import type { ProviderInput } from '../../pool/provider/adapter';
 import { AccountSlots, type Slot } from './account-slots';
 import { BadInputImageError, decodeStill, downloadPhotos, type Still } from './input-photo';
 import { modelBehaviour, type ModelBehaviour, type ModelInput } from './models';
@@ -33,9 +33,15 @@ export interface ProviderSimulatorOptions {
 export interface ProviderSimulatorStats {
   /** Tasks holding a slot, by API key. */
   running: Record<string, number>;
+  /** Tasks created. */
   submitted: number;
   completed: number;
   rejectedBusy: number;
+  /**
+   * Submissions of a client reference that already had a task: answered with that task, as an
+   * idempotent provider does; a provider without idempotency would have run (and billed) it twice.
+   */
+  repeatedSubmissions: number;
 }
 
 export interface ProviderSimulator {
@@ -51,8 +57,17 @@ type TaskOutcome =
 interface Task {
   id: string;
   apiKey: string;
+  clientReference: string | null;
   slot: Slot;
   state: { status: 'running' } | TaskOutcome;
+}
+
+/** A task request as the simulator reads it. */
+interface TaskRequest {
+  model: string;
+  inputs: ProviderInput[];
+  prompt?: string;
+  clientReference: string | null;
 }
 
 /** The options, checked and with their defaults. */
@@ -70,6 +85,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_AUDIO_BYTES = 8 * 1024 * 1024;
 const MAX_PROMPT_LENGTH = 20_000;
 const MAX_INPUTS = 16;
+const MAX_REFERENCE_LENGTH = 200;
 const DEFAULT_CONCURRENCY = 4;
 const DEFAULT_RESULT_TTL_MS = 15 * 60_000;
 /** Heavy renders (video encodes) run a few at a time, so a load test leaves the machine usable. */
@@ -95,12 +111,14 @@ class Simulator {
   private readonly lifetime = new AbortController();
   private readonly slots = new AccountSlots();
   private readonly tasks = new Map<string, Task>();
+  /** Tasks by API key and client reference (`referenceKey`). */
+  private readonly byReference = new Map<string, Task>();
   /** Finished tasks in completion order, which is also their expiry order. */
   private readonly expiring: { task: Task; expiresAt: number }[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private readonly heavyRenders = pLimit(HEAVY_RENDERS);
   private readonly sweeper: NodeJS.Timeout;
-  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0 };
+  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0 };
   private url = '';
   private stopping: Promise<void> | null = null;
 
@@ -149,9 +167,12 @@ class Simulator {
       const taskPath = /^\/v1\/tasks\/([^/]+)$/.exec(pathname);
       const resultPath = /^\/results\/([^/]+)$/.exec(pathname);
       if (req.method === 'POST' && pathname === '/v1/tasks') await this.submit(req, res);
+      else if (req.method === 'GET' && pathname === '/v1/tasks') this.findByReference(req, res);
       else if (req.method === 'POST' && pathname === '/v1/transcriptions') await this.transcribe(req, res);
       else if (req.method === 'GET' && taskPath) this.show(req, res, taskPath[1]);
       else if (req.method === 'GET' && resultPath) await this.serveResult(res, resultPath[1]);
+      // The simulator's own counters, for load and fault tests that run it as a process of its own.
+      else if (req.method === 'GET' && pathname === '/simulator/stats') sendJson(res, 200, this.stats());
       else sendError(res, 404, 'not_found', 'no such endpoint');
     } catch (error) {
       this.settings.log?.error({ err: error, method: req.method, url: req.url }, 'provider simulator request failed');
@@ -165,6 +186,7 @@ class Simulator {
     if (apiKey === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
     const request = parseTaskRequest(await readBody(req));
     if (typeof request === 'string') return sendError(res, 400, 'invalid_request', request);
+    if (this.answeredAgain(res, apiKey, request.clientReference)) return;
     const behaviour = modelBehaviour(request.model);
     if (!behaviour) return sendError(res, 404, 'no_model', `no model ${request.model}`);
     if (behaviour.kind === 'renders' && behaviour.needsPhoto && request.inputs.length === 0) {
@@ -190,10 +212,13 @@ class Simulator {
         throw error;
       }
     }
+    // The same reference may have been submitted again while these photos downloaded.
+    if (this.answeredAgain(res, apiKey, request.clientReference)) return this.slots.release(slot);
 
-    const task: Task = { id: randomUUID(), apiKey, slot, state: { status: 'running' } };
+    const task: Task = { id: randomUUID(), apiKey, clientReference: request.clientReference, slot, state: { status: 'running' } };
     slot.finishAt = Date.now() + latencyMs;
     this.tasks.set(task.id, task);
+    if (task.clientReference !== null) this.byReference.set(referenceKey(apiKey, task.clientReference), task);
     this.counts.submitted += 1;
     const outcome = this.produce(task, behaviour, { still, prompt: request.prompt ?? '' });
     // Light renders are done before answering, so that with no latency a task is finished at its first poll.
@@ -230,6 +255,25 @@ class Simulator {
     this.counts.completed += 1;
   }
 
+  /** A submission of a reference that already has a task is answered with that task (`200`), once more counted. */
+  private answeredAgain(res: http.ServerResponse, apiKey: string, clientReference: string | null): boolean {
+    const task = clientReference === null ? undefined : this.byReference.get(referenceKey(apiKey, clientReference));
+    if (!task) return false;
+    this.counts.repeatedSubmissions += 1;
+    sendJson(res, 200, this.view(task));
+    return true;
+  }
+
+  /** `GET /v1/tasks?client_reference=`: the account's task of that reference, as a list of at most one. */
+  private findByReference(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const apiKey = this.authenticate(req);
+    if (apiKey === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
+    const clientReference = new URL(req.url ?? '/', 'http://simulator').searchParams.get('client_reference');
+    if (!clientReference) return sendError(res, 400, 'invalid_request', 'client_reference is required');
+    const task = this.byReference.get(referenceKey(apiKey, clientReference));
+    sendJson(res, 200, { data: task ? [this.view(task)] : [] });
+  }
+
   /** The speech endpoint: a 16-bit PCM WAV in, its transcript out, at once (README, "Voice input"). */
   private async transcribe(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (this.authenticate(req) === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
@@ -246,13 +290,18 @@ class Simulator {
     if (apiKey === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
     const task = this.tasks.get(taskId);
     if (!task || task.apiKey !== apiKey) return sendError(res, 404, 'not_found', 'no such task');
+    sendJson(res, 200, this.view(task));
+  }
+
+  private view(task: Task): object {
     const { state } = task;
-    sendJson(res, 200, {
+    return {
       id: task.id,
+      client_reference: task.clientReference,
       status: state.status,
       result: state.status === 'succeeded' ? { url: `${this.url}/results/${state.result.fileName}`, content_type: state.result.contentType } : null,
       error: state.status === 'failed' ? state.error : null,
-    });
+    };
   }
 
   private async serveResult(res: http.ServerResponse, fileName: string): Promise<void> {
@@ -270,6 +319,7 @@ class Simulator {
     while (count < this.expiring.length && this.expiring[count].expiresAt <= now) count += 1;
     for (const { task } of this.expiring.splice(0, count)) {
       this.tasks.delete(task.id);
+      if (task.clientReference !== null) this.byReference.delete(referenceKey(task.apiKey, task.clientReference));
       if (task.state.status === 'succeeded') {
         rm(task.state.result.filePath, { force: true }).catch((error: unknown) => this.settings.log?.warn({ err: error }, 'could not delete a result'));
       }
@@ -341,10 +391,17 @@ async function readBody(req: http.IncomingMessage): Promise<unknown> {
   }
 }
 
+function referenceKey(apiKey: string, clientReference: string): string {
+  return `${apiKey}\n${clientReference}`;
+}
+
 /** The task request, or what is wrong with it. */
-function parseTaskRequest(body: unknown): ProviderRequest | string {
+function parseTaskRequest(body: unknown): TaskRequest | string {
   if (typeof body !== 'object' || body === null) return 'the body must be a JSON object';
-  const { model, inputs, prompt } = body as { model?: unknown; inputs?: unknown; prompt?: unknown };
+  const { model, inputs, prompt, client_reference: clientReference } = body as { model?: unknown; inputs?: unknown; prompt?: unknown; client_reference?: unknown };
+  if (clientReference !== undefined && clientReference !== null && (typeof clientReference !== 'string' || clientReference === '' || clientReference.length > MAX_REFERENCE_LENGTH)) {
+    return `client_reference must be a string of 1 to ${MAX_REFERENCE_LENGTH} characters`;
+  }
   if (typeof model !== 'string' || model === '') return 'model must be a non-empty string';
   if (!Array.isArray(inputs) || inputs.length > MAX_INPUTS) return `inputs must hold at most ${MAX_INPUTS} photos`;
   if (prompt !== undefined && (typeof prompt !== 'string' || prompt.length > MAX_PROMPT_LENGTH)) return `prompt must be a string of at most ${MAX_PROMPT_LENGTH} characters`;
@@ -352,7 +409,12 @@ function parseTaskRequest(body: unknown): ProviderRequest | string {
     if (typeof input?.url !== 'string' || !/^https?:\/\//.test(input.url)) return 'every input needs an http(s) url';
     if (!Number.isInteger(input.person) || (input.person as number) < 0) return 'every input needs a person index >= 0';
   }
-  return { model, inputs: inputs as ProviderRequest['inputs'], ...(prompt === undefined ? {} : { prompt: prompt as string }) };
+  return {
+    model,
+    inputs: inputs as ProviderInput[],
+    ...(prompt === undefined ? {} : { prompt: prompt as string }),
+    clientReference: (clientReference as string | null | undefined) ?? null,
+  };
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {

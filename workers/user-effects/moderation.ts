@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Job } from 'pg-boss';
 import { bossIn, type QueuePayloads } from '../../db/queues';
@@ -91,7 +92,10 @@ async function askModel(
 ): Promise<Verdict> {
   const { db, storage, config } = services;
   const sample = await storage.presignedGet(row.sample_key, sampleLinkTtlS);
-  const submitted = await adapter.submit(account, { model: 'moderation', inputs: [{ url: sample, person: 0 }], prompt: moderationText(row) });
+  // One reference per attempt: an attempt never submits twice, and a new attempt of the round (after
+  // a failed task or a deadline) must get a new task, not the provider's answer to the old one.
+  const clientReference = `user-effect:${row.id}:${row.moderation_round}:${randomUUID()}`;
+  const submitted = await adapter.submit(account, { model: 'moderation', inputs: [{ url: sample, person: 0 }], prompt: moderationText(row), clientReference });
   switch (submitted.kind) {
     case 'busy':
       await coolDownAccount(db, lease.accountId, submitted.retryAfterS);

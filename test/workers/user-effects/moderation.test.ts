@@ -15,7 +15,8 @@ describe('marketplace: moderation in the worker fleet, the community catalog, ge
   // The pool's accounts are synced when the pipeline starts, after the tables are emptied.
   beforeEach(async () => {
     await resetDatabase();
-    pipeline = await startMarketplacePipeline({ simulator: { latencyMs: 100 } });
+    // Long enough that the test sees the moderation round hold its provider slot.
+    pipeline = await startMarketplacePipeline({ simulator: { latencyMs: 400 } });
     author = await makeUser({ balance: 100 });
   });
   afterEach(() => pipeline.stop());
