@@ -4,6 +4,7 @@ import type { Middleware } from 'koa';
 import type { RunningPart, Services } from '../services';
 import type { ProcessorSimulator, ProcessorSimulatorOptions } from '../simulators/payment-processor/simulator';
 import { createApp } from './app';
+import type { CatalogCache } from './catalog/catalog-cache';
 import type { ThematicSearch } from './catalog/thematic-search';
 import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
@@ -28,6 +29,8 @@ export interface Web extends RunningPart {
   url: string;
   /** The SSE streams of this process. */
   realtime: Realtime;
+  /** The catalog answers this process keeps. */
+  catalogCache: CatalogCache;
   processorSimulator: ProcessorSimulator | null;
 }
 
@@ -41,6 +44,8 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   const mounts: Middleware<ApiContext['state'], ApiContext>[] = [...payments.mounts, referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>];
   const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
   const app = createApp(services, routes, mounts);
+  // Listening before the first request, so the first answers are already kept.
+  await app.context.catalogCache.start();
   // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.
   const server = http.createServer({ connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) }, app.callback());
   server.keepAliveTimeout = 65_000;
@@ -55,12 +60,14 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   return {
     url: `http://127.0.0.1:${port}`,
     realtime: app.context.realtime,
+    catalogCache: app.context.catalogCache,
     processorSimulator: payments.processorSimulator,
     stop: async () => {
       await metrics?.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Open SSE streams are requests that never finish on their own: end them, then the idle sockets.
       await app.context.realtime.stop();
+      app.context.catalogCache.stop();
       server.closeIdleConnections();
       await closed;
     },

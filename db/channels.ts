@@ -14,6 +14,12 @@ export interface ChannelPayloads {
   generation_media: { id: string };
   /** Every status change of a payment: the payment streams. */
   payment_status: PaymentStatusEvent;
+  /**
+   * The public catalog changed (sent by the triggers of the catalog-version migration, `version` is
+   * the new `catalog_version`), or a `probe` a process sent itself to learn that every earlier change
+   * has reached it: the web processes' catalog caches (`api/catalog/catalog-cache.ts`).
+   */
+  catalog_changed: { version: number } | { probe: string };
 }
 
 export type Channel = keyof ChannelPayloads;

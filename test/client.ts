@@ -13,8 +13,14 @@ export interface RequestOptions {
   raw?: string | Buffer;
 }
 
-export function client(baseUrl: string) {
+export interface ClientOptions {
+  /** Runs before each request is sent. */
+  beforeRequest?: (method: string, path: string) => Promise<void> | undefined;
+}
+
+export function client(baseUrl: string, clientOptions: ClientOptions = {}) {
   async function request<T = any>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<Answer<T>> {
+    await clientOptions.beforeRequest?.(method, path);
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     let payload: string | Buffer | undefined;

@@ -6,6 +6,7 @@ import { errors } from '../http/errors';
 import { page, pageSchema, pagingProperties, type Page, type Paging } from '../http/paging';
 import { defineRoute } from '../http/route';
 import { schema, isUuid } from '../http/validation';
+import { sendCatalogAnswer } from './catalog-cache';
 import { availableEffect, curatedOrder } from './catalog-order';
 import { effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
 import { localeProperty, type Locale } from './locale';
@@ -83,9 +84,12 @@ export const authorRoutes = [
     },
     handler: async (ctx, { params, query }) => {
       const { db, storage } = ctx.services;
-      const profile = await authorProfile(db, publicUrlOf(storage), params.author_id, query.locale, { limit: query.limit, offset: query.offset });
-      if (!profile) throw errors.notFound('Author not found.');
-      ctx.body = profile;
+      const answer = await ctx.catalogCache.answer(
+        ['author', params.author_id, query.locale, query.limit, query.offset].join('\u0000'),
+        () => authorProfile(db, publicUrlOf(storage), params.author_id, query.locale, { limit: query.limit, offset: query.offset }),
+      );
+      if (!answer) throw errors.notFound('Author not found.');
+      sendCatalogAnswer(ctx, answer);
     },
   }),
 ];
