@@ -184,6 +184,9 @@ export function loadConfig(env: Env = process.env) {
     /** How long a transcription may take at the provider before it is `503 provider_unavailable`. */
     speechDeadlineMs: integer(env, 'SPEECH_DEADLINE_MS', 15_000, 100, 120_000),
     generations: generationSettings(env),
+    // Where the provider calls back when a task finishes (the web role serves it): the slot is handed
+    // on at once instead of at the next poll; polling stays for lost callbacks.
+    providerCallbackBaseUrl: url(env, 'PROVIDER_CALLBACK_BASE_URL') ?? publicBaseUrl,
 
     // SSE streams: at most `capPerUser` open at once per user across every stream kind and web
     // process; each holds a lease row renewed every `heartbeatS` (with a `: ping` comment) that lapses

@@ -6,6 +6,7 @@ import type { ProcessorSimulator, ProcessorSimulatorOptions } from '../simulator
 import { createApp } from './app';
 import type { CatalogCache } from './catalog/catalog-cache';
 import type { ThematicSearch } from './catalog/thematic-search';
+import { taskCallback } from './generations/task-callback';
 import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
 import type { Route } from './http/route';
@@ -36,12 +37,13 @@ export interface Web extends RunningPart {
 
 /**
  * The `web` role: the REST API and its SSE streams on one HTTP server, with what lives beside the
- * route table (the payment webhook and pages, the processor simulator, the referral page). Stopping
+ * route table (the payment webhook and pages, the processor simulator, the provider's task callbacks,
+ * the referral page). Stopping
  * refuses new connections, ends open streams and lets in-flight requests finish.
  */
 export async function startWeb(services: Services, options: WebOptions = {}): Promise<Web> {
   const payments = paymentMounts(services, options.processorSimulator);
-  const mounts: Middleware<ApiContext['state'], ApiContext>[] = [...payments.mounts, referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>];
+  const mounts: Middleware<ApiContext['state'], ApiContext>[] = [...payments.mounts, taskCallback(), referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>];
   const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
   const app = createApp(services, routes, mounts);
   // Listening before the first request, so the first answers are already kept.

@@ -10,6 +10,11 @@ import type { PaymentStatusEvent } from './payments/model';
 export interface ChannelPayloads {
   /** Every status change of a generation, creation included: the generation streams, and the dispatchers (`pending`). */
   generation_status: GenerationStatusEvent;
+  /**
+   * The provider called back that a generation's task finished (its slot is free, its poll due):
+   * wakes every worker's poll loop and dispatcher at once instead of at their next look.
+   */
+  provider_task_done: { id: string };
   /** A result was stored: wakes the preview consumers at once instead of at their next look. */
   generation_media: { id: string };
   /** Every status change of a payment: the payment streams. */

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { createKnex } from '../db/knex';
 import { databaseUrl, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
+import { reportFigure } from './bench-figures';
 import { startBareKoa, startService } from './bench-processes';
 import { compareLoads, formatLoad, runLoad, type LoadOptions, type LoadRequest, type LoadResult } from './load';
 
@@ -164,11 +165,11 @@ export async function benchCatalog(
     console.log(formatLoad('bare Koa', baseline));
     console.log(`${formatLoad(name, subject)}   ${(ratio * 100).toFixed(1)}% of bare Koa (goal ${goalText})`);
   };
-  await against('GET /v1/effects (flat list, curated order)', () => ({ path: list() }), 0.25, '>= 25%');
-  await against('GET /v1/effects?category= (category order)', (index) => ({ path: category(index) }), 0.25, '>= 25%');
-  await against('GET /v1/effects?search= (distinct queries)', () => ({ path: nextSearch() }), 0.05, '>= 5%');
-  await against('GET /v1/effects?search= (one repeated query)', () => ({ path: `/v1/effects?limit=20&search=${encodeURIComponent('зимний портрет')}` }), 0.25, 'as the list');
-  await against('GET /v1/effects, If-None-Match (304)', () => ({ path: list(), headers: { 'if-none-match': etag } }), 0.5, '>= 50%');
+  await against('GET /v1/effects (flat list, curated order), 50 clients', () => ({ path: list() }), 0.25, '>= 25%');
+  await against('GET /v1/effects?category= (category order), 50 clients', (index) => ({ path: category(index) }), 0.25, '>= 25%');
+  await against('GET /v1/effects?search= (distinct queries), 50 clients', () => ({ path: nextSearch() }), 0.05, '>= 5%');
+  await against('GET /v1/effects?search= (one repeated query), 50 clients', () => ({ path: `/v1/effects?limit=20&search=${encodeURIComponent('зимний портрет')}` }), 0.25, 'as the list');
+  await against('GET /v1/effects, If-None-Match (304), 50 clients', () => ({ path: list(), headers: { 'if-none-match': etag } }), 0.5, '>= 50%');
 
   const few = { concurrency: 4, durationMs, warmupMs };
   const latency = async (name: string, request: (index: number) => LoadRequest, goalMs: number) => {
@@ -188,7 +189,18 @@ async function main(): Promise<void> {
   const bare = await startBareKoa();
   const web = await startService(['web'], serviceEnv({ LOG_LEVEL: 'warn', PROVIDER_URL: 'http://127.0.0.1:9' }));
   try {
-    await benchCatalog({ databaseUrl: databaseUrl(), webUrl: web.url, bareUrl: bare.url });
+    const figures = await benchCatalog({ databaseUrl: databaseUrl(), webUrl: web.url, bareUrl: bare.url });
+    for (const figure of figures) {
+      reportFigure({
+        figure: `catalog of 10,000 effects: ${figure.name}`,
+        value: figure.ratio === null
+          ? `p95 ${figure.subject.p95Ms} ms (${figure.subject.rps} req/s)`
+          : `${(figure.ratio * 100).toFixed(1)}% (${figure.subject.rps} req/s, p95 ${figure.subject.p95Ms} ms)`,
+        baseline: figure.baseline ? `bare Koa ${figure.baseline.rps} req/s` : '',
+        goal: figure.goal,
+        met: figure.met,
+      });
+    }
   } finally {
     await web.stop();
     await bare.stop();

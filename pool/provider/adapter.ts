@@ -16,6 +16,8 @@ export interface ProviderRequest {
   inputs: ProviderInput[];
   /** What a studio task is asked to do; absent for an effect. */
   prompt?: string;
+  /** Where the provider calls back when the task finishes (`pool/provider/task-callback.ts`); polling covers a lost call. */
+  callbackUrl?: string;
 }
 
 /**

@@ -19,7 +19,10 @@ interface Answer {
   body: unknown;
 }
 
-/** The provider's HTTP API (`POST /v1/tasks`, `GET /v1/tasks/{id}`, result links) over fetch. */
+/**
+ * The provider's HTTP API (`POST /v1/tasks` with an optional `callback_url` the provider POSTs the
+ * finished task to, `GET /v1/tasks/{id}`, result links) over fetch.
+ */
 export class HttpProviderAdapter implements ProviderAdapter {
   private readonly baseUrl: string;
   private readonly submitTimeoutMs: number;
@@ -34,7 +37,9 @@ export class HttpProviderAdapter implements ProviderAdapter {
   }
 
   async submit(account: ProviderAccount, request: ProviderRequest): Promise<SubmitOutcome> {
-    const answer = await this.call(account, 'POST', '/v1/tasks', this.submitTimeoutMs, request);
+    const { callbackUrl, ...task } = request;
+    const payload = callbackUrl === undefined ? task : { ...task, callback_url: callbackUrl };
+    const answer = await this.call(account, 'POST', '/v1/tasks', this.submitTimeoutMs, payload);
     if ('kind' in answer) return answer;
     const { status, headers, body } = answer;
     if (isSuccess(status)) {

@@ -36,6 +36,11 @@ export interface ProviderSimulatorStats {
   submitted: number;
   completed: number;
   rejectedBusy: number;
+  /**
+   * Per accepted submission that took a slot an earlier task had freed: ms from that task's end to
+   * this submission (slot time the caller wasted), in order.
+   */
+  slotGapsMs: number[];
 }
 
 export interface ProviderSimulator {
@@ -52,6 +57,8 @@ interface Task {
   id: string;
   apiKey: string;
   slot: Slot;
+  /** Where to POST the finished task, as real providers' webhooks do (once, no retry: a lost call is the caller's to cover). */
+  callbackUrl: string | null;
   state: { status: 'running' } | TaskOutcome;
 }
 
@@ -72,6 +79,8 @@ const MAX_PROMPT_LENGTH = 20_000;
 const MAX_INPUTS = 16;
 const DEFAULT_CONCURRENCY = 4;
 const DEFAULT_RESULT_TTL_MS = 15 * 60_000;
+/** Before each attempt of a task callback. */
+const callbackBackoffMs = [0, 50, 250];
 /** Heavy renders (video encodes) run a few at a time, so a load test leaves the machine usable. */
 const HEAVY_RENDERS = Math.max(1, Math.floor(os.availableParallelism() / 2));
 
@@ -101,6 +110,9 @@ class Simulator {
   private readonly heavyRenders = pLimit(HEAVY_RENDERS);
   private readonly sweeper: NodeJS.Timeout;
   private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0 };
+  /** By API key: when each freed slot became free, oldest first, until a submission takes it. */
+  private readonly freedAt = new Map<string, number[]>();
+  private readonly slotGapsMs: number[] = [];
   private url = '';
   private stopping: Promise<void> | null = null;
 
@@ -121,7 +133,7 @@ class Simulator {
   }
 
   stats(): ProviderSimulatorStats {
-    return { running: this.slots.running(), ...this.counts };
+    return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs] };
   }
 
   stop(): Promise<void> {
@@ -178,6 +190,8 @@ class Simulator {
       res.setHeader('retry-after', String(this.slots.retryAfterS(apiKey, Date.now())));
       return sendError(res, 429, 'rate_limited', 'the account runs its concurrency cap of tasks');
     }
+    const freed = this.freedAt.get(apiKey)?.shift();
+    if (freed !== undefined) this.slotGapsMs.push(Date.now() - freed);
     let still: Still | null = null;
     try {
       const photos = await downloadPhotos(request.inputs.map((input) => input.url), this.lifetime.signal);
@@ -188,7 +202,7 @@ class Simulator {
       throw error;
     }
 
-    const task: Task = { id: randomUUID(), apiKey, slot, state: { status: 'running' } };
+    const task: Task = { id: randomUUID(), apiKey, slot, callbackUrl: request.callbackUrl ?? null, state: { status: 'running' } };
     slot.finishAt = Date.now() + latencyMs;
     this.tasks.set(task.id, task);
     this.counts.submitted += 1;
@@ -223,8 +237,47 @@ class Simulator {
     if (this.lifetime.signal.aborted) return;
     task.state = state;
     this.slots.release(task.slot);
+    const freed = this.freedAt.get(task.apiKey) ?? [];
+    this.freedAt.set(task.apiKey, freed);
+    freed.push(Date.now());
     this.expiring.push({ task, expiresAt: Date.now() + this.settings.resultTtlMs });
     this.counts.completed += 1;
+    if (task.callbackUrl) await this.callBack(task, task.callbackUrl);
+  }
+
+  /** POSTs the finished task to its callback URL; a 5xx or a network error is tried again, twice. */
+  private async callBack(task: Task, url: string): Promise<void> {
+    for (const [attempt, backoffMs] of callbackBackoffMs.entries()) {
+      if (backoffMs) await delay(backoffMs, undefined, { signal: this.lifetime.signal }).catch(() => undefined);
+      if (this.lifetime.signal.aborted) return;
+      try {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(this.taskView(task)),
+          signal: AbortSignal.any([this.lifetime.signal, AbortSignal.timeout(5000)]),
+        });
+        await response.body?.cancel();
+        if (response.status < 500) {
+          if (!response.ok) this.settings.log?.warn({ taskId: task.id, status: response.status }, 'task callback refused');
+          return;
+        }
+      } catch (error) {
+        if (this.lifetime.signal.aborted) return;
+        if (attempt === callbackBackoffMs.length - 1) this.settings.log?.warn({ err: error, taskId: task.id }, 'task callback failed');
+      }
+    }
+  }
+
+  /** A task as `GET /v1/tasks/{id}` and the callback show it. */
+  private taskView(task: Task): Record<string, unknown> {
+    const { state } = task;
+    return {
+      id: task.id,
+      status: state.status,
+      result: state.status === 'succeeded' ? { url: `${this.url}/results/${state.result.fileName}`, content_type: state.result.contentType } : null,
+      error: state.status === 'failed' ? state.error : null,
+    };
   }
 
   /** The speech endpoint: a 16-bit PCM WAV in, its transcript out, at once (decisions.md 7.4). */
@@ -243,13 +296,7 @@ class Simulator {
     if (apiKey === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
     const task = this.tasks.get(taskId);
     if (!task || task.apiKey !== apiKey) return sendError(res, 404, 'not_found', 'no such task');
-    const { state } = task;
-    sendJson(res, 200, {
-      id: task.id,
-      status: state.status,
-      result: state.status === 'succeeded' ? { url: `${this.url}/results/${state.result.fileName}`, content_type: state.result.contentType } : null,
-      error: state.status === 'failed' ? state.error : null,
-    });
+    sendJson(res, 200, this.taskView(task));
   }
 
   private async serveResult(res: http.ServerResponse, fileName: string): Promise<void> {
@@ -341,7 +388,7 @@ async function readBody(req: http.IncomingMessage): Promise<unknown> {
 /** The task request, or what is wrong with it. */
 function parseTaskRequest(body: unknown): ProviderRequest | string {
   if (typeof body !== 'object' || body === null) return 'the body must be a JSON object';
-  const { model, inputs, prompt } = body as { model?: unknown; inputs?: unknown; prompt?: unknown };
+  const { model, inputs, prompt, callback_url: callbackUrl } = body as { model?: unknown; inputs?: unknown; prompt?: unknown; callback_url?: unknown };
   if (typeof model !== 'string' || model === '') return 'model must be a non-empty string';
   if (!Array.isArray(inputs) || inputs.length > MAX_INPUTS) return `inputs must hold at most ${MAX_INPUTS} photos`;
   if (prompt !== undefined && (typeof prompt !== 'string' || prompt.length > MAX_PROMPT_LENGTH)) return `prompt must be a string of at most ${MAX_PROMPT_LENGTH} characters`;
@@ -349,7 +396,13 @@ function parseTaskRequest(body: unknown): ProviderRequest | string {
     if (typeof input?.url !== 'string' || !/^https?:\/\//.test(input.url)) return 'every input needs an http(s) url';
     if (!Number.isInteger(input.person) || (input.person as number) < 0) return 'every input needs a person index >= 0';
   }
-  return { model, inputs: inputs as ProviderRequest['inputs'], ...(prompt === undefined ? {} : { prompt: prompt as string }) };
+  if (callbackUrl !== undefined && (typeof callbackUrl !== 'string' || !/^https?:\/\//.test(callbackUrl))) return 'callback_url must be an http(s) url';
+  return {
+    model,
+    inputs: inputs as ProviderRequest['inputs'],
+    ...(prompt === undefined ? {} : { prompt: prompt as string }),
+    ...(callbackUrl === undefined ? {} : { callbackUrl: callbackUrl as string }),
+  };
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {

@@ -12,6 +12,7 @@ import { coolDownAccount } from '../../pool/cool-down-account';
 import { countFreeSlots } from '../../pool/count-free-slots';
 import { leaseSlots, type Lease } from '../../pool/lease-slots';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
+import { taskCallbackUrl } from '../../pool/provider/task-callback';
 import { releaseSlotLease } from '../../pool/release-slot-lease';
 import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
@@ -22,6 +23,8 @@ import { unusableInputPhoto } from './input-photos';
 const inputLinkTtlS = 3600;
 /** After the provider was unreachable, this process waits this long before submitting again. */
 const unavailablePauseMs = 1000;
+/** A task callback stays valid this long past the provider timeout (a late callback still saves a poll). */
+const callbackGraceS = 300;
 /** Photo checks ahead of the slot that one process runs at once. */
 const checksAhead = 4;
 
@@ -40,8 +43,8 @@ interface Submission {
  * on its own. It never sleeps while a provider works and never submits without a lease: when every
  * slot is taken, generations simply wait as `pending` (backpressure, no provider 429s).
  *
- * Wakes at once when a generation is created (NOTIFY), when a slot is released in this process,
- * and otherwise every DISPATCH_TICK_MS.
+ * Wakes at once when a generation is created (NOTIFY), when a slot is released in this process or
+ * by a provider's callback (NOTIFY), and otherwise every DISPATCH_TICK_MS.
  */
 export async function startDispatcher(
   services: Services,
@@ -64,7 +67,8 @@ export async function startDispatcher(
     handle: (submission) => dispatcher.submit(submission),
     // A round that started something and left room may have left more behind: go again at once.
     nextRoundInMs: ({ claimed, roomLeft }) => (claimed > 0 && roomLeft > 0 ? 0 : services.config.generations.dispatchTickMs),
-    wakeOn: [{ channel: 'generation_status', when: (event) => event.status === 'pending' }],
+    // A new generation, or a slot the provider's callback freed in any process.
+    wakeOn: [{ channel: 'generation_status', when: (event) => event.status === 'pending' }, { channel: 'provider_task_done' }],
     wakeup: wiring.wakeup,
   });
   return {
@@ -177,7 +181,7 @@ class Dispatcher {
         person: input.person,
       })));
       const prompt = generation.prompt === null ? {} : { prompt: generation.prompt };
-      const outcome = await this.adapter.submit(account, { model: generation.model, inputs, ...prompt });
+      const outcome = await this.adapter.submit(account, { model: generation.model, inputs, ...prompt, callbackUrl: this.callbackUrl(generation.id) });
       switch (outcome.kind) {
         case 'accepted': {
           const firstPollInMs = this.services.config.generations.pollMinIntervalMs;
@@ -206,6 +210,13 @@ class Dispatcher {
       // If even this fails, the claim and the lease run out and the sweep puts the ticket back.
       await this.backInLine(generation.id, lease, jobId, null).catch(() => undefined);
     }
+  }
+
+  /** The signed URL the provider calls when the task is done: valid as long as the provider may take. */
+  private callbackUrl(generationId: string): string {
+    const { config } = this.services;
+    const expiresS = Math.ceil(Date.now() / 1000) + config.generations.providerTimeoutS + callbackGraceS;
+    return taskCallbackUrl(config.providerCallbackBaseUrl, config.tokenSecret, generationId, expiresS);
   }
 
   private async fail(generationId: string, errorCode: string, reason: string): Promise<void> {

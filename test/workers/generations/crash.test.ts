@@ -17,11 +17,14 @@ interface Worker {
   exited: Promise<number | null>;
 }
 
-/** Dispatchers listening for new generations: one per worker process that finished starting (this process's hub aside). */
+/**
+ * Worker processes whose LISTEN connection is up (this process's hub aside); the worker LISTENs on
+ * its channels one after another, so the last one it asked for is what pg_stat_activity shows.
+ */
 async function listeningWorkers(): Promise<number> {
   const { rows } = await services().db.raw(
     `select count(*)::integer as count from pg_stat_activity
-     where application_name = 'effects-backend-listen' and query = 'LISTEN "generation_status"' and pid <> ?`,
+     where application_name = 'effects-backend-listen' and query like 'LISTEN %' and pid <> ?`,
     [services().listenHub.backendPid() ?? 0],
   );
   return rows[0].count;
