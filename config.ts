@@ -131,6 +131,11 @@ export function loadConfig(env: Env = process.env) {
     embeddedS3Port: integer(env, 'EMBEDDED_S3_PORT', 0, 0, 65535),
 
     payments: paymentSettings(env, dataDir),
+    /**
+     * One billing day in seconds (decisions.md section 7.0): subscription periods, renewal retries
+     * and reminders are counted in them, so a demo or a test can run a month in a minute.
+     */
+    billingDayS: integer(env, 'BILLING_DAY_S', 86_400, 1),
 
     tokenSecret: secret(env, 'TOKEN_SECRET', dataDir),
     accessTokenTtlS: integer(env, 'ACCESS_TOKEN_TTL_S', 900, 1),

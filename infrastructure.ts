@@ -7,6 +7,7 @@ import { ListenHub } from './db/listen-hub';
 import { createPaymentProcessor } from './db/payments/processor/create-payment-processor';
 import { seedPaymentShowcase } from './db/payments/seed-showcase';
 import { startPostgres } from './db/postgres';
+import { seedSubscriptionPlans } from './db/subscriptions/seed-plans';
 import { seedStudioCategories } from './db/studio/seed-studio-categories';
 import type { Logger } from './logger';
 import { startEmbeddedS3, Storage, type StorageSettings } from './media/storage';
@@ -55,6 +56,7 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
     await storage.ensureBucket();
     if (config.catalog.seedDemo) await seedDemoCatalogIfEmpty(db, storage, log);
     if (config.payments.seedShowcase && (await seedPaymentShowcase(db))) log.info('demo payment showcase seeded');
+    if (config.payments.seedShowcase && (await seedSubscriptionPlans(db))) log.info('demo subscription plans seeded');
     if (config.catalog.seedDemo && (await seedStudioCategories(db, { onlyIntoEmpty: true }))) log.info('demo studio categories seeded');
 
     const boss = await startBoss(postgres.url, options, log);

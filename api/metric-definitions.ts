@@ -127,3 +127,16 @@ export const paymentsOldestOpenAge = new Gauge({
   help: 'Age of the oldest payment still in status created (0 when none); above an hour the processor should long have decided.',
   registers,
 });
+
+export const subscriptionsLive = new Gauge({
+  name: 'subscriptions',
+  help: 'Subscriptions that hold their plan, by status (pending, active, past_due): a rising past_due share means renewal charges are declined.',
+  labelNames: ['status'] as const,
+  registers,
+});
+
+export const subscriptionClockLag = new Gauge({
+  name: 'subscription_clock_lag_seconds',
+  help: 'How late the subscription clock is: the age of the oldest due period end, reminder or retry (0 when none is due). Above a few minutes no scheduler runs, or it cannot keep up.',
+  registers,
+});

@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
 import {
   creditTransactions, generationsFinished, generationTimeToTerminal, paymentsOldestOpenAge, paymentsOpen,
-  paymentStatusChanges,
+  paymentStatusChanges, subscriptionClockLag, subscriptionsLive,
 } from './metric-definitions';
+import { liveStatuses } from '../db/subscriptions/model';
 
 /**
  * What became of generations, their charges and payments, as Prometheus counters read from the
@@ -91,6 +92,18 @@ async function refreshOpenPayments(db: Knex): Promise<void> {
   paymentsOldestOpenAge.set(Math.max(0, row?.oldest_age_s ?? 0));
 }
 
+/** Live subscriptions by status, and how late the clock is (the partial index on `next_action_at`). */
+async function refreshSubscriptions(db: Knex): Promise<void> {
+  const { rows } = await db.raw<{ rows: { status: string; count: number }[] }>(
+    "select status, count(*)::int as count from subscriptions where status in ('pending', 'active', 'past_due') group by status",
+  );
+  for (const status of liveStatuses) subscriptionsLive.set({ status }, rows.find((row) => row.status === status)?.count ?? 0);
+  const { rows: [lag] } = await db.raw<{ rows: { seconds: number | null }[] }>(
+    'select extract(epoch from now() - min(next_action_at))::float8 as seconds from subscriptions where next_action_at <= now()',
+  );
+  subscriptionClockLag.set(Math.max(0, lag?.seconds ?? 0));
+}
+
 /** The scrape-time steps of these metrics, each failing on its own. One instance per metrics router. */
 export class OutcomeMetrics {
   private readonly generations = finishedGenerations();
@@ -103,6 +116,7 @@ export class OutcomeMetrics {
       ['charges and refunds', () => this.ledger.collect(db)],
       ['payment statuses', () => this.payments.collect(db)],
       ['open payments', () => refreshOpenPayments(db)],
+      ['subscriptions', () => refreshSubscriptions(db)],
     ];
   }
 }

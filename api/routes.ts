@@ -12,6 +12,7 @@ import { openApiDocument } from './openapi';
 import { paymentRoutes } from './payments/routes';
 import { pushDeviceRoutes } from './push-devices/routes';
 import { referralRoutes } from './referrals/routes';
+import { subscriptionRoutes } from './subscriptions/routes';
 import { speechRoutes } from './speech/routes';
 import { studioRoutes } from './studio/routes';
 import { unbuiltRoutes } from './unbuilt';
@@ -19,7 +20,7 @@ import { uploadRoutes } from './uploads/routes';
 
 /** Every `/v1` route of the service: the domains' tables, then the contract paths not built yet. */
 export function allRoutes(publicBaseUrl: string, plugins: { thematicSearch?: ThematicSearch } = {}): Route[] {
-  const built: Route[] = [...paymentRoutes, ...offerRoutes, ...authRoutes, ...identityRoutes, ...profileRoutes, ...referralRoutes, ...creditRoutes, ...catalogRoutes(plugins), ...uploadRoutes, ...generationRoutes, ...studioRoutes, ...speechRoutes, ...pushDeviceRoutes];
+  const built: Route[] = [...paymentRoutes, ...subscriptionRoutes, ...offerRoutes, ...authRoutes, ...identityRoutes, ...profileRoutes, ...referralRoutes, ...creditRoutes, ...catalogRoutes(plugins), ...uploadRoutes, ...generationRoutes, ...studioRoutes, ...speechRoutes, ...pushDeviceRoutes];
   const routes = [...built, ...unbuiltRoutes];
   let document: Record<string, unknown> | null = null;
   const openapi = defineRoute({

@@ -8,10 +8,6 @@ import { defineRoute, type Method, type Route } from './http/route';
  */
 const unbuilt: [Method, string, Access][] = [
   // Sections the contract only refers to; decisions.md section 4 keeps them at 501.
-  ['GET', '/v1/subscriptions/plans', 'token'],
-  ['GET', '/v1/subscriptions', 'registered'],
-  ['POST', '/v1/subscriptions', 'registered'],
-  ['POST', '/v1/subscriptions/{id}/cancel', 'registered'],
   ['GET', '/v1/user-effects', 'registered'],
   ['POST', '/v1/user-effects', 'registered'],
   ['GET', '/v1/user-effects/account', 'registered'],

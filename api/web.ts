@@ -71,7 +71,11 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
       await app.context.realtime.stop();
       app.context.catalogCache.stop();
       server.closeIdleConnections();
+      // A request still running now leaves its keep-alive socket idle only when it ends, and close()
+      // would wait out keepAliveTimeout (65 s) for it: sweep the idle ones until the server is closed.
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
       await closed;
+      clearInterval(sweep);
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { fromKnex, type Db, type PgBoss, type SendOptions } from 'pg-boss';
+import type { PushJob } from './push/push-job';
 
 /**
  * Every pg-boss queue of the service, by its one name, with the data its jobs carry. Each queue is
@@ -10,8 +11,10 @@ export interface QueuePayloads {
   'generation-submit': { generationId: string };
   /** Make the preview of a stored result, then mark the generation succeeded. */
   'generation-media': { generationId: string };
-  /** The push of a terminal generation status. */
-  'push-send': { userId: string; generationId: string; status: 'succeeded' | 'failed'; errorCode: string | null };
+  /** One push to every device of a user: a terminal generation status, a subscription reminder. */
+  'push-send': PushJob;
+  /** Charge a subscription's saved card for its next period (`db/subscriptions/start-renewal.ts` made the payment). */
+  'subscription-renew': { paymentId: string };
   /** Revoke the idp_b grant of a deleted account. */
   'revoke-idp-b': { sealedRefreshToken: string };
   /** Cron-fired by the scheduler role: their data is empty. */
@@ -29,6 +32,9 @@ const retries: Record<QueueName, SendOptions> = {
   'generation-submit': { retryLimit: 1_000_000, retryDelay: 0, retryBackoff: false },
   'generation-media': { retryLimit: 3, retryDelay: 5, retryBackoff: true, expireInSeconds: 600 },
   'push-send': { retryLimit: 3, retryDelay: 10, retryBackoff: true },
+  // A processor that stays away longer leaves the payment unregistered: reconciliation closes it
+  // after an hour and the subscription retries later, as after a decline.
+  'subscription-renew': { retryLimit: 5, retryDelay: 30, retryBackoff: true, expireInSeconds: 300 },
   'revoke-idp-b': { retryLimit: 8, retryDelay: 30, retryBackoff: true },
   'payment-reconcile': {},
   'payment-chargeback-watch': {},

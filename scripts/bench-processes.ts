@@ -53,3 +53,31 @@ export async function startService(roles: string[], env: Record<string, string>)
   await waitForHealth(url, child);
   return { url, child, stop: stopper(child) };
 }
+
+/**
+ * A job role (`node dist/main.js scheduler|worker|media`), which serves no HTTP: ready once it logs
+ * that its role started (pino flushes within a second).
+ */
+export async function startRole(role: string, env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<Omit<ServiceProcess, 'url'>> {
+  const child = spawn(process.execPath, [path.join(distRoot, 'main.js'), role], {
+    // Its readiness is read from its info log.
+    env: { ...process.env, ...env, LOG_LEVEL: 'info', PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`${role} did not start within ${timeoutMs} ms`)), timeoutMs);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('"msg":"role started"')) {
+        clearTimeout(timer);
+        // The rest of its log is not read: drain it so the pipe never fills.
+        child.stdout!.removeAllListeners('data');
+        child.stdout!.resume();
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${role} exited with ${code} before it started`)));
+  });
+  return { child, stop: stopper(child) };
+}

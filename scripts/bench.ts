@@ -15,6 +15,7 @@ const benches = [
   ['bench-catalog.js', 'catalog on 10,000 effects'],
   ['bench-generations.js', 'generation pipeline'],
   ['bench-queue.js', 'queue position of a pending generation'],
+  ['bench-subscriptions.js', 'subscription renewals'],
   ['bench-streams.js', 'SSE streams'],
 ] as const;
 

@@ -132,13 +132,26 @@ export function serviceEnv(overrides: Record<string, string> = {}): Record<strin
   };
 }
 
-/** Empties every table of the service (not the migrations' bookkeeping) and pg-boss's jobs. */
+/**
+ * Empties every table of the service (not the migrations' bookkeeping) and pg-boss's jobs. A
+ * previous test's background work (a processor notification still being applied) may lock rows in
+ * another order than the truncate takes its tables: Postgres then breaks the deadlock, and the
+ * truncate is tried again.
+ */
 export async function resetDatabase(): Promise<void> {
   const { db } = services();
   const { rows } = await db.raw<{ rows: { tablename: string }[] }>(
     "select tablename from pg_tables where schemaname = 'public' and tablename not like 'knex_migrations%'",
   );
-  if (rows.length) await db.raw(`truncate ${rows.map((row) => `"${row.tablename}"`).join(', ')} restart identity cascade`);
+  const truncate = `truncate ${rows.map((row) => `"${row.tablename}"`).join(', ')} restart identity cascade`;
+  for (let attempt = 1; rows.length; attempt += 1) {
+    try {
+      await db.raw(truncate);
+      break;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt === 3) throw error;
+    }
+  }
   await db.raw('delete from pgboss.job');
 }
 

@@ -1,5 +1,5 @@
 import type { PaymentRow, ProductRow } from '../db/payments/model';
-import type { OrderRegistration, PaymentProcessor, ProcessorOrder, RegisteredOrder, VerifiedNotification } from '../db/payments/processor/payment-processor';
+import type { BindingCharge, OrderRegistration, PaymentProcessor, ProcessorOrder, RegisteredOrder, VerifiedNotification } from '../db/payments/processor/payment-processor';
 import { seedPaymentShowcase } from '../db/payments/seed-showcase';
 import { type ProcessorSimulator } from '../simulators/payment-processor/simulator';
 import { client } from './client';
@@ -19,10 +19,12 @@ export const notificationSecret = 'payment-notification-secret-for-tests-0123456
 export class CountingProcessor implements PaymentProcessor {
   registers = 0;
   statuses = 0;
+  charges = 0;
   constructor(private readonly inner: PaymentProcessor) {}
   resetCounts(): void {
     this.registers = 0;
     this.statuses = 0;
+    this.charges = 0;
   }
   registerOrder(order: OrderRegistration): Promise<RegisteredOrder> {
     this.registers += 1;
@@ -31,6 +33,10 @@ export class CountingProcessor implements PaymentProcessor {
   getOrder(orderId: string): Promise<ProcessorOrder> {
     this.statuses += 1;
     return this.inner.getOrder(orderId);
+  }
+  chargeBinding(charge: BindingCharge): Promise<'charged' | 'declined'> {
+    this.charges += 1;
+    return this.inner.chargeBinding(charge);
   }
   verifyNotification(params: Record<string, string>): VerifiedNotification | null {
     return this.inner.verifyNotification(params);

@@ -3,6 +3,7 @@ import { startIdpBRevocation } from './accounts/revoke-idp-b';
 import { startGenerationPipeline } from './generations/pipeline';
 import { startProvider } from './generations/provider';
 import { startPushSend } from './push/push-send';
+import { startSubscriptionRenewals } from './subscriptions/renewal';
 
 /**
  * The `worker` role: the generation pipeline's provider side (lease a slot, submit, poll, store the
@@ -16,8 +17,10 @@ export async function startWorker(services: Services): Promise<RunningPart> {
     provider,
     // `generation-submit` tickets (NOTIFY `generation_status`) and the shared poll loop.
     await startGenerationPipeline(services, provider.adapter),
-    // `push-send` jobs, one per terminal generation status.
+    // `push-send` jobs: terminal generation statuses, subscription reminders.
     await startPushSend(services),
+    // `subscription-renew` jobs: a saved card charged for a subscription's next period.
+    await startSubscriptionRenewals(services),
     // `revoke-idp-b` jobs, one per idp_b grant of a deleted account.
     await startIdpBRevocation(services),
   ];

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Storage } from '../../media/storage';
+import { balanceOf, balanceProperties } from '../credits/history';
 import { schema } from '../http/validation';
 
 /** The User resource of the contract (in `GET /v1/me`, profile answers and every TokenResponse). */
@@ -11,6 +12,9 @@ export interface UserView {
   is_anonymous: boolean;
   providers: string[];
   balance: number;
+  /** Beside `balance` wherever it appears: the plan credits inside it and when they burn. */
+  plan_credits: number;
+  plan_expires_at: string | null;
   avatar_url: string | null;
 }
 
@@ -21,7 +25,7 @@ export const userSchema = schema.object({
   locale: schema.string({ enum: ['ru', 'en'] }),
   is_anonymous: schema.boolean(),
   providers: schema.array(schema.string()),
-  balance: schema.integer(),
+  ...balanceProperties,
   avatar_url: schema.nullable(schema.string()),
 });
 
@@ -40,8 +44,9 @@ export async function providersOf(db: Knex, user: { id: string; email: string | 
 }
 
 export async function userView(db: Knex, storage: Storage, userId: string): Promise<UserView> {
-  const user = await db('users').where({ id: userId }).first('id', 'email', 'name', 'locale', 'is_anonymous', 'balance', 'avatar_key', 'password_hash');
+  const user = await db('users').where({ id: userId }).first('id', 'email', 'name', 'locale', 'is_anonymous', 'avatar_key', 'password_hash');
   if (!user) throw new Error(`user ${userId} does not exist`);
+  const { balance, plan_credits: planCredits, plan_expires_at: planExpiresAt } = await balanceOf(db, userId);
   return {
     id: user.id,
     email: user.email,
@@ -49,7 +54,9 @@ export async function userView(db: Knex, storage: Storage, userId: string): Prom
     locale: user.locale,
     is_anonymous: user.is_anonymous,
     providers: await providersOf(db, user),
-    balance: user.balance,
+    balance,
+    plan_credits: planCredits,
+    plan_expires_at: planExpiresAt,
     avatar_url: user.avatar_key ? storage.publicUrl(user.avatar_key) : null,
   };
 }

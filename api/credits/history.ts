@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
-import type { CreditKind } from '../../db/credits/ledger';
+import { planCreditsOf, type CreditKind } from '../../db/credits/ledger';
 import { page } from '../http/paging';
+import { schema } from '../http/validation';
 import type { Page, Paging } from '../http/paging';
 
 /** One row of `GET /v1/credits/transactions`; `amount` is signed. */
@@ -13,9 +14,23 @@ export interface TransactionView {
   created_at: string;
 }
 
-export async function balanceOf(db: Knex, userId: string): Promise<number> {
-  const row = await db('users').where({ id: userId }).first('balance');
-  return row?.balance ?? 0;
+/** `GET /v1/credits/balance` and the balance fields of User: the whole balance, and the plan credits inside it. */
+export interface BalanceView {
+  balance: number;
+  plan_credits: number;
+  /** When the plan credits burn: the live subscription period's end; null without one. */
+  plan_expires_at: string | null;
+}
+
+export const balanceProperties = {
+  balance: schema.integer(),
+  plan_credits: schema.integer(),
+  plan_expires_at: schema.nullable(schema.string({ format: 'date-time' })),
+};
+
+export async function balanceOf(db: Knex, userId: string): Promise<BalanceView> {
+  const [row, plan] = await Promise.all([db('users').where({ id: userId }).first('balance'), planCreditsOf(db, userId)]);
+  return { balance: row?.balance ?? 0, plan_credits: plan.credits, plan_expires_at: plan.expiresAt?.toISOString() ?? null };
 }
 
 /** The user's credit history, newest first. */

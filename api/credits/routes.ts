@@ -3,7 +3,7 @@ import { pageSchema, pagingProperties, type Paging } from '../http/paging';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
-import { balanceOf, transactionsPage } from './history';
+import { balanceOf, balanceProperties, transactionsPage } from './history';
 
 const transactionSchema = schema.object({
   id: schema.uuid(),
@@ -14,15 +14,15 @@ const transactionSchema = schema.object({
   created_at: schema.string({ format: 'date-time' }),
 });
 
-const balanceSchema = schema.object({ balance: schema.integer(), plan_credits: schema.integer(), plan_expires_at: schema.nullable(schema.string({ format: 'date-time' })) });
+const balanceSchema = schema.object(balanceProperties, Object.keys(balanceProperties));
 
 export const creditRoutes = [
   defineRoute({
     method: 'GET', path: '/v1/credits/balance', access: 'token', limits: [readBudget()],
-    summary: 'The balance; plan credits stay 0 and plan_expires_at null until subscriptions exist.',
+    summary: 'The balance: `balance` is all of it; `plan_credits` the part a subscription period granted, which burns at `plan_expires_at` (null without a live period).',
     responses: { 200: { description: 'Balance', schema: balanceSchema } },
     handler: async (ctx) => {
-      ctx.body = { balance: await balanceOf(ctx.services.db, caller(ctx).id), plan_credits: 0, plan_expires_at: null };
+      ctx.body = await balanceOf(ctx.services.db, caller(ctx).id);
     },
   }),
   defineRoute<unknown, Paging>({

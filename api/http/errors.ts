@@ -36,6 +36,7 @@ export const errors = {
   methodNotAllowed: (allowed: string[]) =>
     new ApiError(405, 'method_not_allowed', 'Method not allowed.', undefined, { Allow: allowed.join(', ') }),
   emailTaken: () => new ApiError(409, 'email_taken', 'This email is already registered.'),
+  alreadySubscribed: () => new ApiError(409, 'already_subscribed', 'A subscription to this plan exists.'),
   idempotencyKeyReused: () => new ApiError(409, 'idempotency_key_reused', 'This Idempotency-Key came before with a different request.'),
   requestInProgress: () => new ApiError(409, 'request_in_progress', 'The first request with this Idempotency-Key is still being handled.'),
   requestTimeout: () => new ApiError(408, 'request_timeout', 'The request did not arrive in time.'),

@@ -3,20 +3,23 @@ import { caller } from '../http/authentication';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
-import { profileLanguage } from '../payments/products';
+import { productProperties, profileLanguage } from '../payments/products';
 import type { ApiContext } from '../http/context';
 import { currentOffer, dismissIssue, offerAfterPaywall, type OfferView } from './offers';
 import { type Language } from '../../db/accounts/user-locale';
+import { planOfferProductSchema } from '../subscriptions/views';
+
+const packProductProperties = { ...productProperties, kind: schema.string({ enum: ['pack'] }) };
+const packProductSchema = schema.object(packProductProperties, Object.keys(packProductProperties));
 
 const offerSchema = schema.nullable(schema.object({
   id: schema.uuid(),
   code: schema.string(),
   expires_in: schema.integer(),
   is_dismissed: schema.boolean(),
-  product: schema.object({
-    id: schema.uuid(), code: schema.string(), title: schema.string(), price_minor: schema.integer(), credits: schema.integer(), badge: schema.nullable(schema.string()),
-  }),
-}));
+  // A pack is paid with POST /v1/payments, a plan (first period discounted) with POST /v1/subscriptions.
+  product: { oneOf: [packProductSchema, planOfferProductSchema] },
+}, ['id', 'code', 'expires_in', 'is_dismissed', 'product']));
 
 /** "No offer" is a JSON `null` body with 200 (Koa would turn a null body into a 204). */
 function answerOffer(ctx: ApiContext, offer: OfferView | null): void {

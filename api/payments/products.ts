@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { languageOf, userLocale, type Language } from '../../db/accounts/user-locale';
 import type { ProductRow } from '../../db/payments/model';
+import { schema } from '../http/validation';
 
 /** Payment product of the contract. */
 export interface ProductView {
@@ -11,6 +12,16 @@ export interface ProductView {
   credits: number;
   badge: string | null;
 }
+
+/** The schema of a product's fields, which an offer's product extends. */
+export const productProperties = {
+  id: schema.uuid(),
+  code: schema.string(),
+  title: schema.string(),
+  price_minor: schema.integer(),
+  credits: schema.integer(),
+  badge: schema.nullable(schema.string()),
+};
 
 /** The operator's showcase: enabled packs that are sold directly, in showcase order. */
 export async function showcase(db: Knex): Promise<ProductRow[]> {

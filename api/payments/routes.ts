@@ -4,20 +4,13 @@ import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { createPayment, type CreatePaymentBody } from './create-payment';
-import { productView, profileLocale, showcase } from './products';
+import { productProperties, productView, profileLocale, showcase } from './products';
 import { refreshPayment } from './refresh';
 import { paymentStreamRoute } from './stream';
 import { findOwnPayment, paymentView } from './views';
 import { languageOf } from '../../db/accounts/user-locale';
 
-const productSchema = schema.object({
-  id: schema.uuid(),
-  code: schema.string(),
-  title: schema.string(),
-  price_minor: schema.integer(),
-  credits: schema.integer(),
-  badge: schema.nullable(schema.string()),
-}, ['id', 'code', 'title', 'price_minor', 'credits', 'badge']);
+const productSchema = schema.object(productProperties, Object.keys(productProperties));
 
 const paymentProperties = {
   id: schema.uuid(),

@@ -3,7 +3,7 @@ import type { PaymentRow, PaymentStatus } from '../../db/payments/model';
 import type { PaymentMethod } from '../../db/payments/processor/payment-processor';
 import { isUuid } from '../http/validation';
 
-/** Payment of the contract; `payment_url` only in the answer to `POST /v1/payments`. */
+/** Payment of the contract; `payment_url` only in the answer to `POST /v1/payments` (and `POST /v1/subscriptions`). */
 export interface PaymentView {
   id: string;
   status: PaymentStatus;
@@ -37,7 +37,8 @@ export function paymentView(row: PaymentRow, paymentUrl?: string): PaymentView {
   return {
     id: row.id,
     status: row.status,
-    product_id: row.product_id,
+    // A subscription's payment sells its plan: the plan id stands where a pack's id would.
+    product_id: (row.product_id ?? row.plan_id)!,
     amount_minor: row.amount_minor,
     currency: row.currency,
     credits: row.credits,

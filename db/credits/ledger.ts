@@ -5,6 +5,14 @@ import type { Knex } from 'knex';
  * caller's transaction together with the change of `users.balance`, so the balance always equals the
  * sum of the user's rows. `(user, kind, reference)` is unique: applying the same operation twice
  * (a retried job, a repeated notification) writes nothing and answers null.
+ *
+ * Plan credits are buckets inside the balance (`plan_credit_buckets`), one per paid subscription
+ * period: granted by `plan_grant`, burned by `plan_expired` at the period end. A reserve spends
+ * plan credits first (the bucket that burns soonest first) and records on its row what it took from
+ * which bucket (`plan_share`); its refund gives each part back to its bucket, or, when that bucket
+ * has burned meanwhile, burns it again at once (a `plan_expired` row after the `refund` row). A
+ * revoked purchase takes only credits outside the buckets. Every bucket change happens under the
+ * user's row lock, like every balance change, so the buckets never hold more than the balance.
  */
 export type CreditKind =
   | 'guest_start'
@@ -15,6 +23,7 @@ export type CreditKind =
   | 'purchase_revoke'
   | 'referral_bonus'
   | 'referral_earned'
+  | 'plan_grant'
   | 'plan_expired'
   | 'effect_earned';
 
@@ -36,6 +45,12 @@ export interface LedgerOperation {
   amount: number;
   /** What the operation is about (a generation id, a payment id, `referral:<user id>`). */
   reference: string;
+}
+
+/** Credits a row took from a bucket or gave back to it. */
+export interface PlanPart {
+  bucket: string;
+  amount: number;
 }
 
 interface TransactionRow {
@@ -82,24 +97,31 @@ async function lockUser(trx: Knex.Transaction, operation: LedgerOperation): Prom
 }
 
 /** Moves the balance by `delta` (signed) and appends the row, in one statement. */
-async function apply(trx: Knex.Transaction, operation: LedgerOperation, delta: number): Promise<LedgerEntry> {
+async function apply(trx: Knex.Transaction, operation: LedgerOperation, delta: number, planShare: PlanPart[] = []): Promise<LedgerEntry> {
   const { rows } = await trx.raw<{ rows: TransactionRow[] }>(
     `with moved as (
        update users set balance = balance + :delta where id = :userId returning balance
      )
-     insert into credit_transactions (user_id, kind, amount, balance_after, reference)
-     select :userId, :kind, :delta, balance, :reference from moved
+     insert into credit_transactions (user_id, kind, amount, balance_after, reference, plan_share)
+     select :userId, :kind, :delta, balance, :reference, :planShare::jsonb from moved
      returning id, user_id, kind, amount, balance_after, reference, created_at`,
-    { delta, userId: operation.userId, kind: operation.kind, reference: operation.reference },
+    {
+      delta,
+      userId: operation.userId,
+      kind: operation.kind,
+      reference: operation.reference,
+      planShare: planShare.length ? JSON.stringify(planShare) : null,
+    },
   );
   return entryOf(rows[0]);
 }
 
-/** Adds credits. Null when this (user, kind, reference) was applied before. */
+/** Adds credits. Null when this (user, kind, reference) was applied before. A `refund` returns its reserve's plan parts to their buckets. */
 export async function credit(trx: Knex.Transaction, operation: LedgerOperation): Promise<LedgerEntry | null> {
   checkAmount(operation);
   const { applied } = await lockUser(trx, operation);
   if (applied) return null;
+  if (operation.kind === 'refund') return refundReserve(trx, operation);
   return apply(trx, operation, operation.amount);
 }
 
@@ -108,13 +130,16 @@ function covers(balance: number, amount: number): boolean {
   return balance >= amount;
 }
 
-/** Takes credits. `'insufficient'` (nothing written) when the balance is lower; null when applied before. */
+/**
+ * Takes credits, plan credits first. `'insufficient'` (nothing written) when the balance is lower;
+ * null when applied before.
+ */
 export async function debit(trx: Knex.Transaction, operation: LedgerOperation): Promise<LedgerEntry | 'insufficient' | null> {
   checkAmount(operation);
   const { balance, applied } = await lockUser(trx, operation);
   if (applied) return null;
   if (!covers(balance, operation.amount)) return 'insufficient';
-  return apply(trx, operation, -operation.amount);
+  return apply(trx, operation, -operation.amount, await takeFromBuckets(trx, operation.userId, operation.amount));
 }
 
 /**
@@ -128,14 +153,126 @@ export async function debitCoverage(db: Knex, userId: string, amount: number): P
 }
 
 /**
- * Takes as much of `amount` as the balance holds (a revoked purchase whose credits were partly
- * spent): the balance never goes negative. A row is written even when nothing is left to take, so
- * the operation is recorded once and a repeat stays a no-op. Null when applied before.
+ * Takes as much of `amount` as the balance holds outside the plan buckets (a revoked purchase whose
+ * credits were partly spent): the balance never goes negative and plan credits stay the plan's. A
+ * row is written even when nothing is left to take, so the operation is recorded once and a repeat
+ * stays a no-op. Null when applied before.
  */
 export async function debitUpTo(trx: Knex.Transaction, operation: LedgerOperation): Promise<LedgerEntry | null> {
   checkAmount(operation);
   const { balance, applied } = await lockUser(trx, operation);
   if (applied) return null;
-  const taken = Math.min(operation.amount, balance);
-  return apply(trx, operation, taken === 0 ? 0 : -taken);
+  const taken = Math.min(operation.amount, balance - (await openPlanCredits(trx, operation.userId)));
+  return apply(trx, operation, taken <= 0 ? 0 : -taken);
+}
+
+/**
+ * A paid subscription period's credits, as a new bucket that burns at `expiresAt` (the period
+ * end) and one `plan_grant` row whose reference is the period's payment. Null when that period was
+ * granted before.
+ */
+export async function grantPlanCredits(
+  trx: Knex.Transaction,
+  grant: { userId: string; subscriptionId: string; paymentId: string; amount: number; expiresAt: Date },
+): Promise<LedgerEntry | null> {
+  const operation: LedgerOperation = { userId: grant.userId, kind: 'plan_grant', amount: grant.amount, reference: grant.paymentId };
+  checkAmount(operation);
+  const { applied } = await lockUser(trx, operation);
+  if (applied) return null;
+  const { rows: [bucket] } = await trx.raw<{ rows: { id: string }[] }>(
+    `insert into plan_credit_buckets (user_id, subscription_id, payment_id, granted, credits, expires_at)
+     values (:userId, :subscriptionId, :paymentId, :amount, :amount, :expiresAt)
+     returning id`,
+    grant,
+  );
+  return apply(trx, operation, grant.amount, [{ bucket: bucket.id, amount: grant.amount }]);
+}
+
+/**
+ * Burns what is left in the subscription's open buckets (its current period's): one `plan_expired`
+ * row per bucket that still held credits, with the period's payment as reference. A bucket burns
+ * once; a second call finds none open and writes nothing.
+ */
+export async function burnPlanCredits(trx: Knex.Transaction, owner: { userId: string; subscriptionId: string }): Promise<LedgerEntry[]> {
+  await trx('users').where({ id: owner.userId }).forUpdate().first('id');
+  const { rows: burned } = await trx.raw<{ rows: { id: string; payment_id: string; credits: number }[] }>(
+    `with open as (
+       select id, payment_id, credits from plan_credit_buckets
+       where subscription_id = :subscriptionId and burned_at is null
+     )
+     update plan_credit_buckets b set credits = 0, burned_at = now()
+     from open where b.id = open.id
+     returning open.id, open.payment_id, open.credits`,
+    { subscriptionId: owner.subscriptionId },
+  );
+  const entries: LedgerEntry[] = [];
+  for (const bucket of burned.filter((row) => row.credits > 0)) {
+    entries.push(await apply(trx, { userId: owner.userId, kind: 'plan_expired', amount: bucket.credits, reference: bucket.payment_id }, -bucket.credits, [{ bucket: bucket.id, amount: bucket.credits }]));
+  }
+  return entries;
+}
+
+/** Whether this (user, kind, reference) was applied. */
+export async function hasEntry(db: Knex, operation: Omit<LedgerOperation, 'amount'>): Promise<boolean> {
+  const row = await db('credit_transactions').where({ user_id: operation.userId, kind: operation.kind, reference: operation.reference }).first('id');
+  return row !== undefined;
+}
+
+/** The plan credits inside the balance and when the first of them burn (null without an open bucket). */
+export async function planCreditsOf(db: Knex, userId: string): Promise<{ credits: number; expiresAt: Date | null }> {
+  const { rows: [row] } = await db.raw<{ rows: { credits: number; expires_at: Date | null }[] }>(
+    `select coalesce(sum(credits), 0)::integer as credits, min(expires_at) as expires_at
+     from plan_credit_buckets where user_id = ? and burned_at is null`,
+    [userId],
+  );
+  return { credits: row.credits, expiresAt: row.expires_at };
+}
+
+async function openPlanCredits(trx: Knex.Transaction, userId: string): Promise<number> {
+  return (await planCreditsOf(trx, userId)).credits;
+}
+
+/** Spends `amount` from the open buckets, the one that burns soonest first; answers what came from which. */
+async function takeFromBuckets(trx: Knex.Transaction, userId: string, amount: number): Promise<PlanPart[]> {
+  const buckets = await trx('plan_credit_buckets')
+    .where({ user_id: userId })
+    .whereNull('burned_at')
+    .andWhere('credits', '>', 0)
+    .orderBy([{ column: 'expires_at' }, { column: 'id' }])
+    .select<{ id: string; credits: number }[]>('id', 'credits');
+  const parts: PlanPart[] = [];
+  let left = amount;
+  for (const bucket of buckets) {
+    if (left === 0) break;
+    const taken = Math.min(bucket.credits, left);
+    await trx('plan_credit_buckets').where({ id: bucket.id }).decrement('credits', taken);
+    parts.push({ bucket: bucket.id, amount: taken });
+    left -= taken;
+  }
+  return parts;
+}
+
+/**
+ * The refund of a reserve (same reference): each plan part goes back to its bucket while that is
+ * open; the parts whose bucket burned meanwhile are burned at once, as a `plan_expired` row right
+ * after the `refund` row, with the same reference. A partial refund returns plan parts first.
+ */
+async function refundReserve(trx: Knex.Transaction, operation: LedgerOperation): Promise<LedgerEntry> {
+  const reserve = await trx('credit_transactions')
+    .where({ user_id: operation.userId, kind: 'reserve', reference: operation.reference })
+    .first<{ plan_share: PlanPart[] | null } | undefined>('plan_share');
+  const returned: PlanPart[] = [];
+  let burned = 0;
+  let left = operation.amount;
+  for (const part of reserve?.plan_share ?? []) {
+    const amount = Math.min(part.amount, left);
+    if (amount === 0) break;
+    left -= amount;
+    const back = await trx('plan_credit_buckets').where({ id: part.bucket }).whereNull('burned_at').increment('credits', amount);
+    if (back === 1) returned.push({ bucket: part.bucket, amount });
+    else burned += amount;
+  }
+  const entry = await apply(trx, operation, operation.amount, returned);
+  if (burned > 0) await apply(trx, { ...operation, kind: 'plan_expired', amount: burned }, -burned);
+  return entry;
 }

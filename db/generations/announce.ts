@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import { notify } from '../channels';
+import { generationPush } from '../push/push-job';
 import { enqueue } from '../queues';
 import type { GenerationStatusEvent } from './model';
 
@@ -16,5 +17,5 @@ export async function notifyGenerationStatus(trx: Knex.Transaction, event: Gener
 /** A terminal status also sends a push (contract B: every terminal status, early `failed` included). */
 export async function announceTerminalStatus(trx: Knex.Transaction, boss: PgBoss, event: GenerationStatusEvent & { status: 'succeeded' | 'failed' }): Promise<void> {
   await notifyGenerationStatus(trx, event);
-  await enqueue(boss, trx, 'push-send', { userId: event.user_id, generationId: event.id, status: event.status, errorCode: event.error_code });
+  await enqueue(boss, trx, 'push-send', generationPush({ userId: event.user_id, generationId: event.id, status: event.status, errorCode: event.error_code }));
 }

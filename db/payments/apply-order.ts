@@ -1,4 +1,5 @@
 import type { Services } from '../../services';
+import { recordCardBinding } from '../subscriptions/record-card-binding';
 import { markPaymentExpired } from './mark-payment-expired';
 import { markPaymentFailed } from './mark-payment-failed';
 import { markPaymentRefunded } from './mark-payment-refunded';
@@ -29,6 +30,8 @@ export async function applyProcessorOrder(services: Services, payment: PaymentRo
         if (!(await markPaymentSucceeded(trx, payment.id, order.receiptUrl, settings)) && order.receiptUrl) {
           await recordReceipt(trx, payment.id, order.receiptUrl);
         }
+        // A subscription's paid order saved the card its renewals are charged with.
+        if (order.bindingId && payment.subscription_id) await recordCardBinding(trx, payment.id, order.bindingId);
         return;
       case 'failed':
         await markPaymentFailed(trx, payment.id, settings);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isPeriodPayment, periodNotPaid } from '../subscriptions/period-payments';
 import { announcePaymentChange } from './announce-payment-change';
 import type { PaymentRow } from './model';
 
@@ -6,6 +7,7 @@ import type { PaymentRow } from './model';
  * `created` → `failed` for a payment whose order the processor never registered (it refused or could
  * not be reached, or the registering process died and no retry came). No payer ever saw a payment
  * page for it, so nothing can be paid: it holds no slot and counts against no purchase limit.
+ * A subscription whose first payment it was ends.
  */
 export async function closeUnregistered(trx: Knex.Transaction, paymentId: string): Promise<PaymentRow | null> {
   const { rows } = await trx.raw<{ rows: PaymentRow[] }>(
@@ -14,5 +16,7 @@ export async function closeUnregistered(trx: Knex.Transaction, paymentId: string
      returning *`,
     { paymentId },
   );
-  return announcePaymentChange(trx, rows);
+  const row = await announcePaymentChange(trx, rows);
+  if (row && isPeriodPayment(row)) await periodNotPaid(trx, row, 'not_registered');
+  return row;
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isPeriodPayment, periodNotPaid } from '../subscriptions/period-payments';
 import { announcePaymentChange } from './announce-payment-change';
 import type { PaymentRow } from './model';
 import { watchBindings, type WatchSettings } from './watch';
@@ -6,6 +7,7 @@ import { watchBindings, type WatchSettings } from './watch';
 /**
  * `created` → `expired`: only when the processor itself declared the order expired, never by our own
  * clock. The slot is free from now on; the payment stays watched for the rare late capture.
+ * A subscription whose first payment expired ends.
  */
 export async function markPaymentExpired(trx: Knex.Transaction, paymentId: string, settings: WatchSettings): Promise<PaymentRow | null> {
   const { rows } = await trx.raw<{ rows: PaymentRow[] }>(
@@ -15,5 +17,7 @@ export async function markPaymentExpired(trx: Knex.Transaction, paymentId: strin
      returning *`,
     { paymentId, ...watchBindings(settings) },
   );
-  return announcePaymentChange(trx, rows);
+  const row = await announcePaymentChange(trx, rows);
+  if (row && isPeriodPayment(row)) await periodNotPaid(trx, row, 'expired');
+  return row;
 }

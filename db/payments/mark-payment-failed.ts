@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isPeriodPayment, periodNotPaid } from '../subscriptions/period-payments';
 import { announcePaymentChange } from './announce-payment-change';
 import type { PaymentRow } from './model';
 import { watchBindings, type WatchSettings } from './watch';
@@ -6,6 +7,7 @@ import { watchBindings, type WatchSettings } from './watch';
 /**
  * `created` → `failed`: the processor declined the attempt. Not terminal: the payer may retry on the
  * same page, so the payment stays watched for a late success.
+ * A declined renewal charge makes its subscription `past_due`.
  */
 export async function markPaymentFailed(trx: Knex.Transaction, paymentId: string, settings: WatchSettings): Promise<PaymentRow | null> {
   const { rows } = await trx.raw<{ rows: PaymentRow[] }>(
@@ -15,5 +17,7 @@ export async function markPaymentFailed(trx: Knex.Transaction, paymentId: string
      returning *`,
     { paymentId, ...watchBindings(settings) },
   );
-  return announcePaymentChange(trx, rows);
+  const row = await announcePaymentChange(trx, rows);
+  if (row && isPeriodPayment(row)) await periodNotPaid(trx, row, 'declined');
+  return row;
 }

@@ -1,12 +1,14 @@
 import type { Knex } from 'knex';
 import { credit } from '../credits/ledger';
+import { isPeriodPayment, periodPaid } from '../subscriptions/period-payments';
 import { announcePaymentChange } from './announce-payment-change';
 import type { PaymentRow } from './model';
 import { watchBindings, type WatchSettings } from './watch';
 
 /**
  * `created`, `failed` or `expired` → `succeeded`: the processor confirmed capture. The pack's credits
- * are credited in the same transaction. The status guard lets exactly one of any number of
+ * are credited in the same transaction (`purchase`), or, for a subscription's payment, its period
+ * starts with its plan credits (`db/subscriptions/period-payments.ts`). The status guard lets exactly one of any number of
  * concurrent callers (webhook, refresh, reconciliation) through: the others wait for its row lock,
  * re-read the row and find it `succeeded`. The ledger's unique (user, kind, reference) backs it up.
  */
@@ -23,6 +25,9 @@ export async function markPaymentSucceeded(trx: Knex.Transaction, paymentId: str
     { paymentId, receiptUrl, ...watchBindings(settings) },
   );
   const row = await announcePaymentChange(trx, rows);
-  if (row) await credit(trx, { userId: row.user_id, kind: 'purchase', amount: row.credits, reference: row.id });
+  if (!row) return null;
+  if (!isPeriodPayment(row) || !(await periodPaid(trx, row))) {
+    await credit(trx, { userId: row.user_id, kind: 'purchase', amount: row.credits, reference: row.id });
+  }
   return row;
 }

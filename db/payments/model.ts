@@ -25,8 +25,14 @@ export interface ProductRow {
 export interface PaymentRow {
   id: string;
   user_id: string;
-  product_id: string;
+  /** What the payment sells: a pack (`product_id`) or a subscription plan (`plan_id`), never both. */
+  product_id: string | null;
+  plan_id: string | null;
   offer_issue_id: string | null;
+  /** A subscription's payment: the period it pays and the charge attempt for it (1..3); null for a pack. */
+  subscription_id: string | null;
+  period: number | null;
+  attempt: number | null;
   status: PaymentStatus;
   amount_minor: number;
   currency: number;

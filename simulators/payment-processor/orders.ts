@@ -25,7 +25,25 @@ export interface SimulatedOrder {
   depositedAt: Date | null;
   refundedAmount: number;
   chargeback: boolean;
+  /** The merchant's customer id, for orders that save a card or are charged with one. */
+  clientId: string | null;
+  /** Registered with `save_card`: paying it saves the card for `clientId`. */
+  saveCard: boolean;
+  /** The card this order saved or was charged with. */
+  bindingId: string | null;
 }
+
+/** A saved card: charged server-to-server for its client's later orders. */
+export interface SimulatedBinding {
+  bindingId: string;
+  clientId: string;
+  /** The order whose payment saved it. */
+  sourceOrderId: string;
+  /** Charges still to decline (the operator's `decline-next`). */
+  declinesQueued: number;
+}
+
+export type BindingChargeResult = 'charged' | 'declined' | 'binding_not_found' | 'not_allowed';
 
 export interface OrderEvent {
   order: SimulatedOrder;
@@ -45,6 +63,7 @@ export type Transition = 'done' | 'not_allowed';
 export class SimulatedOrderBook {
   private readonly byId = new Map<string, SimulatedOrder>();
   private readonly byNumber = new Map<string, SimulatedOrder>();
+  private readonly bindings = new Map<string, SimulatedBinding>();
 
   constructor(private readonly now: () => Date, private readonly onEvent: (event: OrderEvent) => void) {}
 
@@ -102,6 +121,9 @@ export class SimulatedOrderBook {
       depositedAt: null,
       refundedAmount: 0,
       chargeback: false,
+      clientId: params.clientId || null,
+      saveCard: parseJsonParams(params.jsonParams).save_card === 'true',
+      bindingId: null,
     };
     this.byId.set(order.orderId, order);
     this.byNumber.set(orderNumber, order);
@@ -126,23 +148,47 @@ export class SimulatedOrderBook {
     if (!this.isPayable(order)) return 'not_allowed';
     switch (outcome) {
       case 'success':
-        order.status = OrderStatus.deposited;
-        order.actionCode = ActionCode.approved;
-        order.depositedAt = this.now();
         order.method = method;
-        this.onEvent({ order, operation: 'deposited', success: true });
+        if (order.saveCard && order.clientId && method === 'card') this.saveCard(order, order.clientId);
+        this.deposit(order);
         break;
       case 'insufficient_funds':
       case 'system_error':
-        order.status = OrderStatus.declined;
-        order.actionCode = outcome === 'insufficient_funds' ? ActionCode.insufficientFunds : ActionCode.systemMalfunction;
-        this.onEvent({ order, operation: 'declined', success: false });
+        this.decline(order, outcome === 'insufficient_funds' ? ActionCode.insufficientFunds : ActionCode.systemMalfunction);
         break;
       case 'unknown':
         // The issuer never answered: nothing is decided, so nothing is reported.
         order.actionCode = ActionCode.issuerTimedOut;
         break;
     }
+    return 'done';
+  }
+
+  /**
+   * Charges a saved card for a registered order at once (no payer, no page): only an order never
+   * tried yet, of the card's own client. A queued decline is used up here.
+   */
+  chargeWithBinding(order: SimulatedOrder, bindingId: string): BindingChargeResult {
+    const binding = this.bindings.get(bindingId);
+    if (!binding) return 'binding_not_found';
+    if (!this.isPayable(order) || order.status !== OrderStatus.registered || order.actionCode !== ActionCode.noPaymentAttempts
+      || order.clientId !== binding.clientId) return 'not_allowed';
+    order.bindingId = binding.bindingId;
+    order.method = 'card';
+    if (binding.declinesQueued > 0) {
+      binding.declinesQueued -= 1;
+      this.decline(order, ActionCode.insufficientFunds);
+      return 'declined';
+    }
+    this.deposit(order);
+    return 'charged';
+  }
+
+  /** The operator's hook: the next charge of the card this order saved (or was charged with) declines. */
+  declineNextCharge(order: SimulatedOrder): Transition {
+    const binding = order.bindingId ? this.bindings.get(order.bindingId) : undefined;
+    if (!binding) return 'not_allowed';
+    binding.declinesQueued += 1;
     return 'done';
   }
 
@@ -161,10 +207,7 @@ export class SimulatedOrderBook {
    */
   lateCapture(order: SimulatedOrder): Transition {
     if (order.status !== OrderStatus.declined) return 'not_allowed';
-    order.status = OrderStatus.deposited;
-    order.actionCode = ActionCode.approved;
-    order.depositedAt = this.now();
-    this.onEvent({ order, operation: 'deposited', success: true });
+    this.deposit(order);
     return 'done';
   }
 
@@ -186,6 +229,27 @@ export class SimulatedOrderBook {
     return 'done';
   }
 
+  /** The money is captured, and the merchant told. */
+  private deposit(order: SimulatedOrder): void {
+    order.status = OrderStatus.deposited;
+    order.actionCode = ActionCode.approved;
+    order.depositedAt = this.now();
+    this.onEvent({ order, operation: 'deposited', success: true });
+  }
+
+  /** The issuer said no (`actionCode` says why), and the merchant is told. */
+  private decline(order: SimulatedOrder, actionCode: number): void {
+    order.status = OrderStatus.declined;
+    order.actionCode = actionCode;
+    this.onEvent({ order, operation: 'declined', success: false });
+  }
+
+  private saveCard(order: SimulatedOrder, clientId: string): void {
+    const binding: SimulatedBinding = { bindingId: randomUUID(), clientId, sourceOrderId: order.orderId, declinesQueued: 0 };
+    this.bindings.set(binding.bindingId, binding);
+    order.bindingId = binding.bindingId;
+  }
+
   private expireIfDue(order: SimulatedOrder): void {
     if (order.status === OrderStatus.registered && this.now() >= order.expiresAt) this.expire(order);
   }
@@ -202,9 +266,15 @@ function parseBundle(raw: string | undefined): SimulatedOrder['receiptItems'] | 
 }
 
 function parseMethod(raw: string | undefined): PaymentMethod {
+  return parseJsonParams(raw).method === 'sbp' ? 'sbp' : 'card';
+}
+
+/** `jsonParams`: the merchant's extra attributes, a flat JSON object; anything unreadable is none. */
+function parseJsonParams(raw: string | undefined): Record<string, unknown> {
   try {
-    return (JSON.parse(raw ?? '{}') as { method?: unknown }).method === 'sbp' ? 'sbp' : 'card';
+    const parsed: unknown = JSON.parse(raw ?? '{}');
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
   } catch {
-    return 'card';
+    return {};
   }
 }

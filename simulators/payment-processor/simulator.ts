@@ -1,11 +1,11 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
-import { ActionCode, CURRENCY_RUB, ErrorCode, OrderStatus, type OrderStatusAnswer } from '../../db/payments/processor/protocol';
+import { ActionCode, BindingErrorCode, CURRENCY_RUB, ErrorCode, OrderStatus, type OrderStatusAnswer, type PaymentBindingAnswer } from '../../db/payments/processor/protocol';
 import type { Logger } from '../../logger';
 import { sendPage } from '../../media/pages/headers';
 import { createNotifier } from './notifier';
-import { payerOutcomes, SimulatedOrderBook, type PayerOutcome, type SimulatedOrder, type Transition } from './orders';
+import { payerOutcomes, SimulatedOrderBook, type BindingChargeResult, type PayerOutcome, type SimulatedOrder, type Transition } from './orders';
 import { noticePage, orderNotFoundPage, paymentPage, paymentPagePolicy, receiptPage } from './pages';
 
 export const SIMULATOR_PREFIX = '/sim/processor';
@@ -111,6 +111,13 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
     ctx.body = order ? statusAnswer(order, receiptUrl) : { errorCode: ErrorCode.orderNotFound, errorMessage: 'Order not found' };
   });
 
+  // A saved card charged server-to-server: decided at once, reported by callback like a page payment.
+  router.post('/paymentOrderBinding.do', faults, parseForm, credentials, (ctx) => {
+    const params = form(ctx);
+    const order = book.find(params.mdOrder ?? '');
+    ctx.body = order ? bindingAnswers[book.chargeWithBinding(order, params.bindingId ?? '')] : { errorCode: ErrorCode.orderNotFound, errorMessage: 'Order not found' };
+  });
+
   router.get('/pay/:orderId', (ctx) => {
     const order = book.find(ctx.params.orderId);
     if (!order) return sendPage(ctx, { status: 404, html: orderNotFoundPage() });
@@ -136,6 +143,7 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
     expire: (order) => book.expire(order),
     'sbp-pay': (order) => book.pay(order, 'success', 'sbp'),
     'late-capture': (order) => book.lateCapture(order),
+    'decline-next': (order) => book.declineNextCharge(order),
   };
 
   // The operator's cabinet: the merchant's credentials as form fields, like every merchant call.
@@ -181,6 +189,13 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
   };
 }
 
+const bindingAnswers: Record<BindingChargeResult, PaymentBindingAnswer> = {
+  charged: { errorCode: ErrorCode.none, errorMessage: 'Success' },
+  declined: { errorCode: BindingErrorCode.declined, errorMessage: 'Payment declined' },
+  not_allowed: { errorCode: BindingErrorCode.notAllowed, errorMessage: 'Order cannot be paid with this binding' },
+  binding_not_found: { errorCode: BindingErrorCode.bindingNotFound, errorMessage: 'Binding not found' },
+};
+
 function statusAnswer(order: SimulatedOrder, receiptUrl: (orderId: string) => string): OrderStatusAnswer {
   return {
     errorCode: ErrorCode.none,
@@ -194,6 +209,7 @@ function statusAnswer(order: SimulatedOrder, receiptUrl: (orderId: string) => st
     ...(order.depositedAt ? { depositedDate: order.depositedAt.getTime(), receiptUrl: receiptUrl(order.orderId) } : {}),
     ...(order.refundedAmount > 0 ? { refundedAmount: order.refundedAmount } : {}),
     ...(order.chargeback ? { chargeback: true } : {}),
+    ...(order.bindingId ? { bindingInfo: { clientId: order.clientId ?? undefined, bindingId: order.bindingId } } : {}),
   };
 }
 

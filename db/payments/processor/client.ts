@@ -1,6 +1,6 @@
 import { ProcessorRejectedError, ProcessorUnavailableError, type ProcessorCall } from './errors';
-import { notificationOperations, type NotificationOperation, type OrderRegistration, type PaymentProcessor, type ProcessorOrder, type RegisteredOrder, type VerifiedNotification } from './payment-processor';
-import { ErrorCode, SESSION_TIMEOUT_SECS, type OrderBundle, type OrderStatusAnswer, type RegisterAnswer } from './protocol';
+import { notificationOperations, type BindingCharge, type NotificationOperation, type OrderRegistration, type PaymentProcessor, type ProcessorOrder, type RegisteredOrder, type VerifiedNotification } from './payment-processor';
+import { BindingErrorCode, ErrorCode, SESSION_TIMEOUT_SECS, type OrderBundle, type OrderStatusAnswer, type PaymentBindingAnswer, type RegisterAnswer } from './protocol';
 import { hasValidChecksum } from './signature';
 import { processorState } from './state-mapping';
 import { languageOf } from '../../../db/accounts/user-locale';
@@ -11,12 +11,13 @@ export interface ProcessorClientSettings {
   userName: string;
   password: string;
   notificationSecret: string;
-  timeouts?: { registerMs?: number; statusMs?: number };
+  timeouts?: { registerMs?: number; statusMs?: number; chargeMs?: number };
 }
 
 /** The contract allows payment creation about 10 s, so registration must give up before that. */
 const DEFAULT_REGISTER_TIMEOUT_MS = 8000;
 const DEFAULT_STATUS_TIMEOUT_MS = 5000;
+const DEFAULT_CHARGE_TIMEOUT_MS = 10_000;
 
 // Digital goods are sold without VAT ("без НДС"); a different tax regime needs a setting here.
 const RECEIPT_TAX_TYPE = 0;
@@ -26,11 +27,13 @@ export class ProcessorClient implements PaymentProcessor {
   private readonly baseUrl: string;
   private readonly registerTimeoutMs: number;
   private readonly statusTimeoutMs: number;
+  private readonly chargeTimeoutMs: number;
 
   constructor(private readonly settings: ProcessorClientSettings) {
     this.baseUrl = settings.baseUrl.replace(/\/+$/, '');
     this.registerTimeoutMs = settings.timeouts?.registerMs ?? DEFAULT_REGISTER_TIMEOUT_MS;
     this.statusTimeoutMs = settings.timeouts?.statusMs ?? DEFAULT_STATUS_TIMEOUT_MS;
+    this.chargeTimeoutMs = settings.timeouts?.chargeMs ?? DEFAULT_CHARGE_TIMEOUT_MS;
   }
 
   async registerOrder(order: OrderRegistration): Promise<RegisteredOrder> {
@@ -57,7 +60,8 @@ export class ProcessorClient implements PaymentProcessor {
       language: languageOf(order.locale),
       sessionTimeoutSecs: String(SESSION_TIMEOUT_SECS),
       orderBundle: JSON.stringify(bundle),
-      jsonParams: JSON.stringify({ method: order.method }),
+      jsonParams: JSON.stringify({ method: order.method, ...(order.saveCard ? { save_card: 'true' } : {}) }),
+      ...(order.clientId ? { clientId: order.clientId } : {}),
     }, this.registerTimeoutMs);
     if (!isNonEmptyString(answer.orderId) || !isNonEmptyString(answer.formUrl)) {
       throw new ProcessorUnavailableError('register', 'answer without orderId or formUrl');
@@ -83,7 +87,18 @@ export class ProcessorClient implements PaymentProcessor {
       amountMinor: amount,
       paidAt: depositedAt === null ? null : new Date(depositedAt),
       receiptUrl: isNonEmptyString(answer.receiptUrl) ? answer.receiptUrl : null,
+      bindingId: isNonEmptyString(answer.bindingInfo?.bindingId) ? answer.bindingInfo.bindingId : null,
     };
+  }
+
+  async chargeBinding(charge: BindingCharge): Promise<'charged' | 'declined'> {
+    try {
+      await this.call<PaymentBindingAnswer>('charge', 'paymentOrderBinding.do', { mdOrder: charge.orderId, bindingId: charge.bindingId }, this.chargeTimeoutMs);
+      return 'charged';
+    } catch (error) {
+      if (error instanceof ProcessorRejectedError && error.code === BindingErrorCode.declined) return 'declined';
+      throw error;
+    }
   }
 
   verifyNotification(params: Record<string, string>): VerifiedNotification | null {

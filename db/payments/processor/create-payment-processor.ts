@@ -15,6 +15,7 @@ export function createPaymentProcessor(config: Config): PaymentProcessor {
     userName: settings.processorLogin,
     password: settings.processorPassword,
     notificationSecret: settings.notificationSecret,
-    timeouts: { registerMs: settings.registerTimeoutMs, statusMs: settings.statusTimeoutMs },
+    // A renewal's charge is bounded like the registration: both ask the processor to act.
+    timeouts: { registerMs: settings.registerTimeoutMs, statusMs: settings.statusTimeoutMs, chargeMs: settings.registerTimeoutMs },
   });
 }

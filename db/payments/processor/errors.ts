@@ -1,4 +1,4 @@
-export type ProcessorCall = 'register' | 'status';
+export type ProcessorCall = 'register' | 'status' | 'charge';
 
 /** No usable answer: timeout, network error, 5xx or an answer we cannot read. Maps to `503 provider_unavailable`. */
 export class ProcessorUnavailableError extends Error {

@@ -20,6 +20,13 @@ export interface OrderRegistration {
   returnUrl: string;
   failUrl: string;
   receipt: { itemName: string; quantity: number; priceMinor: number };
+  /**
+   * Our customer id at the processor (the user id), for orders of a subscription: the card a paid
+   * order saves belongs to it, and only its orders may be charged with that card.
+   */
+  clientId?: string;
+  /** Ask the processor to save the card when the order is paid (a subscription's first period). */
+  saveCard?: boolean;
 }
 
 export interface RegisteredOrder {
@@ -34,6 +41,14 @@ export interface ProcessorOrder {
   amountMinor: number;
   paidAt: Date | null;
   receiptUrl: string | null;
+  /** The saved card (binding) the order left or was charged with, if any. */
+  bindingId: string | null;
+}
+
+/** A server-to-server charge of a saved card for a registered order: no payer, no page. */
+export interface BindingCharge {
+  orderId: string;
+  bindingId: string;
 }
 
 export const notificationOperations = ['approved', 'deposited', 'declined', 'declinedByTimeout', 'reversed', 'refunded', 'chargeback'] as const;
@@ -55,6 +70,13 @@ export interface PaymentProcessor {
   registerOrder(order: OrderRegistration): Promise<RegisteredOrder>;
   /** Throws `ProcessorRejectedError` when the processor refuses the query (unknown order), `ProcessorUnavailableError` otherwise. */
   getOrder(orderId: string): Promise<ProcessorOrder>;
+  /**
+   * Charges the saved card for the order at once: `charged` or `declined` (the issuer said no).
+   * Throws `ProcessorRejectedError` when the processor refuses the request itself (unknown card or
+   * order, an order already paid or tried), `ProcessorUnavailableError` when it cannot be reached:
+   * the order's status then tells what happened.
+   */
+  chargeBinding(charge: BindingCharge): Promise<'charged' | 'declined'>;
   /** The callback's parameters when its checksum is valid and its fields are complete, else null. */
   verifyNotification(params: Record<string, string>): VerifiedNotification | null;
 }

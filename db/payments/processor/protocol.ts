@@ -37,6 +37,15 @@ export const ErrorCode = {
   orderNotFound: '6',
 } as const;
 
+/** `errorCode` values of paymentOrderBinding.do beyond "0" (charged). */
+export const BindingErrorCode = {
+  /** The issuer declined the charge; the order is declined. */
+  declined: '2',
+  /** The order cannot be charged (already paid or tried, or not this client's card). */
+  notAllowed: '7',
+  bindingNotFound: '8',
+} as const;
+
 export const CURRENCY_RUB = 643;
 export const SESSION_TIMEOUT_SECS = 1800;
 
@@ -75,4 +84,13 @@ export interface OrderStatusAnswer {
   refundedAmount?: number;
   chargeback?: boolean;
   receiptUrl?: string;
+  /** The saved card of an order registered with a `clientId` (and paid with the card saved, or charged with it). */
+  bindingInfo?: { clientId?: string; bindingId?: string };
+}
+
+export interface PaymentBindingAnswer {
+  errorCode?: string;
+  errorMessage?: string;
+  /** Where a payer would be sent; unused server-to-server. */
+  redirect?: string;
 }

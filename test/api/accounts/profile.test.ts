@@ -6,12 +6,13 @@ describe('profile: /v1/me', () => {
   const t = useTestApp();
   beforeEach(() => resetDatabase());
 
-  it('GET answers every User field, balance included', async () => {
+  it('GET answers every User field, balance and the plan credits inside it included', async () => {
     const account = await registered(t.api, { name: 'Mia' });
     const me = await t.api.get('/v1/me', { token: account.body.access_token });
     expect(me.status).to.equal(200);
     expect(me.body).to.deep.equal(account.body.user);
-    expect(me.body).to.have.all.keys('id', 'email', 'name', 'locale', 'is_anonymous', 'providers', 'balance', 'avatar_url');
+    expect(me.body).to.have.all.keys('id', 'email', 'name', 'locale', 'is_anonymous', 'providers', 'balance', 'plan_credits', 'plan_expires_at', 'avatar_url');
+    expect(me.body).to.include({ plan_credits: 0, plan_expires_at: null });
   });
 
   it('GET needs a token', async () => {

@@ -100,8 +100,8 @@ describe('queue position and cancel (decisions.md 7.5)', function () {
       expect(await balanceOf(user.id)).to.equal(1000);
       expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -10, reference: id }, { kind: 'refund', amount: 10, reference: id }]);
       expect((await services().boss.getJobById('generation-submit', id))?.state).to.equal('cancelled');
-      const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' and data->>'generationId' = ?", [id]);
-      expect(rows.map((job: { data: object }) => job.data)).to.deep.equal([{ userId: user.id, generationId: id, status: 'failed', errorCode: 'canceled' }]);
+      const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' and data->>'reference' = ?", [id]);
+      expect(rows.map((job: { data: object }) => job.data)).to.deep.equal([{ userId: user.id, kind: 'generation', reference: id, data: { generation_id: id, status: 'failed', error_code: 'canceled' } }]);
     });
 
     it('any other status is 422 validation_error with one detail on the path id, type invalid_status; nothing refunded', async () => {

@@ -67,6 +67,36 @@ describe('GET /metrics: refunds, payments, access', () => {
     });
   });
 
+  describe('subscription metrics', () => {
+    const t = useTestApp();
+    beforeEach(() => resetDatabase());
+
+    it('reports live subscriptions by status and how late the clock is', async () => {
+      const { db } = services();
+      const [plan] = await db('subscription_plans').insert({ code: `plan-${randomUUID()}`, title_ru: 'План', title_en: 'Plan', period: 'week', price_minor: 19900, credits: 150 }).returning('id');
+      const subscription = async (status: string, nextActionMinutesAgo: number | null) => {
+        const user = await makeUser();
+        await db('subscriptions').insert({
+          user_id: user.id, plan_id: plan.id, status, period_days: 7, billing_day_s: 86_400, credits: 150, renewal_price_minor: 19900, currency: 643,
+          next_action_at: nextActionMinutesAgo === null ? null : new Date(Date.now() - nextActionMinutesAgo * 60_000),
+        });
+      };
+      const idle = (await t.api.get('/metrics')).text;
+      expect(sample(idle, 'subscription_clock_lag_seconds')).to.equal(0);
+      expect(sample(idle, 'subscriptions', { status: 'active' })).to.equal(0);
+
+      await subscription('active', -60);
+      await subscription('active', 3);
+      await subscription('past_due', null);
+      await subscription('pending', null);
+      await subscription('expired', null);
+      const scraped = (await t.api.get('/metrics')).text;
+      expect(['pending', 'active', 'past_due'].map((status) => sample(scraped, 'subscriptions', { status }))).to.deep.equal([1, 2, 1]);
+      expect(scraped).not.to.contain('status="expired"');
+      expect(sample(scraped, 'subscription_clock_lag_seconds')).to.be.within(175, 240);
+    });
+  });
+
   describe('METRICS_TOKEN', () => {
     it('puts /metrics behind a bearer token: none or a wrong one is 401 auth_required', async () => {
       const app = await startTestApp({ config: { METRICS_TOKEN: 'scrape-token-0123456789abcdef' } });

@@ -39,7 +39,7 @@ describe('special offers', () => {
     expect(answer.body).to.include({ code: 'paywall_discount', is_dismissed: false });
     expect(answer.body.expires_in).to.be.within(7195, 7200);
     expect(answer.body.product).to.deep.equal({
-      id: products.offer_pack_400.id, code: 'offer_pack_400', title: 'Special offer: 400 credits', price_minor: 19900, credits: 400, badge: null,
+      id: products.offer_pack_400.id, code: 'offer_pack_400', title: 'Special offer: 400 credits', price_minor: 19900, credits: 400, badge: null, kind: 'pack',
     });
     expect((await current(user)).body).to.deep.equal(answer.body);
   });

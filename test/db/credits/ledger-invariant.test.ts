@@ -1,10 +1,11 @@
 import { expect } from 'chai';
-import { credit, debit, debitUpTo } from '../../../db/credits/ledger';
+import { burnPlanCredits, credit, debit, debitUpTo, grantPlanCredits } from '../../../db/credits/ledger';
 import { expireGuests } from '../../../workers/accounts/expire-guests';
 import { expectLedgerConsistent, newEmail, password, type Api } from '../../accounts';
 import { startFakeUserinfo, type FakeUserinfo } from '../../api/identity/fake-providers';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, type TestApp } from '../../harness';
+import { expectPlanBucketsConsistent, periodPaymentOf } from '../../plan-buckets';
 
 /** A small seeded generator, so a failing sequence can be replayed from its seed. */
 function random(seed: number): () => number {
@@ -24,7 +25,7 @@ interface Account {
   isGuest: boolean;
 }
 
-describe('ledger invariant under a random mix of account operations', () => {
+describe('ledger invariant under a random mix of account operations and plan credits', () => {
   let app: TestApp;
   let api: Api;
   let userinfo: FakeUserinfo;
@@ -96,6 +97,27 @@ describe('ledger invariant under a random mix of account operations', () => {
           });
         },
         async () => {
+          // A paid subscription period: its plan credits, a new bucket (a new subscription, or the next period of one).
+          const someone = pick(accounts);
+          if (!someone || !(await db('users').where({ id: someone.id }).first('id'))) return;
+          const existing = next() < 0.5 ? pick(await db('subscriptions').where({ user_id: someone.id }).pluck('id')) : undefined;
+          const period = await periodPaymentOf(someone.id, existing);
+          const amount = 1 + Math.floor(next() * 200);
+          await db.transaction((trx) => grantPlanCredits(trx, { userId: someone.id, ...period, amount, expiresAt: new Date(Date.now() + next() * 1e9) }));
+        },
+        async () => {
+          // A generation of someone with plan credits: the reserve takes them first; its refund may come later.
+          const holder = pick(await db('plan_credit_buckets').whereNull('burned_at').andWhere('credits', '>', 0).distinct('user_id'));
+          if (!holder) return;
+          const amount = 1 + Math.floor(next() * 150);
+          await db.transaction((trx) => debit(trx, { userId: holder.user_id, kind: 'reserve', amount, reference: `op-${Math.floor(next() * 10)}` }));
+        },
+        async () => {
+          // A period ends (or its payment is refunded): what is left of its bucket burns.
+          const bucket = pick(await db('plan_credit_buckets').whereNull('burned_at').select('user_id', 'subscription_id'));
+          if (bucket) await db.transaction((trx) => burnPlanCredits(trx, { userId: bucket.user_id, subscriptionId: bucket.subscription_id }));
+        },
+        async () => {
           const leaving = pick(accounts);
           if (!leaving || next() < 0.5) return;
           await api.delete('/v1/me', { token: leaving.token });
@@ -110,11 +132,15 @@ describe('ledger invariant under a random mix of account operations', () => {
         },
       ];
 
-      for (let step = 1; step <= 90; step += 1) {
+      for (let step = 1; step <= 120; step += 1) {
         await pick(operations)!();
-        if (step % 15 === 0) await expectLedgerConsistent();
+        if (step % 15 === 0) {
+          await expectLedgerConsistent();
+          await expectPlanBucketsConsistent();
+        }
       }
       await expectLedgerConsistent();
+      await expectPlanBucketsConsistent();
 
       const { rows: unpaid } = await db.raw(`
         select r.invited_id from referrals r
@@ -125,6 +151,8 @@ describe('ledger invariant under a random mix of account operations', () => {
       expect(negative).to.deep.equal([]);
       const { rows: [{ count }] } = await db.raw('select count(*)::integer as count from credit_transactions');
       expect(count, 'the run did something').to.be.above(10);
+      const { rows: planKinds } = await db.raw("select distinct kind from credit_transactions where plan_share is not null order by kind");
+      expect(planKinds.map((row: { kind: string }) => row.kind), 'the run granted, spent and burned plan credits').to.include.members(['plan_expired', 'plan_grant', 'reserve']);
     });
   }
 });

@@ -121,8 +121,8 @@ describe('generation state machine', () => {
       { id: second, user_id: user.id, status: 'failed', error_code: 'safety' },
     ]);
     expect(await pushJobs()).to.deep.equal([
-      { userId: user.id, generationId: first, status: 'succeeded', errorCode: null },
-      { userId: user.id, generationId: second, status: 'failed', errorCode: 'safety' },
+      { userId: user.id, kind: 'generation', reference: first, data: { generation_id: first, status: 'succeeded', error_code: '' } },
+      { userId: user.id, kind: 'generation', reference: second, data: { generation_id: second, status: 'failed', error_code: 'safety' } },
     ]);
   });
 

@@ -409,6 +409,93 @@ describe('processor simulator over HTTP', () => {
     });
   });
 
+  describe('saved cards (subscriptions)', () => {
+    /** A first period: registered for the client with a request to save the card, then paid on the page. */
+    async function savedCard(clientId: string, outcome = 'success') {
+      const order = registration();
+      const registered = await client.registerOrder({ ...order, clientId, saveCard: true });
+      await payAs(registered.paymentUrl, outcome);
+      return registered.orderId;
+    }
+
+    async function renewalOrder(clientId: string) {
+      const order = registration();
+      return { ...order, ...(await client.registerOrder({ ...order, clientId })) };
+    }
+
+    it('a paid order registered with save_card reports its binding; one without save_card, or unpaid, reports none', async () => {
+      const clientId = randomUUID();
+      const saving = await savedCard(clientId);
+      const state = await client.getOrder(saving);
+      expect(state.bindingId).to.be.a('string');
+      expect(simulator.orders.get(saving)).to.include({ clientId, saveCard: true, bindingId: state.bindingId });
+
+      const plain = await register();
+      await payAs(plain.paymentUrl, 'success');
+      expect((await client.getOrder(plain.orderId)).bindingId).to.equal(null);
+      const declined = await savedCard(randomUUID(), 'insufficient_funds');
+      expect((await client.getOrder(declined)).bindingId).to.equal(null);
+    });
+
+    it('charges the saved card for a new order of the same client at once: deposited, with a notification, no payer', async () => {
+      const clientId = randomUUID();
+      const bindingId = (await client.getOrder(await savedCard(clientId))).bindingId!;
+      const renewal = await renewalOrder(clientId);
+
+      expect(await client.chargeBinding({ orderId: renewal.orderId, bindingId })).to.equal('charged');
+      expect(await client.getOrder(renewal.orderId)).to.deep.include({ state: 'succeeded', paymentId: renewal.paymentId, amountMinor: 14900, bindingId });
+      const [notification] = await notificationsFor(renewal.orderId, 1);
+      expect(notification).to.include({ operation: 'deposited', success: true });
+    });
+
+    it('decline-next on the order that saved the card declines the next charges, one per call, then charges again', async () => {
+      const clientId = randomUUID();
+      const saving = await savedCard(clientId);
+      const bindingId = (await client.getOrder(saving)).bindingId!;
+      expect((await operator(saving, 'decline-next')).status).to.equal(200);
+      expect((await operator(saving, 'decline-next')).status).to.equal(200);
+
+      const outcomes = [];
+      for (let charge = 0; charge < 3; charge += 1) {
+        const renewal = await renewalOrder(clientId);
+        outcomes.push([await client.chargeBinding({ orderId: renewal.orderId, bindingId }), (await client.getOrder(renewal.orderId)).state]);
+      }
+      expect(outcomes).to.deep.equal([['declined', 'failed'], ['declined', 'failed'], ['charged', 'succeeded']]);
+    });
+
+    it('decline-next is refused (409) for an order that saved no card', async () => {
+      const plain = await register();
+      await payAs(plain.paymentUrl, 'success');
+      expect((await operator(plain.orderId, 'decline-next')).status).to.equal(409);
+    });
+
+    it('refuses to charge an order twice, another client\'s order, or with an unknown card (ProcessorRejectedError)', async () => {
+      const clientId = randomUUID();
+      const bindingId = (await client.getOrder(await savedCard(clientId))).bindingId!;
+      const renewal = await renewalOrder(clientId);
+      await client.chargeBinding({ orderId: renewal.orderId, bindingId });
+
+      const twice = await rejectionOf(client.chargeBinding({ orderId: renewal.orderId, bindingId }));
+      expect(twice).to.be.instanceOf(ProcessorRejectedError);
+      expect(twice).to.include({ code: '7' });
+      const stranger = await renewalOrder(randomUUID());
+      expect(await rejectionOf(client.chargeBinding({ orderId: stranger.orderId, bindingId }))).to.include({ code: '7' });
+      expect(await rejectionOf(client.chargeBinding({ orderId: stranger.orderId, bindingId: randomUUID() }))).to.include({ code: '8' });
+      expect(await rejectionOf(client.chargeBinding({ orderId: 'no-such-order', bindingId }))).to.include({ code: '6' });
+      expect((await client.getOrder(stranger.orderId)).state).to.equal('created');
+    });
+
+    it('a charge with the API down is ProcessorUnavailableError and charges nothing', async () => {
+      const clientId = randomUUID();
+      const bindingId = (await client.getOrder(await savedCard(clientId))).bindingId!;
+      const renewal = await renewalOrder(clientId);
+      simulator.setFault('down');
+      expect(await rejectionOf(client.chargeBinding({ orderId: renewal.orderId, bindingId }))).to.be.instanceOf(ProcessorUnavailableError);
+      simulator.setFault(null);
+      expect((await client.getOrder(renewal.orderId)).state).to.equal('created');
+    });
+  });
+
   describe('faults', () => {
     it('down: register and status answer 503 at once, giving ProcessorUnavailableError; clearing the fault restores them', async () => {
       const order = await register();

@@ -59,8 +59,8 @@ describe('studio generations through the one pipeline, with the provider simulat
     const row = await services().db('generations').where({ id: answer.id }).first('result_key', 'result_text', 'provider_task_id');
     expect(row.result_key).to.equal(null);
     expect(row.provider_task_id).to.be.a('string');
-    const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' and data->>'generationId' = ?", [answer.id]);
-    expect(rows.map((job: { data: object }) => job.data)).to.deep.equal([{ userId: user.id, generationId: answer.id, status: 'succeeded', errorCode: null }]);
+    const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' and data->>'reference' = ?", [answer.id]);
+    expect(rows.map((job: { data: object }) => job.data)).to.deep.equal([{ userId: user.id, kind: 'generation', reference: answer.id, data: { generation_id: answer.id, status: 'succeeded', error_code: '' } }]);
     expect(await balanceOf(user.id)).to.equal(98);
   });
 

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { failGeneration } from '../../../db/generations/fail-generation';
 import { succeedGeneration } from '../../../db/generations/succeed-generation';
 import type { RunningPart } from '../../../services';
-import { sendGenerationPush, startPushSend } from '../../../workers/push/push-send';
+import { generationPush, subscriptionReminderPush } from '../../../db/push/push-job';
+import { sendPush, startPushSend } from '../../../workers/push/push-send';
 import { RecordingPushSender, type PushMessage, type PushOutcome, type PushSender } from '../../../workers/push/push-sender';
 import { insertGeneration } from '../../generation-fixtures';
 import { resetDatabase, services } from '../../harness';
@@ -67,7 +68,7 @@ describe('push for terminal generation statuses (push-send jobs)', function () {
   it('completes the job for a user without devices, sending nothing', async () => {
     const user = await makeUser();
     const generationId = randomUUID();
-    const jobId = await services().boss.send('push-send', { userId: user.id, generationId, status: 'failed', errorCode: 'safety' });
+    const jobId = await services().boss.send('push-send', generationPush({ userId: user.id, generationId, status: 'failed', errorCode: 'safety' }));
     await eventually(() => services().boss.getJobById('push-send', jobId!), (job) => job?.state === 'completed');
     expect(await pushLog(generationId)).to.have.length(0);
   });
@@ -89,20 +90,20 @@ describe('push for terminal generation statuses (push-send jobs)', function () {
       const user = await makeUser();
       await addDevice(user.id, 'good-token');
       await addDevice(user.id, 'flaky-token');
-      const job = { userId: user.id, generationId: randomUUID(), status: 'succeeded' as const, errorCode: null };
+      const job = generationPush({ userId: user.id, generationId: randomUUID(), status: 'succeeded', errorCode: null });
       let gatewayDown = true;
       const flaky = new ScriptedSender((message) => (message.token === 'flaky-token' && gatewayDown ? new Error('gateway 503') : 'sent'));
 
       let failure: unknown = null;
-      await sendGenerationPush(services().db, flaky, job, services().log).catch((error) => (failure = error));
+      await sendPush(services().db, flaky, job, services().log).catch((error: unknown) => (failure = error));
       expect(failure).to.be.instanceOf(Error);
-      expect(await pushLog(job.generationId)).to.have.length(1);
+      expect(await pushLog(job.reference)).to.have.length(1);
 
       gatewayDown = false;
       flaky.tokens.length = 0;
-      expect(await sendGenerationPush(services().db, flaky, job, services().log)).to.equal(1);
+      expect(await sendPush(services().db, flaky, job, services().log)).to.equal(1);
       expect(flaky.tokens).to.deep.equal(['flaky-token']);
-      expect(await pushLog(job.generationId)).to.have.length(2);
+      expect(await pushLog(job.reference)).to.have.length(2);
     });
 
     it('forgets a device whose token the gateway reports invalid', async () => {
@@ -110,18 +111,54 @@ describe('push for terminal generation statuses (push-send jobs)', function () {
       const stale = await addDevice(user.id, 'uninstalled-token');
       const kept = await addDevice(user.id, 'live-token');
       const gateway = new ScriptedSender((message) => (message.token === 'uninstalled-token' ? 'invalid_token' : 'sent'));
-      const sent = await sendGenerationPush(services().db, gateway, { userId: user.id, generationId: randomUUID(), status: 'failed', errorCode: 'safety' }, services().log);
+      const sent = await sendPush(services().db, gateway, generationPush({ userId: user.id, generationId: randomUUID(), status: 'failed', errorCode: 'safety' }), services().log);
       expect(sent).to.equal(1);
       expect(await services().db('push_devices').where({ user_id: user.id }).pluck('id')).to.deep.equal([kept]);
       expect(stale).not.to.equal(kept);
     });
 
-    it('ignores a job for a non-terminal status', async () => {
+    it('ignores a job for a non-terminal status, an unknown kind or days left, or an unknown shape', async () => {
       const user = await makeUser();
       await addDevice(user.id, 'token');
       const gateway = new ScriptedSender(() => 'sent');
-      expect(await sendGenerationPush(services().db, gateway, { userId: user.id, generationId: randomUUID(), status: 'processing' as never, errorCode: null }, services().log)).to.equal(0);
+      const reminder = subscriptionReminderPush({ userId: user.id, subscriptionId: randomUUID(), period: 1, daysLeft: 3 });
+      for (const job of [
+        generationPush({ userId: user.id, generationId: randomUUID(), status: 'processing' as never, errorCode: null }),
+        { ...reminder, data: { ...reminder.data, days_left: '2' } },
+        { ...reminder, kind: 'effect_earned' },
+        { ...reminder, data: { days_left: 3 } },
+        { userId: user.id },
+        null,
+      ]) {
+        expect(await sendPush(services().db, gateway, job, services().log), JSON.stringify(job)).to.equal(0);
+      }
       expect(gateway.tokens).to.deep.equal([]);
+    });
+
+    it('sends a subscription reminder with its data as strings, in the user\'s language, once per device', async () => {
+      const user = await makeUser({ locale: 'en' });
+      await addDevice(user.id, 'reminded-token', 'android');
+      const gateway = new ScriptedSender(() => 'sent');
+      const subscriptionId = randomUUID();
+      const job = subscriptionReminderPush({ userId: user.id, subscriptionId, period: 2, daysLeft: 1 });
+      expect(await sendPush(services().db, gateway, job, services().log)).to.equal(1);
+      expect(await sendPush(services().db, gateway, job, services().log)).to.equal(0);
+      const rows = await services().db('push_log').where({ kind: 'subscription_reminder' });
+      expect(rows).to.have.length(1);
+      expect(rows[0]).to.include({ reference: `${subscriptionId}:2:1`, title: 'Subscription' });
+      expect(rows[0].body).to.contain('tomorrow');
+      expect(rows[0].data).to.deep.equal({ subscription_id: subscriptionId, status: 'period_ending', days_left: '1' });
+    });
+
+    it('sends a job queued in the shape of the version before push kinds as a generation push', async () => {
+      const user = await makeUser({ locale: 'ru' });
+      await addDevice(user.id, 'old-job-token');
+      const gateway = new ScriptedSender(() => 'sent');
+      const generationId = randomUUID();
+      expect(await sendPush(services().db, gateway, { userId: user.id, generationId, status: 'failed', errorCode: 'safety' }, services().log)).to.equal(1);
+      const [row] = await pushLog(generationId);
+      expect(row).to.include({ title: 'Не получилось' });
+      expect(row.data).to.deep.equal({ generation_id: generationId, status: 'failed', error_code: 'safety' });
     });
   });
 });

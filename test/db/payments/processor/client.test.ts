@@ -80,6 +80,22 @@ describe('processor client', () => {
       }]);
     });
 
+    it('registers a subscription\'s order for its client, asking to save the card on the first one only', async () => {
+      const forms: Record<string, string>[] = [];
+      nock(HOST)
+        .post(`${PATH}/register.do`, (body: Record<string, string>) => { forms.push(body); return true; })
+        .times(2)
+        .reply(200, { orderId: 'order-3', formUrl: 'https://processor.test/pay/order-3' });
+
+      await client.registerOrder({ ...registration, method: 'card', clientId: 'user-1', saveCard: true });
+      await client.registerOrder({ ...registration, method: 'card', clientId: 'user-1' });
+
+      expect(forms.map((form) => [form.clientId, JSON.parse(form.jsonParams)])).to.deep.equal([
+        ['user-1', { method: 'card', save_card: 'true' }],
+        ['user-1', { method: 'card' }],
+      ]);
+    });
+
     it('sends a Russian page language for a non-English profile locale', async () => {
       let language = '';
       nock(HOST)
@@ -160,7 +176,13 @@ describe('processor client', () => {
         amountMinor: 14900,
         paidAt: new Date(Date.UTC(2025, 2, 1, 10, 5)),
         receiptUrl: 'https://ofd.example/receipt/1',
+        bindingId: null,
       });
+    });
+
+    it('reads the saved card of an order from bindingInfo', async () => {
+      statusReply({ orderStatus: 2, actionCode: 0, bindingInfo: { clientId: 'user-1', bindingId: 'binding-1' } });
+      expect((await client.getOrder('order-1')).bindingId).to.equal('binding-1');
     });
 
     const cases: { name: string; answer: Record<string, unknown>; state: ProcessorState }[] = [
@@ -215,6 +237,27 @@ describe('processor client', () => {
 
       nock(HOST).post(`${PATH}/getOrderStatusExtended.do`).replyWithError('socket hang up');
       expect(await rejectionOf(client.getOrder('order-1'))).to.be.instanceOf(ProcessorUnavailableError);
+    });
+  });
+
+  describe('chargeBinding', () => {
+    it('posts the order and the saved card with credentials: charged on errorCode 0, declined on 2', async () => {
+      let form: Record<string, string> = {};
+      nock(HOST)
+        .post(`${PATH}/paymentOrderBinding.do`, (body: Record<string, string>) => { form = body; return true; })
+        .reply(200, { errorCode: '0', errorMessage: 'Success' });
+      expect(await client.chargeBinding({ orderId: 'order-1', bindingId: 'binding-1' })).to.equal('charged');
+      expect(form).to.deep.equal({ userName: 'merchant-api', password: 'merchant-password', mdOrder: 'order-1', bindingId: 'binding-1' });
+
+      nock(HOST).post(`${PATH}/paymentOrderBinding.do`).reply(200, { errorCode: '2', errorMessage: 'Payment declined' });
+      expect(await client.chargeBinding({ orderId: 'order-1', bindingId: 'binding-1' })).to.equal('declined');
+    });
+
+    it('throws ProcessorRejectedError for another refusal and ProcessorUnavailableError without an answer', async () => {
+      nock(HOST).post(`${PATH}/paymentOrderBinding.do`).reply(200, { errorCode: '7', errorMessage: 'Order cannot be paid' });
+      expect(await rejectionOf(client.chargeBinding({ orderId: 'order-1', bindingId: 'binding-1' }))).to.be.instanceOf(ProcessorRejectedError).and.include({ call: 'charge', code: '7' });
+      nock(HOST).post(`${PATH}/paymentOrderBinding.do`).reply(502);
+      expect(await rejectionOf(client.chargeBinding({ orderId: 'order-1', bindingId: 'binding-1' }))).to.be.instanceOf(ProcessorUnavailableError).and.include({ call: 'charge' });
     });
   });
 

@@ -114,7 +114,7 @@ describe('push through the real gateways (FCM and APNs), end to end', function (
     const pushLog = () => db('push_log').where({ kind: 'generation', reference: id }).select('device_id', 'platform', 'title');
     // First run: Android and the healthy iPhone get it, the dead token is forgotten, the job fails.
     const job = await eventually(
-      async () => (await db.raw("select id, state from pgboss.job where name = ? and data->>'generationId' = ?", ['push-send', id])).rows[0],
+      async () => (await db.raw("select id, state from pgboss.job where name = ? and data->>'reference' = ?", ['push-send', id])).rows[0],
       (row) => row?.state === 'retry',
       10_000,
     );

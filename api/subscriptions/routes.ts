@@ -1,0 +1,98 @@
+import { languageOf } from '../../db/accounts/user-locale';
+import { cancelReasons } from '../../db/subscriptions/model';
+import { caller } from '../http/authentication';
+import { errors } from '../http/errors';
+import { page, pageSchema, pagingProperties, type Paging } from '../http/paging';
+import { readBudget, writeBudget } from '../http/rate-limit';
+import { defineRoute } from '../http/route';
+import { schema } from '../http/validation';
+import { profileLocale } from '../payments/products';
+import { cancelOwnSubscription, type CancelBody } from './cancel';
+import { createSubscription, type CreateSubscriptionBody } from './create';
+import { listedPlans } from './plans';
+import { createdSubscriptionSchema, findOwnSubscription, ownSubscriptions, planSchema, planView, subscriptionSchema, subscriptionView, type SubscriptionWithPlan } from './views';
+
+const subscriptionAnswer = { description: 'Subscription', schema: subscriptionSchema };
+const notFound = { description: 'Absent or another user\'s subscription' };
+
+export const subscriptionRoutes = [
+  // Before `/v1/subscriptions/{id}`, which would otherwise take "plans" for an id.
+  defineRoute<unknown, { locale?: 'ru' | 'en' }>({
+    method: 'GET', path: '/v1/subscriptions/plans', access: 'token', limits: [readBudget()],
+    summary: 'Subscription plans in operator order (offer-only plans never listed). Titles in `locale`, else in the profile locale. Open to guests.',
+    query: schema.object({ locale: schema.string({ enum: ['ru', 'en'] }) }),
+    responses: { 200: { description: 'Array of Plan', schema: schema.array(planSchema) } },
+    handler: async (ctx, { query }) => {
+      const { db } = ctx.services;
+      const language = query.locale ?? languageOf(await profileLocale(db, caller(ctx).id));
+      ctx.body = (await listedPlans(db)).map((row) => planView(row, language));
+    },
+  }),
+  defineRoute<unknown, Paging>({
+    method: 'GET', path: '/v1/subscriptions', access: 'registered', limits: [readBudget()],
+    summary: 'The caller\'s subscriptions, newest first.',
+    query: schema.object(pagingProperties),
+    responses: { 200: { description: 'Page of Subscription', schema: pageSchema(subscriptionSchema) } },
+    handler: async (ctx, { query }) => {
+      const { db } = ctx.services;
+      const userId = caller(ctx).id;
+      const [rows, [{ total }]] = await Promise.all([
+        ownSubscriptions(db, userId).orderBy([{ column: 's.created_at', order: 'desc' }, { column: 's.id', order: 'desc' }]).limit(query.limit).offset(query.offset),
+        db('subscriptions').where({ user_id: userId }).count<{ total: number }[]>('* as total'),
+      ]);
+      ctx.body = page(rows.map((row: SubscriptionWithPlan) => subscriptionView(row)), total, query);
+    },
+  }),
+  defineRoute<CreateSubscriptionBody>({
+    method: 'POST', path: '/v1/subscriptions', access: 'registered', limits: [writeBudget()],
+    summary: 'Subscribes to a plan: a pending subscription whose first period is registered at the processor with a request to save the card (up to ~10 s). '
+      + 'Pay on `payment_url`; follow `payment_id` with GET /v1/payments/{id} or its stream. Optional Idempotency-Key, shared with POST /v1/payments.',
+    idempotent: 'payment',
+    body: schema.object({
+      plan_id: schema.uuid(),
+      // Recurring charges need a saved card, so `sbp` is refused.
+      method: { ...schema.string({ enum: ['card'] }), default: 'card' },
+    }, ['plan_id']),
+    responses: {
+      201: { description: 'Subscription with `status: pending`, `payment_id` (the first payment) and `payment_url`', schema: createdSubscriptionSchema },
+      403: { description: '`registration_required` for a guest; `forbidden` for an offer plan not issued to the caller, over or already paid' },
+      404: { description: 'Plan absent or switched off' },
+      409: { description: '`already_subscribed` (a pending, active or past_due subscription to this plan exists), `idempotency_key_reused`, or `request_in_progress` while the first request waits for the processor' },
+      422: { description: '`plan_id` not a UUID, `method` other than `card`, badly formatted key' },
+      429: { description: 'Write rate (with Retry-After) or more than five unfinished payments (without)' },
+      503: { description: 'Payments switched off or the processor unreachable; the key stays free' },
+    },
+    handler: async (ctx, { body, idempotency }) => {
+      const created = await createSubscription(ctx.services, caller(ctx).id, { plan_id: body.plan_id.toLowerCase(), method: body.method }, idempotency);
+      ctx.status = created.statusCode;
+      ctx.body = created.subscription;
+    },
+  }),
+  defineRoute<unknown, unknown, { id: string }>({
+    method: 'GET', path: '/v1/subscriptions/{id}', access: 'registered', limits: [readBudget()],
+    summary: 'The caller\'s subscription (never with `payment_url`).',
+    responses: { 200: subscriptionAnswer, 404: notFound },
+    handler: async (ctx, { params }) => {
+      const subscription = await findOwnSubscription(ctx.services.db, caller(ctx).id, params.id);
+      if (!subscription) throw errors.notFound();
+      ctx.body = subscriptionView(subscription);
+    },
+  }),
+  defineRoute<CancelBody, unknown, { id: string }>({
+    method: 'POST', path: '/v1/subscriptions/{id}/cancel', access: 'registered', limits: [writeBudget()],
+    summary: 'Cancels: an active or past_due subscription keeps its plan credits to the period end and is not renewed (`cancel_at_period_end: true`); '
+      + 'a pending one ends at once (`expired`). Again on one already set to end: the same record.',
+    body: schema.object({
+      reason: schema.string({ enum: [...cancelReasons] }),
+      comment: schema.string({ maxLength: 1000 }),
+    }, ['reason']),
+    responses: {
+      200: subscriptionAnswer,
+      404: notFound,
+      422: { description: 'Missing or unknown `reason`, `comment` over 1000 characters; or the subscription has ended (`expired`, `revoked`): one detail of type `invalid_status` at `["path", "id"]`' },
+    },
+    handler: async (ctx, { body, params }) => {
+      ctx.body = await cancelOwnSubscription(ctx.services, caller(ctx).id, params.id, body);
+    },
+  }),
+];

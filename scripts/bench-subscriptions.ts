@@ -1,0 +1,189 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pLimit from 'p-limit';
+import type { Knex } from 'knex';
+import { orderRegistrationOf } from '../db/payments/order-registration';
+import { ProcessorClient } from '../db/payments/processor/client';
+import type { PaymentRow } from '../db/payments/model';
+import { recordRegistration } from '../db/payments/record-registration';
+import { insertPendingSubscription } from '../db/subscriptions/insert-pending';
+import type { PlanRow } from '../db/subscriptions/model';
+import { seedSubscriptionPlans } from '../db/subscriptions/seed-plans';
+import type { Services } from '../services';
+import { resetDatabase, serviceEnv, services as testServices, startSharedInfrastructure, stopSharedInfrastructure } from '../test/harness';
+import { credentials, notificationSecret, startTestbed, type Testbed } from '../test/payment-testbed';
+import { pgBossThroughput } from './bench-pg-boss';
+import { startRole } from './bench-processes';
+
+/**
+ * `node dist/scripts/bench-subscriptions.js [--count 10000] [--schedulers 2] [--workers 2]`
+ *
+ * Renewals at scale: `count` active subscriptions, each with a card saved at the processor, all due
+ * at the same moment; the scheduler processes' clocks burn and start each renewal, the worker
+ * processes charge the cards server-to-server and apply the outcomes; the processor simulator
+ * (zero latency) is mounted on the bench's own web app, which also takes its notifications. Prints renewals per
+ * second, the time until the last one was done, and double charges (must be 0), beside raw pg-boss
+ * throughput on the same database as the baseline (these machines are noisy: compare ratios).
+ */
+export interface SubscriptionBenchOptions {
+  count: number;
+  schedulers: number;
+  workers: number;
+}
+
+export interface SubscriptionBenchResult {
+  pgBossJobsPerSecond: number;
+  count: number;
+  setupSeconds: number;
+  renewed: number;
+  lastDoneSeconds: number;
+  renewalsPerSecond: number;
+  doubleCharges: number;
+  extraAttempts: number;
+}
+
+/**
+ * `count` users, each subscribed to the weekly plan through the real first-period flow: the pending
+ * subscription and its payment in the database, the order registered at the simulator with the card
+ * to be saved, paid on the simulator's page; its notification reaches the web process, which
+ * activates the subscription and keeps the card. Answers once all are active.
+ */
+async function activeSubscriptions(services: Services, bed: Testbed, plan: PlanRow, count: number): Promise<void> {
+  const { db, config } = services;
+  const processor = new ProcessorClient({ baseUrl: `${bed.app.url}/sim/processor`, ...credentials, notificationSecret });
+  const paymentIds: string[] = [];
+  for (let start = 0; start < count; start += 500) {
+    const users = await db('users').insert(Array.from({ length: Math.min(500, count - start) }, () => ({ is_anonymous: false }))).returning('id');
+    await db.transaction(async (trx) => {
+      for (const { id } of users) {
+        paymentIds.push((await insertPendingSubscription(trx, config.payments, { userId: id, plan, offerIssueId: null, billingDayS: config.billingDayS })).paymentId);
+      }
+    });
+  }
+  const limit = pLimit(32);
+  await Promise.all(paymentIds.map((paymentId) => limit(async () => {
+    const payment = await db('payments').where({ id: paymentId }).first<PaymentRow>('*');
+    const order = await processor.registerOrder(await orderRegistrationOf(db, bed.app.url, payment));
+    await recordRegistration(db, paymentId, order);
+    const paid = await fetch(order.paymentUrl, { method: 'POST', body: new URLSearchParams({ outcome: 'success' }), redirect: 'manual' });
+    await paid.body?.cancel();
+  })));
+  await until(async () => (await countWhere(db, "status = 'active' and card_binding_id is not null")) === count, 600_000, 'first periods activated');
+}
+
+async function countWhere(db: Knex, condition: string): Promise<number> {
+  const { rows: [row] } = await db.raw<{ rows: { count: number }[] }>(`select count(*)::integer as count from subscriptions where ${condition}`);
+  return row.count;
+}
+
+async function until(done: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+export async function benchSubscriptions(services: Services, options: SubscriptionBenchOptions): Promise<SubscriptionBenchResult> {
+  const { db } = services;
+  const pgBossJobsPerSecond = await pgBossThroughput(services, options.count);
+  await seedSubscriptionPlans(db);
+  const plan = await db('subscription_plans').where({ code: 'plan_week' }).first<PlanRow>('*');
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-subscriptions-'));
+  const env = serviceEnv({
+    PAYMENT_NOTIFICATION_SECRET: notificationSecret,
+    PAYMENT_PROCESSOR_LOGIN: credentials.userName,
+    PAYMENT_PROCESSOR_PASSWORD: credentials.password,
+    // The job roles never reach the AI provider here.
+    PROVIDER_URL: 'http://127.0.0.1:9',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+  });
+  const bed = await startTestbed();
+  const roles: { stop(): Promise<void> }[] = [];
+  try {
+    const setupStarted = Date.now();
+    await activeSubscriptions(services, bed, plan, options.count);
+    const setupSeconds = (Date.now() - setupStarted) / 1000;
+
+    const jobEnv = { ...env, PUBLIC_BASE_URL: bed.app.url, PAYMENT_PROCESSOR_URL: `${bed.app.url}/sim/processor` };
+    for (let index = 0; index < options.schedulers; index += 1) roles.push(await startRole('scheduler', jobEnv));
+    for (let index = 0; index < options.workers; index += 1) roles.push(await startRole('worker', jobEnv));
+
+    // Every period ends at the same moment, a little ahead: each clock (which looks at least every
+    // 5 s) sees it before, and sleeps until exactly then.
+    const { rows: [{ due }] } = await db.raw<{ rows: { due: Date }[] }>("select now() + interval '6 seconds' as due");
+    await db.raw(
+      `update subscriptions set current_period_end = :due, current_period_start = :due::timestamptz - make_interval(secs => period_days * billing_day_s), next_action_at = :due`,
+      { due },
+    );
+    await db.raw('update plan_credit_buckets set expires_at = ? where burned_at is null', [due]);
+
+    await until(async () => (await countWhere(db, "status = 'active' and period = 2")) === options.count, 600_000, 'renewals');
+    const { rows: [timing] } = await db.raw<{ rows: { last_done_s: number }[] }>(
+      'select extract(epoch from max(paid_at) - ?::timestamptz)::float8 as last_done_s from payments where period = 2',
+      [due],
+    );
+    const { rows: [charges] } = await db.raw<{ rows: { double_charges: number; extra_attempts: number }[] }>(
+      `select
+         (select count(*) from (select 1 from payments where subscription_id is not null and status in ('succeeded', 'refunded')
+            group by subscription_id, period having count(*) > 1) as twice)::integer as double_charges,
+         (select count(*) - count(distinct subscription_id) from payments where period = 2)::integer as extra_attempts`,
+    );
+    return {
+      pgBossJobsPerSecond,
+      count: options.count,
+      setupSeconds,
+      renewed: options.count,
+      lastDoneSeconds: timing.last_done_s,
+      renewalsPerSecond: options.count / timing.last_done_s,
+      doubleCharges: charges.double_charges,
+      extraAttempts: charges.extra_attempts,
+    };
+  } finally {
+    for (const role of roles) await role.stop();
+    await bed.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export function formatSubscriptionBench(result: SubscriptionBenchResult, options: SubscriptionBenchOptions): string {
+  return [
+    `## Subscription renewals (${options.schedulers} scheduler and ${options.workers} worker processes, processor simulator at zero latency in the bench's web app)`,
+    `raw pg-boss, same database: ${result.pgBossJobsPerSecond.toFixed(0)} no-op jobs/s (insert + 8 work() loops of batch 200)`,
+    `${result.count} subscriptions due at the same moment (set up through the first-period flow in ${result.setupSeconds.toFixed(0)} s):`
+      + ` all renewed, the last ${result.lastDoneSeconds.toFixed(1)} s after they fell due (goal: within 60 s)`,
+    `${result.renewalsPerSecond.toFixed(0)} renewals/s = ${((result.renewalsPerSecond / result.pgBossJobsPerSecond) * 100).toFixed(1)}% of raw pg-boss jobs/s`
+      + ' (a renewal is a burn, a payment and a job in one transaction, three processor calls, a notification and the period\'s start in another)',
+    `double charges: ${result.doubleCharges} (must be 0); charge attempts beyond one per period: ${result.extraAttempts}`,
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      count: { type: 'string', default: '10000' },
+      schedulers: { type: 'string', default: '2' },
+      workers: { type: 'string', default: '2' },
+    },
+  });
+  const options = { count: Number(values.count), schedulers: Number(values.schedulers), workers: Number(values.workers) };
+  await startSharedInfrastructure();
+  try {
+    await resetDatabase();
+    const result = await benchSubscriptions(testServices(), options);
+    console.log(formatSubscriptionBench(result, options));
+    if (result.doubleCharges !== 0 || result.extraAttempts !== 0) process.exitCode = 1;
+  } finally {
+    await stopSharedInfrastructure();
+  }
+}
+
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
