@@ -187,7 +187,7 @@ export async function benchCatalog(
 async function main(): Promise<void> {
   await startSharedInfrastructure();
   const bare = await startBareKoa();
-  const web = await startService(['web'], serviceEnv({ LOG_LEVEL: 'warn', PROVIDER_URL: 'http://127.0.0.1:9' }));
+  const web = await startService(['web'], serviceEnv({ LOG_LEVEL: 'warn' }));
   try {
     const figures = await benchCatalog({ databaseUrl: databaseUrl(), webUrl: web.url, bareUrl: bare.url });
     for (const figure of figures) {

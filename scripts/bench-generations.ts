@@ -29,7 +29,8 @@ import { processCpuMs } from './load';
  *    bare preview (sharp's WebP thumb and the blurhash) of the same result image;
  * 3. the pipeline with latency L and S slots: throughput as a share of the ideal S/L (goal >= 97%),
  *    from the commit of S x cycles generations until the provider is done with the last one, and
- *    the slot time lost between a task's end at the provider and the next submission on its slot.
+ *    the slot time lost between a task's end at the provider and the next submission on its slot;
+ *    first with every task callback lost (polling alone: the same-run baseline), then with them.
  * One `web`, one `worker` and one `media` process (`node dist/main.js <role>`; the web role takes
  * the provider's task callbacks), the simulator in this process.
  */
@@ -65,6 +66,15 @@ export interface GenerationBenchResult {
     slotGapP99Ms: number;
     slotGaps: number;
   };
+  /** The same run with every callback lost (polling alone): the same-run baseline of the callbacks. */
+  latencyLPolling: TimedRun;
+}
+
+interface TimedRun {
+  shareOfIdeal: number;
+  perSecond: number;
+  slotGapP50Ms: number;
+  slotGapP99Ms: number;
 }
 
 interface BenchFixture {
@@ -152,16 +162,18 @@ async function listeningProcesses(services: Services): Promise<number> {
  * in production (so the simulator's rendering does not share the worker's event loop); the provider
  * calls the web process back when a task is done.
  */
-async function startPipelineProcesses(services: Services, latencyMs: number, slotsPerAccount: number): Promise<PipelineProcesses> {
+async function startPipelineProcesses(services: Services, latencyMs: number, slotsPerAccount: number, callbacks = true): Promise<PipelineProcesses> {
   const simulator = await startProviderSimulator({ latencyMs, accounts: { 'bench-a': slotsPerAccount, 'bench-b': slotsPerAccount } });
   const webPort = await freePort();
   const webUrl = `http://127.0.0.1:${webPort}`;
+  // Without callbacks they go to a closed port: every one is lost and polling alone finds the ends.
+  const callbackBase = callbacks ? webUrl : `http://127.0.0.1:${await freePort()}`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...serviceEnv(),
     PROVIDER_URL: simulator.url,
     PROVIDER_ACCOUNTS: `bench-a:${slotsPerAccount},bench-b:${slotsPerAccount}`,
-    PROVIDER_CALLBACK_BASE_URL: webUrl,
+    PROVIDER_CALLBACK_BASE_URL: callbackBase,
     SUBMIT_CONCURRENCY: '32',
     POLL_CONCURRENCY: '32',
     MEDIA_CONCURRENCY: '4',
@@ -261,7 +273,7 @@ export async function benchGenerations(services: Services, options: GenerationBe
   const slotsPerAccount = Math.ceil(options.slots / 2);
   const slots = slotsPerAccount * 2;
 
-  let processes = await startPipelineProcesses(services, 0, Math.ceil(options.zeroSlots / 2));
+  const processes = await startPipelineProcesses(services, 0, Math.ceil(options.zeroSlots / 2));
   let zero: { ids: string[]; providerDoneS: number; succeededS: number; cpu: RoleCpu };
   try {
     const { pids } = processes;
@@ -280,15 +292,18 @@ export async function benchGenerations(services: Services, options: GenerationBe
   const { result_key: resultKey } = await services.db('generations').whereIn('id', zero.ids).whereNotNull('result_key').first('result_key');
   const preview = await barePreviewCpuMs(await services.storage.get(resultKey));
 
-  processes = await startPipelineProcesses(services, options.latencyMs, slotsPerAccount);
-  let timed: { ids: string[]; providerDoneS: number; succeededS: number; slotGapsMs: number[] };
-  try {
-    const queued = await queueGenerations(services, slots * options.cycles);
-    timed = { ids: queued.ids, ...(await timeToFinish(services, queued.ids, queued.committedAt)), slotGapsMs: processes.simulator.stats().slotGapsMs };
-  } finally {
-    await processes.stop();
-  }
+  const timedRun = async (callbacks: boolean) => {
+    const started = await startPipelineProcesses(services, options.latencyMs, slotsPerAccount, callbacks);
+    try {
+      const queued = await queueGenerations(services, slots * options.cycles);
+      return { ids: queued.ids, ...(await timeToFinish(services, queued.ids, queued.committedAt)), slotGapsMs: started.simulator.stats().slotGapsMs };
+    } finally {
+      await started.stop();
+    }
+  };
   const idealPerSecond = slots / (options.latencyMs / 1000);
+  const polling = await timedRun(false);
+  const timed = await timedRun(true);
   const perSecond = timed.ids.length / timed.providerDoneS;
   return {
     pgBossJobsPerSecond,
@@ -314,6 +329,12 @@ export async function benchGenerations(services: Services, options: GenerationBe
       slotGapP99Ms: percentileOf(timed.slotGapsMs, 0.99),
       slotGaps: timed.slotGapsMs.length,
     },
+    latencyLPolling: {
+      perSecond: polling.ids.length / polling.providerDoneS,
+      shareOfIdeal: polling.ids.length / polling.providerDoneS / idealPerSecond,
+      slotGapP50Ms: percentileOf(polling.slotGapsMs, 0.5),
+      slotGapP99Ms: percentileOf(polling.slotGapsMs, 0.99),
+    },
   };
 }
 
@@ -331,6 +352,7 @@ export function formatGenerationBench(result: GenerationBenchResult): string {
     `latency ${timed.latencyMs} ms, ${timed.slots} slots, ${timed.generations} generations: ${timed.perSecond.toFixed(2)}/s vs ideal ${timed.idealPerSecond.toFixed(2)}/s`
       + ` = ${(timed.shareOfIdeal * 100).toFixed(1)}% of S/L (goal >= 97%); to succeeded incl. previews: ${(timed.succeededShareOfIdeal * 100).toFixed(1)}%`,
     `slot freed at the provider -> next submission on it (${timed.slotGaps} hand-overs): p50 ${timed.slotGapP50Ms} ms, p99 ${timed.slotGapP99Ms} ms (goal < 20 / < 50 ms)`,
+    `the same with every callback lost (polling alone, same run): ${(result.latencyLPolling.shareOfIdeal * 100).toFixed(1)}% of S/L, hand-over p50 ${result.latencyLPolling.slotGapP50Ms} ms, p99 ${result.latencyLPolling.slotGapP99Ms} ms`,
   ].join('\n');
 }
 
@@ -341,14 +363,14 @@ function reportGenerationFigures(result: GenerationBenchResult): void {
   reportFigure({
     figure: `pipeline at provider latency ${timed.latencyMs} ms, ${timed.slots} slots: throughput / ideal S/L`,
     value: `${timed.shareOfIdeal.toFixed(3)} (${timed.perSecond.toFixed(2)}/s)`,
-    baseline: `ideal ${timed.idealPerSecond.toFixed(2)}/s`,
+    baseline: `ideal ${timed.idealPerSecond.toFixed(2)}/s; polling alone ${result.latencyLPolling.shareOfIdeal.toFixed(3)}`,
     goal: '>= 0.97',
     met: timed.shareOfIdeal >= 0.97,
   });
   reportFigure({
     figure: 'slot freed at the provider -> next submission on it, p50 / p99',
     value: `${timed.slotGapP50Ms} / ${timed.slotGapP99Ms} ms (${timed.slotGaps} hand-overs)`,
-    baseline: '',
+    baseline: `polling alone ${result.latencyLPolling.slotGapP50Ms} / ${result.latencyLPolling.slotGapP99Ms} ms`,
     goal: '< 20 / < 50 ms',
     met: timed.slotGapP50Ms < 20 && timed.slotGapP99Ms < 50,
   });
