@@ -132,7 +132,7 @@ export function loadConfig(env: Env = process.env) {
 
     payments: paymentSettings(env, dataDir),
     /**
-     * One billing day in seconds (decisions.md section 7.0): subscription periods, renewal retries
+     * One billing day in seconds: subscription periods, renewal retries
      * and reminders are counted in them, so a demo or a test can run a month in a minute.
      */
     billingDayS: integer(env, 'BILLING_DAY_S', 86_400, 1),

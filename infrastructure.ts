@@ -26,6 +26,49 @@ export interface Infrastructure {
   stop(): Promise<void>;
 }
 
+/** Postgres migrated to the latest schema and object storage with its bucket, configured or embedded. */
+async function startStores(config: Config, log: Logger, stops: (() => Promise<void>)[]) {
+  const postgres = await startPostgres(config, log);
+  stops.unshift(() => postgres.stop());
+
+  const db = createKnex(postgres.url, config.databasePoolSize);
+  stops.unshift(() => db.destroy());
+  const applied = await migrateToLatest(db);
+  if (applied.length) log.info({ migrations: applied }, 'migrations applied');
+
+  let storageSettings = config.s3;
+  if (!storageSettings) {
+    const embedded = await startEmbeddedS3({ directory: path.join(config.dataDir, 's3'), port: config.embeddedS3Port, bucket: 'media' });
+    stops.unshift(() => embedded.stop());
+    storageSettings = embedded.settings;
+    log.warn({ endpoint: embedded.settings.endpoint },
+      'EMBEDDED OBJECT STORE (s3rver, loopback only): it checks no signature and no upload policy, so anything that reaches it can list, read, write and overwrite every object. '
+      + 'The service refuses an upload whose object did not come through its own ticket, but cannot stop such writes. Development only: set S3_ENDPOINT and the other S3_* variables anywhere else.');
+  }
+  const storage = new Storage(storageSettings, config.tokenSecret);
+  await storage.ensureBucket();
+  return { postgres, db, storage, storageSettings };
+}
+
+/**
+ * The `infra` process type: only the database (migrated) and the object store, embedded unless
+ * configured, so that separate `web`, `worker`, `media` and `scheduler` processes on one machine
+ * share a `DATABASE_URL` and an S3 that outlive any one of them.
+ */
+export async function startStoresOnly(config: Config, log: Logger): Promise<{ databaseUrl: string; storageSettings: StorageSettings; stop(): Promise<void> }> {
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops) await stop().catch((error) => log.error({ err: error }, 'error while stopping'));
+  };
+  try {
+    const { postgres, storageSettings } = await startStores(config, log, stops);
+    return { databaseUrl: postgres.url, storageSettings, stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
 /**
  * Brings up what every process role stands on, configured or embedded: Postgres (migrated to the
  * latest schema; knex's migration lock makes concurrent starts safe), object storage with its
@@ -35,25 +78,7 @@ export interface Infrastructure {
 export async function startInfrastructure(config: Config, log: Logger, options: { supervise: boolean; schedule: boolean }): Promise<Infrastructure> {
   const stops: (() => Promise<void>)[] = [];
   try {
-    const postgres = await startPostgres(config, log);
-    stops.unshift(() => postgres.stop());
-
-    const db = createKnex(postgres.url, config.databasePoolSize);
-    stops.unshift(() => db.destroy());
-    const applied = await migrateToLatest(db);
-    if (applied.length) log.info({ migrations: applied }, 'migrations applied');
-
-    let storageSettings = config.s3;
-    if (!storageSettings) {
-      const embedded = await startEmbeddedS3({ directory: path.join(config.dataDir, 's3'), port: config.embeddedS3Port, bucket: 'media' });
-      stops.unshift(() => embedded.stop());
-      storageSettings = embedded.settings;
-      log.warn({ endpoint: embedded.settings.endpoint },
-        'EMBEDDED OBJECT STORE (s3rver, loopback only): it checks no signature and no upload policy, so anything that reaches it can list, read, write and overwrite every object. '
-        + 'The service refuses an upload whose object did not come through its own ticket, but cannot stop such writes. Development only: set S3_ENDPOINT and the other S3_* variables anywhere else.');
-    }
-    const storage = new Storage(storageSettings, config.tokenSecret);
-    await storage.ensureBucket();
+    const { postgres, db, storage, storageSettings } = await startStores(config, log, stops);
     if (config.catalog.seedDemo) await seedDemoCatalogIfEmpty(db, storage, log);
     if (config.payments.seedShowcase && (await seedPaymentShowcase(db))) log.info('demo payment showcase seeded');
     if (config.payments.seedShowcase && (await seedSubscriptionPlans(db))) log.info('demo subscription plans seeded');

@@ -1,8 +1,11 @@
 import './runtime-check';
+import { rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, flushLogs, type Logger } from './logger';
-import { startInfrastructure } from './infrastructure';
+import { startInfrastructure, startStoresOnly } from './infrastructure';
 import { startWeb } from './api/web';
+import type { StorageSettings } from './media/storage';
 import type { RunningPart } from './services';
 import { startWorker } from './workers/worker';
 import { startMedia } from './workers/media';
@@ -12,11 +15,12 @@ import { startProviderSimulatorFromConfig } from './simulators/provider/from-con
 /**
  * One entry for every process type of the Procfile: `node dist/main.js <role...>`.
  * `web` serves the API; `worker`, `media` and `scheduler` run jobs; `sim-provider` is the AI
- * provider simulator alone (for load tests); `all` (what `npm start` runs) starts the four service
- * roles in one process on the embedded defaults.
+ * provider simulator alone (for load tests); `infra` only the embedded database and object store
+ * (for the others as separate processes on one machine); `all` (what `npm start` runs) starts the
+ * four service roles in one process on the embedded defaults.
  */
 const serviceRoles = ['web', 'worker', 'media', 'scheduler'] as const;
-const roleNames = [...serviceRoles, 'sim-provider'] as const;
+const roleNames = [...serviceRoles, 'sim-provider', 'infra'] as const;
 type RoleName = (typeof roleNames)[number];
 
 const forceExitAfterMs = 25_000;
@@ -29,6 +33,7 @@ function parseRoles(argv: string[]): RoleName[] {
     else if ((roleNames as readonly string[]).includes(name)) roles.add(name as RoleName);
     else throw new ConfigError(`unknown role "${name}"; expected one of: all, ${roleNames.join(', ')}`);
   }
+  if (roles.has('infra') && roles.size > 1) throw new ConfigError('the infra role runs alone: start the others as processes of their own');
   return [...roles];
 }
 
@@ -51,7 +56,7 @@ const embeddedOnly = 'simulators run only in the embedded default: one process, 
 
 /**
  * Without PROVIDER_URL a worker talks to the simulator in-process, over real HTTP on loopback
- * (decisions.md section 1), so the production code path is the one exercised.
+ * (README, "The two commands"), so the production code path is the one exercised.
  */
 async function withProvider(config: Config, roles: RoleName[], log: Logger, running: RunningPart[]): Promise<Config> {
   const standalone = roles.includes('sim-provider');
@@ -60,6 +65,20 @@ async function withProvider(config: Config, roles: RoleName[], log: Logger, runn
   running.push(simulator);
   log.warn({ url: simulator.url }, 'PROVIDER SIMULATOR listening: a stand-in for the AI provider, for development and load tests only');
   return config.providerUrl ? config : { ...config, providerUrl: simulator.url };
+}
+
+/** What the `infra` role prints: the lines to give every other process (an env file, or `export`). */
+function storesEnvironment(databaseUrl: string, s3: StorageSettings): string {
+  return [
+    '# The database and the object store are up until this process stops. Give every other process:',
+    `DATABASE_URL=${databaseUrl}`,
+    `S3_ENDPOINT=${s3.endpoint}`,
+    `S3_ACCESS_KEY=${s3.accessKey}`,
+    `S3_SECRET_KEY=${s3.secretKey}`,
+    `S3_BUCKET=${s3.bucket}`,
+    `S3_REGION=${s3.region}`,
+    '',
+  ].join('\n');
 }
 
 async function main(): Promise<void> {
@@ -72,7 +91,15 @@ async function main(): Promise<void> {
     throw new ConfigError(`${simulators.join(' and ')} would run beside a configured ${baseConfig.databaseUrl ? 'database (DATABASE_URL)' : 'object store (S3_ENDPOINT)'}; ${embeddedOnly}`);
   }
 
-  const started = roles.filter((role) => role !== 'sim-provider');
+  if (roles.includes('infra')) {
+    const stores = await startStoresOnly(baseConfig, log);
+    const envFile = path.join(baseConfig.dataDir, 'infra.env');
+    const environment = storesEnvironment(stores.databaseUrl, stores.storageSettings);
+    writeFileSync(envFile, environment);
+    running.push({ stop: async () => { rmSync(envFile, { force: true }); await stores.stop(); } });
+    process.stdout.write(`${environment}# also in ${envFile}: set -a; . ${envFile}; set +a\n`);
+  }
+  const started = roles.filter((role) => role !== 'sim-provider' && role !== 'infra');
   const infrastructure = started.length
     ? await startInfrastructure(baseConfig, log, { supervise: started.some((role) => role !== 'web'), schedule: started.includes('scheduler') })
     : null;

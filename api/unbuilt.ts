@@ -3,11 +3,11 @@ import { defineRoute, type Method, type Route } from './http/route';
 
 /**
  * Contract paths that are declared but not built yet: they answer `501 not_implemented` after
- * authentication and the guest check (decisions.md section 4), never `404`. Building one means
+ * authentication and the guest check (README, "The API"), never `404`. Building one means
  * moving its line into its domain's `routes.ts`.
  */
 const unbuilt: [Method, string, Access][] = [
-  // Sections the contract only refers to; decisions.md section 4 keeps them at 501.
+  // Sections the contract only refers to: they answer 501 until built.
   ['GET', '/v1/user-effects', 'registered'],
   ['POST', '/v1/user-effects', 'registered'],
   ['GET', '/v1/user-effects/account', 'registered'],

@@ -10,6 +10,7 @@ import { taskCallback } from './generations/task-callback';
 import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
 import type { Route } from './http/route';
+import { referenceRouter } from './docs/reference';
 import { paymentMounts } from './payments/mounts';
 import { startMetricsServer } from './metrics-server';
 import type { Realtime } from './realtime/streams';
@@ -38,12 +39,17 @@ export interface Web extends RunningPart {
 /**
  * The `web` role: the REST API and its SSE streams on one HTTP server, with what lives beside the
  * route table (the payment webhook and pages, the processor simulator, the provider's task callbacks,
- * the referral page). Stopping
+ * the referral page, the API reference at `/docs`). Stopping
  * refuses new connections, ends open streams and lets in-flight requests finish.
  */
 export async function startWeb(services: Services, options: WebOptions = {}): Promise<Web> {
   const payments = paymentMounts(services, options.processorSimulator);
-  const mounts: Middleware<ApiContext['state'], ApiContext>[] = [...payments.mounts, taskCallback(), referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>];
+  const mounts: Middleware<ApiContext['state'], ApiContext>[] = [
+    ...payments.mounts,
+    taskCallback(),
+    referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>,
+    referenceRouter().routes() as Middleware<ApiContext['state'], ApiContext>,
+  ];
   const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
   const app = createApp(services, routes, mounts);
   // Listening before the first request, so the first answers are already kept.

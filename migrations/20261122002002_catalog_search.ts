@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Search over the catalog (contract part B, catalog rule 4), done by Postgres indexes:
+ * Search over the catalog (the contract: catalog search), done by Postgres indexes:
  * - `catalog_normalize` folds case and accents (ё is е) the same way for texts and queries;
  * - `effect_search` holds each effect's name and description vectors per locale, with both the
  *   language's stems (word forms) and the plain words (prefixes), under GIN indexes. They live

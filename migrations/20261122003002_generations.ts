@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Generations and their state machine (contract B): pending -> processing -> succeeded | failed.
+ * Generations and their state machine (the contract): pending -> processing -> succeeded | failed.
  * Every transition is a guarded update (`where status = <expected>`), see api/generations/transitions.
  * Columns that only the pipeline reads (claims, provider task, result object) live here too, so one
  * row tells the whole story of a generation.

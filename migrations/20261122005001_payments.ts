@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * One-off credit packs sold through the external processor (contract part B, "Payments").
+ * One-off credit packs sold through the external processor (the contract: payments).
  *
  * `payment_products` is the operator's showcase: `position` is the showcase order, `enabled = false`
  * hides a pack and refuses new payments for it (`404`), `purchase_limit` caps payments per account

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Special offers (contract part B, "Special offers"), configured by operators in `offers`:
+ * Special offers (the contract: special offers), configured by operators in `offers`:
  *
  * - `code`: the machine name clients get for analytics (`paywall_discount`);
  * - `product_id`: the (usually offer-only) pack the offer sells;

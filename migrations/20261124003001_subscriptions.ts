@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Subscriptions (decisions.md sections 7.0 and 7.1).
+ * Subscriptions.
  *
  * `subscription_plans` is the operator's list, like `payment_products`: `position` orders it,
  * `enabled = false` refuses new subscriptions (`404`; running ones keep renewing), `offer_only` plans

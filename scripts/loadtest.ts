@@ -181,6 +181,33 @@ async function summarize(run: {
   return report;
 }
 
+type Report = Awaited<ReturnType<typeof runLoadTest>>;
+
+const seconds = (ms: number | null | undefined) => (ms === null || ms === undefined ? '-' : (ms / 1000).toFixed(1));
+
+/** What a reader looks at first, in order: printed as a table at the end, and atop the HTML page. */
+function summaryRows(report: Report): [string, string][] {
+  const { settings, generations, throughput, slots, queueWaitMs, timeToTerminalMs, streams, invariants, service } = report;
+  const failures = Object.entries(generations.byErrorCode).map(([code, count]) => `${count} ${code}`).join(', ');
+  return [
+    ['settings', `${settings.users} users x ${settings.perUser} generations; ${settings.accounts} accounts x ${settings.slots} slots; latency ${settings.latencyMs} ms; failure rate ${settings.failureRate}; processes: ${service.processes.map((roles) => `"${roles}"`).join(', ')}`],
+    ['generations', `${generations.created} created, ${generations.succeeded + generations.failed} terminal: ${generations.succeeded} succeeded, ${generations.failed} failed${failures ? ` (${failures})` : ''}`],
+    ['throughput', `${throughput.achievedPerS}/s against the ideal M*K/L = ${throughput.idealPerS}/s (${throughput.ratioToIdeal}); ${throughput.whileSaturatedPerS ?? '-'}/s while the pool was saturated`],
+    ['slot utilisation', `${slots.utilisation} (${slots.utilisationWhileSaturated ?? '-'} while saturated; ${slots.meanLeasedWhileSaturated ?? '-'} of ${slots.capacity} slots leased)`],
+    ['queue wait p50 / p95 / p99', `${seconds(queueWaitMs.p50)} / ${seconds(queueWaitMs.p95)} / ${seconds(queueWaitMs.p99)} s`],
+    ['time to terminal p50 / p95 / p99', `${seconds(timeToTerminalMs.p50)} / ${seconds(timeToTerminalMs.p95)} / ${seconds(timeToTerminalMs.p99)} s`],
+    ['streams', `${streams.maxOpen} open at most; ${streams.opened} opened, ${streams.reopened} reopened, ${streams.refusedTooMany} refused; terminal status seen on its stream: ${streams.terminalSeenOnStream}`],
+    ['invariants', `no generation lost: ${invariants.noGenerationLost}; credits conserved: ${invariants.creditsConserved}`],
+    ['services log', `${service.warnings} warnings, ${service.errors} errors`],
+  ];
+}
+
+/** Two aligned columns with a rule under the header, for a terminal. */
+function textTable(rows: [string, string][]): string {
+  const width = Math.max('measure'.length, ...rows.map(([name]) => name.length));
+  return [`${'measure'.padEnd(width)}  result`, `${'-'.repeat(width)}  ${'-'.repeat(6)}`, ...rows.map(([name, value]) => `${name.padEnd(width)}  ${value}`)].join('\n');
+}
+
 function round(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
@@ -203,24 +230,16 @@ async function main(): Promise<void> {
     }
   });
   if (interactive) process.stderr.write('\n');
-  const { timeline, ...summary } = report;
-  const jsonFile = path.join(options.outDir, 'loadtest-report.json');
-  const htmlFile = path.join(options.outDir, 'loadtest-report.html');
-  const pngFile = path.join(options.outDir, 'loadtest-chart.png');
-  const charts = loadTestCharts(timeline, report.slots.capacity);
+  const jsonFile = path.resolve(options.outDir, 'loadtest-report.json');
+  const htmlFile = path.resolve(options.outDir, 'loadtest-report.html');
+  const pngFile = path.resolve(options.outDir, 'loadtest-chart.png');
+  const charts = loadTestCharts(report.timeline, report.slots.capacity);
+  const summary = summaryRows(report);
   writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(htmlFile, chartPage(`Load test ${report.startedAt}`, charts, {
-    settings: `${options.users} users x ${options.perUser} generations; ${options.accounts} accounts x ${options.slots} slots; latency ${options.latencyMs} ms; failure rate ${options.failureRate}`,
-    throughput: `${report.throughput.achievedPerS}/s over the busy window (while saturated ${report.throughput.whileSaturatedPerS}/s); ideal ${report.throughput.idealPerS}/s`,
-    'slot utilisation': `${report.slots.utilisation} (while saturated ${report.slots.utilisationWhileSaturated})`,
-    'queue wait p50/p95/p99': `${report.queueWaitMs.p50} / ${report.queueWaitMs.p95} / ${report.queueWaitMs.p99} ms`,
-    'time to terminal p50/p95/p99': `${report.timeToTerminalMs.p50} / ${report.timeToTerminalMs.p95} / ${report.timeToTerminalMs.p99} ms`,
-    'max streams open': String(report.streams.maxOpen),
-    invariants: `no generation lost: ${report.invariants.noGenerationLost}; credits conserved: ${report.invariants.creditsConserved}`,
-  }));
-  console.log(JSON.stringify(summary, null, 2));
+  writeFileSync(htmlFile, chartPage(`Load test ${report.startedAt}`, charts, Object.fromEntries(summary)));
   writeFileSync(pngFile, await chartPng(charts));
-  console.log(`\nwrote ${jsonFile}, ${htmlFile} and ${pngFile}`);
+  console.log(textTable(summary));
+  console.log(`\nfull report (every figure, the timeline): ${jsonFile}\ncharts: ${htmlFile} and ${pngFile}\nthe services' warnings and errors: ${report.service.log}`);
   if (!report.invariants.noGenerationLost || !report.invariants.creditsConserved) process.exitCode = 1;
 }
 

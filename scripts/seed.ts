@@ -6,7 +6,7 @@ import { seedDemoCatalog } from '../api/catalog/demo-catalog';
 import { seedStudioCategories } from '../db/studio/seed-studio-categories';
 
 /**
- * `npm run seed`: puts the demo catalog (decisions.md section 5) and the demo studio categories
+ * `npm run seed`: puts the demo catalog (README, "Demo catalog") and the demo studio categories
  * (7.3) into the configured or embedded database, whether or not it is empty; effects and studio
  * categories are matched by slug, so nothing is duplicated.
  */

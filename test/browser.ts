@@ -39,6 +39,10 @@ export interface Visit {
   response: Response;
   /** Content-Security-Policy reports: `securitypolicyviolation` events and console messages. */
   violations(): Promise<string[]>;
+  /** Console errors and uncaught exceptions of the page. */
+  errors(): string[];
+  /** Requests the page made to anywhere but this machine (each was refused). */
+  foreignRequests(): string[];
   close(): Promise<void>;
 }
 
@@ -51,21 +55,34 @@ const violationRecorder = `
   });
 `;
 
-export async function visit(browser: Browser, url: string, options: { locale?: string; colorScheme?: 'light' | 'dark' } = {}): Promise<Visit> {
+/** A laptop screen, for pages that are not phone pages (the API reference). */
+export const laptop = { width: 1280, height: 800 };
+
+export async function visit(browser: Browser, url: string, options: { locale?: string; colorScheme?: 'light' | 'dark'; viewport?: typeof phone } = {}): Promise<Visit> {
+  const onPhone = (options.viewport ?? phone) === phone;
   const context = await browser.newContext({
-    viewport: phone,
-    deviceScaleFactor: 2,
-    isMobile: true,
-    hasTouch: true,
+    viewport: options.viewport ?? phone,
+    deviceScaleFactor: onPhone ? 2 : 1,
+    isMobile: onPhone,
+    hasTouch: onPhone,
     locale: options.locale ?? 'ru-RU',
     colorScheme: options.colorScheme ?? 'light',
   });
   await context.addInitScript({ content: violationRecorder });
+  // Nothing leaves this machine: a request elsewhere is refused and remembered.
+  const foreign: string[] = [];
+  await context.route((target) => !['127.0.0.1', 'localhost'].includes(target.hostname) && target.protocol.startsWith('http'), (route) => {
+    foreign.push(route.request().url());
+    return route.abort();
+  });
   const page = await context.newPage();
   const consoleReports: string[] = [];
+  const errors: string[] = [];
   page.on('console', (message) => {
     if (/Content[- ]Security[- ]Policy/i.test(message.text())) consoleReports.push(message.text());
+    if (message.type() === 'error') errors.push(message.text());
   });
+  page.on('pageerror', (error) => errors.push(error.message));
   const response = await page.goto(url);
   if (!response) throw new Error(`no response for ${url}`);
   return {
@@ -73,6 +90,8 @@ export async function visit(browser: Browser, url: string, options: { locale?: s
     page,
     response,
     violations: async () => [...((await page.evaluate('window.__cspViolations')) as string[] ?? []), ...consoleReports],
+    errors: () => [...errors],
+    foreignRequests: () => [...foreign],
     close: () => context.close(),
   };
 }

@@ -1,4 +1,9 @@
-/** A small HTTP client for tests: real requests, parsed answers. */
+import { checkAgainstContract } from './contract';
+
+/**
+ * A small HTTP client for tests: real requests, parsed answers, each held to what
+ * `/v1/openapi.json` documents for its operation (`test/contract.ts`).
+ */
 export interface Answer<T = any> {
   status: number;
   headers: Headers;
@@ -14,11 +19,14 @@ export interface RequestOptions {
 }
 
 export interface ClientOptions {
+  /** `false` for a listener that is not the API (the metrics port). */
+  checkContract?: boolean;
   /** Runs before each request is sent. */
   beforeRequest?: (method: string, path: string) => Promise<void> | undefined;
 }
 
 export function client(baseUrl: string, clientOptions: ClientOptions = {}) {
+  const checkContract = clientOptions.checkContract ?? true;
   async function request<T = any>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<Answer<T>> {
     await clientOptions.beforeRequest?.(method, path);
     const headers: Record<string, string> = { ...options.headers };
@@ -34,7 +42,9 @@ export function client(baseUrl: string, clientOptions: ClientOptions = {}) {
     const response = await fetch(baseUrl + path, { method, headers, body: payload, redirect: 'manual' });
     const text = await response.text();
     let parsed: unknown = text;
-    if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    const contentType = response.headers.get('content-type') ?? '';
+    if (contentType.includes('json') && text) parsed = JSON.parse(text);
+    if (checkContract) checkAgainstContract(method, path, response.status, contentType, parsed);
     return { status: response.status, headers: response.headers, body: parsed as T, text };
   }
   return {

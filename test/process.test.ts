@@ -1,10 +1,13 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
+import { Storage } from '../media/storage';
 import { freePort } from './harness';
+import { eventually } from './wait';
 import { isSupportedNode } from '../runtime-check';
 
 async function waitForReady(url: string, deadlineMs: number): Promise<number> {
@@ -79,6 +82,71 @@ describe('the service process on embedded defaults', function () {
     expect(exitCode).to.equal(0);
     expect(Date.now() - stoppedAt).to.be.below(25_000);
     expect(await portAcceptsConnections(postgresPort)).to.equal(false);
+  });
+});
+
+describe('the infra process type (the database and the object store alone)', function () {
+  this.timeout(120_000);
+  let dataDir: string;
+  let child: ChildProcess;
+
+  before(() => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'effects-infra-'));
+    chmodSync(dataDir, 0o755);
+  });
+  after(() => {
+    child?.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('prints (and writes to DATA_DIR/infra.env) a DATABASE_URL and S3 settings another process can use, until SIGTERM', async () => {
+    const postgresPort = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(postgresPort), LOG_LEVEL: 'warn' };
+    for (const name of Object.keys(env)) if (/^(DATABASE_URL|S3_|PROVIDER_URL)/.test(name)) delete env[name];
+    child = spawn(process.execPath, [path.join(__dirname, '..', 'main.js'), 'infra'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    const settings = await eventually(async () => Object.fromEntries(output.split('\n').filter((line) => /^[A-Z0-9_]+=/.test(line)).map((line) => line.split(/=(.*)/s).slice(0, 2))), (found) => 'S3_REGION' in found, 90_000);
+    expect(settings.DATABASE_URL).to.equal(`postgres://postgres:postgres@127.0.0.1:${postgresPort}/app`);
+    expect(readFileSync(path.join(dataDir, 'infra.env'), 'utf8')).to.contain(`DATABASE_URL=${settings.DATABASE_URL}`);
+
+    const db = new pg.Client({ connectionString: settings.DATABASE_URL });
+    await db.connect();
+    const { rows } = await db.query('select count(*)::integer as applied from knex_migrations');
+    await db.end();
+    expect(rows[0].applied).to.be.above(0);
+    const storage = new Storage({ endpoint: settings.S3_ENDPOINT, accessKey: settings.S3_ACCESS_KEY, secretKey: settings.S3_SECRET_KEY, bucket: settings.S3_BUCKET, region: settings.S3_REGION }, 'probe-ticket-secret');
+    await storage.put('probe.txt', Buffer.from('here'), 'text/plain');
+    expect((await storage.stat('probe.txt'))?.size).to.equal(4);
+
+    // The README's example: a web process on those lines, with PROVIDER_URL and payments off (no simulator beside a configured database).
+    const webPort = await freePort();
+    const web = spawn(process.execPath, [path.join(__dirname, '..', 'main.js'), 'web'], {
+      env: { ...env, ...settings, PROVIDER_URL: 'http://127.0.0.1:9', PAYMENTS_ENABLED: '0', PORT: String(webPort) },
+      stdio: 'ignore',
+    });
+    try {
+      await waitForReady(`http://127.0.0.1:${webPort}`, 60_000);
+    } finally {
+      await new Promise((resolve) => {
+        web.once('exit', resolve);
+        web.kill('SIGTERM');
+      });
+    }
+
+    const exitCode = await new Promise<number | null>((resolve) => {
+      child.once('exit', (code) => resolve(code));
+      child.kill('SIGTERM');
+    });
+    expect(exitCode).to.equal(0);
+    expect(await portAcceptsConnections(postgresPort)).to.equal(false);
+    expect(existsSync(path.join(dataDir, 'infra.env'))).to.equal(false);
+  });
+
+  it('runs alone', async () => {
+    const refused = await runToExit(['infra', 'web'], process.env);
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.contain('the infra role runs alone');
   });
 });
 

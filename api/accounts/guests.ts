@@ -6,7 +6,7 @@ import { deviceHasFullAccount, deviceHash } from './devices';
 import { startSession, type TokenResponse } from './sessions';
 
 /**
- * `POST /v1/auth/anonymous` (contract part A, account states): the device's guest, created on first
+ * `POST /v1/auth/anonymous` (the contract: account states): the device's guest, created on first
  * sight with the start credits once per device lifetime; the same guest with a new pair afterwards;
  * `403 forbidden` when a full account has signed in from the device.
  */

@@ -6,10 +6,10 @@ import { schema } from '../http/validation';
 import { avatarContentTypes, avatarUploadTicket, bindAvatar, removeAvatar, type AvatarContentType } from './avatar';
 import { fields } from './fields';
 import { updateProfile } from './profile';
-import { userSchema, userView } from './users';
+import { userExample, userSchema, userView } from './users';
 
-/** `/v1/me`: the profile, open to guests too (contract part A, guest access); reads share the read budget. */
-const userAnswer = { 200: { description: 'The user', schema: userSchema } };
+/** `/v1/me`: the profile, open to guests too (the contract: who may call what); reads share the read budget. */
+const userAnswer = { 200: { description: 'The user', schema: userSchema, example: userExample } };
 
 export const profileRoutes = [
   defineRoute({
@@ -47,7 +47,12 @@ export const profileRoutes = [
     responses: {
       200: {
         description: 'Upload ticket',
-        schema: schema.object({ url: schema.string(), fields: { type: 'object' }, object_key: schema.string(), expires_in: schema.integer() }),
+        schema: schema.response({
+          url: schema.string(),
+          fields: { type: 'object', additionalProperties: { type: 'string' } },
+          object_key: schema.string(),
+          expires_in: schema.integer(),
+        }, { title: 'AvatarUploadTicket' }),
       },
     },
     handler: async (ctx, { body }) => {
@@ -59,6 +64,10 @@ export const profileRoutes = [
     summary: 'Binds an uploaded avatar; it is re-encoded to JPEG without EXIF under the same key.',
     body: schema.object({ object_key: schema.string({ minLength: 1, maxLength: 1024 }) }, ['object_key']),
     responses: userAnswer,
+    errors: {
+      forbidden: "The key is not under the caller's own `avatars/<user_id>/` folder.",
+      validation_error: 'Invalid body; or nothing was uploaded under the key, the file is too large, or it is not a JPEG, PNG or WebP image.',
+    },
     handler: async (ctx, { body }) => {
       const { id } = caller(ctx);
       await bindAvatar(ctx.services, id, body.object_key);

@@ -9,7 +9,7 @@ import { defineRoute, type Route, type RouteInput } from '../http/route';
 import { schema, type JsonSchema } from '../http/validation';
 import { signAccessToken } from '../tokens/access-token';
 import { recordUserDevice } from './devices';
-import { userSchema, userView, type UserView } from './users';
+import { userExample, userSchema, userView, type UserView } from './users';
 
 /** The TokenResponse of the contract: every sign-in, register, refresh and change-password answers it. */
 export interface TokenResponse {
@@ -19,12 +19,19 @@ export interface TokenResponse {
   user: UserView;
 }
 
-const tokenResponseSchema = schema.object({
+const tokenResponseSchema = schema.response({
   access_token: schema.string(),
   refresh_token: schema.string(),
   expires_in: schema.integer(),
   user: userSchema,
-});
+}, { title: 'TokenResponse' });
+
+const tokenResponseExample: TokenResponse = {
+  access_token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIzZjFjMmE5ZSJ9.c2lnbmF0dXJl',
+  refresh_token: 'kM3q9XvJ2bT7sYw1LpQ8nR4dF6hZ0aC5eG2iK7mO9uU',
+  expires_in: 900,
+  user: userExample,
+};
 
 /**
  * An endpoint that answers a TokenResponse (the sign-ins, register, refresh, change-password):
@@ -37,13 +44,17 @@ export function tokenRoute<Body>(spec: {
   description: string;
   summary: string;
   body: JsonSchema;
+  bodyExample?: unknown;
+  errors?: Route['errors'];
   session: (ctx: ApiContext, input: RouteInput<Body, unknown, unknown>) => Promise<TokenResponse>;
 }): Route {
   return defineRoute<Body>({
     method: 'POST', path: `/v1/auth/${spec.operation}`, access: spec.access, limits: [operationLimit(spec.operation)],
     summary: spec.summary,
     body: spec.body,
-    responses: { [spec.status]: { description: spec.description, schema: tokenResponseSchema } },
+    bodyExample: spec.bodyExample,
+    responses: { [spec.status]: { description: spec.description, schema: tokenResponseSchema, example: tokenResponseExample } },
+    errors: spec.errors,
     handler: async (ctx, input) => {
       ctx.body = await spec.session(ctx, input);
       ctx.status = spec.status;

@@ -18,7 +18,7 @@ export interface UserView {
   avatar_url: string | null;
 }
 
-export const userSchema = schema.object({
+export const userSchema = schema.response({
   id: schema.uuid(),
   email: schema.nullable(schema.string()),
   name: schema.nullable(schema.string()),
@@ -27,7 +27,20 @@ export const userSchema = schema.object({
   providers: schema.array(schema.string()),
   ...balanceProperties,
   avatar_url: schema.nullable(schema.string()),
-});
+}, { title: 'User' });
+
+export const userExample: UserView = {
+  id: '3f1c2a9e-8b7d-4e51-9a0c-6d2f4b8e1a73',
+  email: null,
+  name: null,
+  locale: 'ru',
+  is_anonymous: true,
+  providers: [],
+  balance: 100,
+  plan_credits: 0,
+  plan_expires_at: null,
+  avatar_url: null,
+};
 
 /**
  * Sign-in methods in contract order: `email` when the account has an email and a password, then

@@ -6,7 +6,7 @@ import { errors } from '../http/errors';
 import { page, pageSchema, pagingProperties, type Page, type Paging } from '../http/paging';
 import { defineRoute } from '../http/route';
 import { schema, isUuid } from '../http/validation';
-import { sendCatalogAnswer } from './catalog-cache';
+import { notModified, sendCatalogAnswer } from './catalog-cache';
 import { availableEffect, curatedOrder } from './catalog-order';
 import { effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
 import { localeProperty, type Locale } from './locale';
@@ -74,14 +74,16 @@ export const authorRoutes = [
     responses: {
       200: {
         description: 'Author profile',
-        schema: schema.object({
+        schema: schema.response({
           id: schema.uuid(),
           name: schema.nullable(schema.string()),
           avatar_url: schema.nullable(schema.string()),
-          effects: pageSchema(effectSchema),
-        }),
+          effects: pageSchema(effectSchema, 'EffectPage'),
+        }, { title: 'AuthorProfile' }),
       },
+      ...notModified,
     },
+    errors: { not_found: 'The author does not exist, is disabled, or has published no effect.' },
     handler: async (ctx, { params, query }) => {
       const { db, storage } = ctx.services;
       const answer = await ctx.catalogCache.answer(

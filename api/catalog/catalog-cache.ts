@@ -234,6 +234,9 @@ declare module '../http/context' {
   }
 }
 
+/** The answer to a client that already has the current catalog answer (`sendCatalogAnswer`), for the route tables. */
+export const notModified = { 304: { description: 'Not modified: the `If-None-Match` ETag is the current one; no body' } } as const;
+
 /**
  * Sends a cached catalog answer with its strong `ETag`, or `304` without a body when the client
  * already has it (`If-None-Match`). `Cache-Control` lets a CDN keep an anonymous answer (`public`);

@@ -13,7 +13,7 @@ export interface Category {
   gen_count: number;
 }
 
-export const categorySchema = schema.object({
+export const categorySchema = schema.response({
   id: schema.uuid(),
   slug: schema.string(),
   name: schema.string(),
@@ -21,7 +21,7 @@ export const categorySchema = schema.object({
   position: schema.integer(),
   effect_count: schema.integer(),
   gen_count: schema.integer(),
-});
+}, { title: 'Category' });
 
 /**
  * Enabled categories in the operator's order, `position` counting from 0 among them. An effect

@@ -70,6 +70,7 @@ export const complaintRoutes = [
     summary: 'Complain about an effect (full accounts only); the answer is the same whatever follows.',
     body: schema.object({ reason: schema.string({ maxLength: 64 }), note: schema.string({ maxLength: 2000 }) }, ['reason']),
     responses: { 204: { description: 'Complaint taken' } },
+    errors: { not_found: 'The effect is absent or already hidden.' },
     handler: async (ctx, { params, body }) => {
       const { db, config } = ctx.services;
       const filed = await fileComplaint(

@@ -5,7 +5,7 @@ import type { Storage } from '../../media/storage';
 import { importCatalog, type CatalogDocument, type EffectRow, type ImportSummary } from './import';
 
 /**
- * The demo catalog of decisions.md section 5: what a mobile developer tries first and what tests may
+ * The demo catalog (README, "Demo catalog"): what a mobile developer tries first and what tests may
  * rely on. Slugs, people, costs, outputs, categories and simulator models are fixed there.
  */
 

@@ -34,7 +34,7 @@ export interface EffectPreviewView extends StoredPreview {
 /** Turns an object key into the address clients load it from (`storage.publicUrl`). */
 export type PublicUrl = (key: string) => string;
 
-/** The Effect of the contract (part B, "Effect"). */
+/** The Effect of the contract. */
 export interface Effect {
   id: string;
   slug: string;
@@ -56,10 +56,10 @@ export interface Effect {
   tags: string[];
 }
 
-const focusSchema = schema.nullable(schema.object({ x: { type: 'number' }, y: { type: 'number' } }, ['x', 'y']));
+const focusSchema = schema.nullable(schema.response({ x: { type: 'number' }, y: { type: 'number' } }, { title: 'FocusPoint' }));
 const url = schema.string();
 
-export const effectSchema: JsonSchema = schema.object({
+export const effectSchema: JsonSchema = schema.response({
   id: schema.uuid(),
   slug: schema.string(),
   category_id: schema.nullable(schema.uuid()),
@@ -69,20 +69,47 @@ export const effectSchema: JsonSchema = schema.object({
   preview_url: url,
   preview_video_url: schema.nullable(url),
   preview_animation_url: schema.nullable(url),
-  preview: schema.nullable(schema.object({
+  preview: schema.nullable(schema.response({
     thumb: url, card: url, full: url, animation: schema.nullable(url), video: schema.nullable(url),
     width: schema.integer(), height: schema.integer(), blurhash: schema.nullable(schema.string()),
     focus: focusSchema, video_focus: focusSchema,
-  })),
+  }, { title: 'EffectPreview' })),
   cost: schema.integer(),
-  characters: schema.array(schema.object({ min_photos: schema.integer(), max_photos: schema.integer() })),
+  characters: schema.array(schema.response({ min_photos: schema.integer({ minimum: 0 }), max_photos: schema.integer({ minimum: 1 }) }, { title: 'Character' })),
   max_inputs: schema.integer(),
   min_inputs: schema.integer(),
   output_type: schema.string({ enum: ['image', 'video'] }),
   author_id: schema.nullable(schema.uuid()),
   author_name: schema.nullable(schema.string()),
   tags: schema.array(schema.string()),
-});
+}, { title: 'Effect' });
+
+const demoMedia = 'http://127.0.0.1:8080/media/effects/winter-portrait';
+
+export const effectExample: Effect = {
+  id: '0b6f3a52-7c1e-4d8a-9f20-5e4b3c2a1d09',
+  slug: 'winter-portrait',
+  category_id: '5d2e8f14-3a6b-4c9d-8e7f-1a2b3c4d5e6f',
+  category_ids: ['5d2e8f14-3a6b-4c9d-8e7f-1a2b3c4d5e6f'],
+  name: 'Winter portrait',
+  description: 'A snowy portrait in soft winter light.',
+  preview_url: `${demoMedia}/poster.jpg`,
+  preview_video_url: null,
+  preview_animation_url: null,
+  preview: {
+    thumb: `${demoMedia}/thumb.webp`, card: `${demoMedia}/card.webp`, full: `${demoMedia}/full.webp`,
+    animation: null, video: null, width: 1080, height: 1350, blurhash: 'LEHV6nWB2yk8pyo0adR*.7kCMdnj',
+    focus: { x: 0.5, y: 0.35 }, video_focus: null,
+  },
+  cost: 10,
+  characters: [{ min_photos: 1, max_photos: 1 }],
+  max_inputs: 1,
+  min_inputs: 1,
+  output_type: 'image',
+  author_id: null,
+  author_name: null,
+  tags: ['winter', 'portrait'],
+};
 
 /** The columns of `effects` that describe its preview (object keys; URLs are made when shown). */
 export interface PreviewColumns {

@@ -4,10 +4,10 @@ import { pageSchema, pagingProperties, type Paging } from '../http/paging';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { countAuthorView } from './authors';
-import { effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
+import { effectExample, effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
 import { listEffects } from './effect-list';
 import { byIdOrSlug } from './identifiers';
-import { sendCatalogAnswer } from './catalog-cache';
+import { notModified, sendCatalogAnswer } from './catalog-cache';
 import { parseSearch } from './search-words';
 import { localeProperty, type Locale } from './locale';
 import type { ThematicSearch } from './thematic-search';
@@ -47,7 +47,7 @@ export function effectRoutes(options: { thematicSearch?: ThematicSearch }) {
         search: schema.string({ maxLength: 300 }),
         ...pagingProperties,
       }),
-      responses: { 200: { description: 'Page of effects', schema: pageSchema(effectSchema) } },
+      responses: { 200: { description: 'Page of effects', schema: pageSchema(effectSchema, 'EffectPage'), example: { items: [effectExample], total: 1, limit: 20, offset: 0 } }, ...notModified },
       handler: async (ctx, { query }) => {
         const { db, storage, config } = ctx.services;
         const thematic = config.catalog.thematicSearch ? options.thematicSearch : null;
@@ -68,7 +68,8 @@ export function effectRoutes(options: { thematicSearch?: ThematicSearch }) {
       method: 'GET', path: '/v1/effects/{id_or_slug}', access: 'public',
       summary: 'One effect by id or slug; with a valid token, a community effect counts a daily view for its author.',
       query: schema.object({ locale: localeProperty }),
-      responses: { 200: { description: 'Effect', schema: effectSchema } },
+      responses: { 200: { description: 'Effect', schema: effectSchema, example: effectExample }, ...notModified },
+      errors: { not_found: 'No effect has this id or slug.' },
       handler: async (ctx, { params, query, user }) => {
         const { db, storage } = ctx.services;
         const answer = await ctx.catalogCache.answer(`effect\u0000${query.locale}\u0000${params.id_or_slug}`,

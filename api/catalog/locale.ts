@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { defineRoute, type Route } from '../http/route';
-import { sendCatalogAnswer } from './catalog-cache';
+import { notModified, sendCatalogAnswer } from './catalog-cache';
 import { schema, type JsonSchema } from '../http/validation';
 
-/** The catalog's languages (contract part B): `ru` by default, also `en`; anything else is `422`. */
+/** The catalog's languages (the contract): `ru` by default, also `en`; anything else is `422`. */
 export const locales = ['ru', 'en'] as const;
 export type Locale = (typeof locales)[number];
 
@@ -21,7 +21,7 @@ export function localizedListRoute<Item>(path: string, summary: string, descript
     method: 'GET', path, access: 'public',
     summary,
     query: schema.object({ locale: localeProperty }),
-    responses: { 200: { description, schema: schema.array(item) } },
+    responses: { 200: { description, schema: schema.array(item) }, ...notModified },
     handler: async (ctx, { query }) => {
       const answer = await ctx.catalogCache.answer(`${path}\u0000${query.locale}`, () => list(ctx.services.db, query.locale));
       sendCatalogAnswer(ctx, answer!);

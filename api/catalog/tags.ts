@@ -31,7 +31,7 @@ export async function findTagId(db: Knex, slug: string): Promise<string | null> 
   return row?.id ?? null;
 }
 
-const tagSchema = schema.object({ slug: schema.string(), name: schema.string(), effect_count: schema.integer() });
+const tagSchema = schema.response({ slug: schema.string(), name: schema.string(), effect_count: schema.integer() }, { title: 'Tag' });
 
 export const tagRoutes = [
   localizedListRoute('/v1/tags', 'Tags on listed effects, most frequent first, with counts over the whole catalog.', 'Tags', tagSchema, listTags),

@@ -5,16 +5,16 @@ import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { balanceOf, balanceProperties, transactionsPage } from './history';
 
-const transactionSchema = schema.object({
+const transactionSchema = schema.response({
   id: schema.uuid(),
   kind: schema.string(),
   amount: schema.integer(),
   balance_after: schema.integer(),
   reference: schema.string(),
   created_at: schema.string({ format: 'date-time' }),
-});
+}, { title: 'CreditTransaction' });
 
-const balanceSchema = schema.object(balanceProperties, Object.keys(balanceProperties));
+const balanceSchema = schema.response(balanceProperties, { title: 'Balance' });
 
 export const creditRoutes = [
   defineRoute({
@@ -29,7 +29,7 @@ export const creditRoutes = [
     method: 'GET', path: '/v1/credits/transactions', access: 'token', limits: [readBudget()],
     summary: 'Credit history, newest first; one operation is one record with a signed amount.',
     query: schema.object(pagingProperties),
-    responses: { 200: { description: 'Page of credit transactions', schema: pageSchema(transactionSchema) } },
+    responses: { 200: { description: 'Page of credit transactions', schema: pageSchema(transactionSchema, 'CreditTransactionPage') } },
     handler: async (ctx, { query }) => {
       ctx.body = await transactionsPage(ctx.services.db, caller(ctx).id, query);
     },

@@ -2,7 +2,7 @@ import type { Character } from '../catalog/effect-view';
 import { errors, invalidField, type ApiError } from '../http/errors';
 
 /**
- * Which photo belongs to which person (contract B, `POST /v1/generations` rules 3 and 4), as a pure
+ * Which photo belongs to which person (the contract: `POST /v1/generations`, its photo rules), as a pure
  * function of the effect and the request, so every rule has a test of its own.
  */
 export interface PhotoRequest {

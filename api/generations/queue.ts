@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { GenerationRow } from '../../db/generations/model';
 import { countFreeSlots } from '../../pool/count-free-slots';
 
-/** Where a pending generation stands in line and how long it will likely wait (decisions.md 7.5); null outside `pending`. */
+/** Where a pending generation stands in line and how long it will likely wait (README, "Queue position" and "Cancel"); null outside `pending`. */
 export interface QueueFigures {
   /** 1 = the next to be submitted. */
   queue_position: number | null;

@@ -9,7 +9,7 @@ import { schema, isUuid } from '../http/validation';
 import { cancelGeneration } from './cancel';
 import { createGeneration, type CreateGenerationBody } from './create';
 import { generationStreamRoute } from './stream';
-import { findOwnGeneration, generationDetail, generationDetailSchema, generationList, generationListSchema } from './views';
+import { findOwnGeneration, generationDetail, generationDetailSchema, generationExample, generationList, generationListSchema, generationStatusSchema } from './views';
 
 const uploadId = schema.string({ minLength: 1, maxLength: 64 });
 
@@ -24,13 +24,20 @@ export const generationRoutes = [
       upload_id: uploadId,
       additional_uploads: schema.array(uploadId, { maxItems: 15 }),
     }, ['effect_id']),
+    bodyExample: { effect_id: '0b6f3a52-7c1e-4d8a-9f20-5e4b3c2a1d09', characters: [['8e2d4c6a-1b3f-4a5e-9c7d-0f1e2d3c4b5a']] },
     responses: {
-      202: { description: 'Accepted (also the repeat of an accepted request with the same Idempotency-Key)', schema: schema.object({ id: schema.uuid(), status: schema.string() }) },
-      402: { description: 'insufficient_credits' },
-      404: { description: 'effect or upload absent or another user\'s' },
-      409: { description: 'idempotency_key_reused' },
-      422: { description: 'validation_error or characters_required' },
-      503: { description: 'provider_unavailable: more than MAX_QUEUED_GENERATIONS generations waiting' },
+      202: {
+        description: 'Accepted, `pending` (also the repeat of an accepted request with the same Idempotency-Key, in its current status); `Location` names the generation',
+        schema: schema.response({ id: schema.uuid(), status: generationStatusSchema }, { title: 'GenerationAccepted' }),
+        example: { id: generationExample.id, status: 'pending' },
+      },
+    },
+    errors: {
+      not_found: "The effect or an upload is absent or another user's.",
+      validation_error: 'Invalid body; or an upload is not completed or above 15 MB; or the photos do not fit the effect: more people than it takes, too few or too many photos for a person (`min_photos`, `max_photos`), the same upload twice, more photos than its model takes, no photo, `characters` together with `upload_id`.',
+      characters_required: 'A flat photo list (`upload_id`, `additional_uploads`) for an effect whose photos cannot be told apart by person: send `characters`.',
+      insufficient_credits: 'The balance is below the effect\'s cost; nothing is charged.',
+      provider_unavailable: 'The queue is over its extreme limit (a saturated pool otherwise just queues).',
     },
     handler: async (ctx, { body, idempotency }) => {
       const created = await createGeneration(ctx.services, caller(ctx).id, body, idempotency);
@@ -52,7 +59,8 @@ export const generationRoutes = [
   defineRoute<unknown, unknown, { id: string }>({
     method: 'GET', path: '/v1/generations/{id}', access: 'token', limits: [readBudget()],
     summary: 'A generation with its effect (or studio category and prompt), signed result and preview links (about an hour) or text answer, and while pending its queue_position and estimated_wait_s.',
-    responses: { 200: { description: 'GenerationDetail', schema: generationDetailSchema } },
+    responses: { 200: { description: 'GenerationDetail', schema: generationDetailSchema, example: generationExample } },
+    errors: { not_found: "Absent or another user's generation." },
     handler: async (ctx, { params }) => {
       const { db, storage, config } = ctx.services;
       const row = isUuid(params.id) ? await findOwnGeneration(db, caller(ctx).id, params.id.toLowerCase()) : null;
@@ -65,6 +73,7 @@ export const generationRoutes = [
     method: 'POST', path: '/v1/generations/{id}/hide', access: 'token', limits: [readBudget()],
     summary: 'Soft delete: the generation leaves the list, its history stays.',
     responses: { 204: { description: 'Hidden' } },
+    errors: { not_found: "Absent or another user's generation." },
     handler: async (ctx, { params }) => {
       if (!isUuid(params.id) || !(await hideGeneration(ctx.services.db, caller(ctx).id, params.id.toLowerCase()))) {
         throw errors.notFound('Generation not found.');
@@ -75,10 +84,10 @@ export const generationRoutes = [
   defineRoute<unknown, unknown, { id: string }>({
     method: 'POST', path: '/v1/generations/{id}/cancel', access: 'token', limits: [readBudget()],
     summary: 'Cancels a pending generation: failed with error_code "canceled", its credits refunded, with the stream event and the push.',
-    responses: {
-      200: { description: 'The cancelled generation', schema: generationDetailSchema },
-      404: { description: 'absent or another user\'s' },
-      422: { description: 'validation_error with one detail {loc: ["path", "id"], type: "invalid_status"}: not pending (or being submitted right now)' },
+    responses: { 200: { description: 'The cancelled generation', schema: generationDetailSchema } },
+    errors: {
+      not_found: "Absent or another user's generation.",
+      validation_error: 'Not `pending` (or handed to the provider at this very moment): one detail `{loc: ["path", "id"], type: "invalid_status"}`.',
     },
     handler: async (ctx, { params }) => {
       const { services } = ctx;

@@ -17,12 +17,8 @@ export const generationStreamRoute = rowStreamRoute<GenerationState>(
   '/v1/generations/{id}/stream',
   'SSE: a snapshot `event: status` {id, status, error_code}, then one per change; closed at succeeded or failed.',
   {
-    200: {
-      description: 'Event stream: `event: status` + `data: {"id", "status", "error_code"}` per state, `: ping` comments between',
-      contentType: 'text/event-stream',
-      schema: { type: 'string' },
-    },
-    404: { description: 'Absent or another user\'s generation' },
+    description: 'Event stream: `event: status` + `data: {"id", "status", "error_code"}` per state, `: ping` comments between',
+    example: 'event: status\ndata: {"id":"6a0f9e8d-7c6b-4a5f-8e3d-2c1b0a9f8e7d","status":"pending","error_code":null}\n\nevent: status\ndata: {"id":"6a0f9e8d-7c6b-4a5f-8e3d-2c1b0a9f8e7d","status":"succeeded","error_code":null}\n\n',
   },
   {
     kind: 'generation', channel: 'generation_status', table: 'generations', columns: ['id', 'status', 'error_code'],

@@ -2,12 +2,12 @@ import type { Knex } from 'knex';
 import { userLocale } from '../../db/accounts/user-locale';
 import type { GenerationKind, GenerationRow, GenerationStatus, OutputType, StoredGenerationPreview } from '../../db/generations/model';
 import type { Storage } from '../../media/storage';
-import { effectView, effectSchema, type Effect } from '../catalog/effect-view';
+import { effectExample, effectView, effectSchema, type Effect } from '../catalog/effect-view';
 import { page, pageSchema, type Page, type Paging } from '../http/paging';
 import { schema } from '../http/validation';
 import { queueFiguresOf, type QueueFigures } from './queue';
 
-/** The generation `preview` of contract B, with signed links that live as long as `result_url`. */
+/** The generation `preview` of the contract, with signed links that live as long as `result_url`. */
 export interface GenerationPreviewView {
   thumb: string;
   poster: string | null;
@@ -47,22 +47,22 @@ export interface GenerationListItem {
   finished_at: string | null;
 }
 
-const previewSchema = schema.nullable(schema.object({
+const previewSchema = schema.nullable(schema.response({
   thumb: schema.string(),
   poster: schema.nullable(schema.string()),
   width: schema.integer(),
   height: schema.integer(),
   blurhash: schema.string(),
-}));
+}, { title: 'GenerationPreview' }));
 const timestamp = schema.string({ format: 'date-time' });
-const statusProperty = schema.string({ enum: ['pending', 'processing', 'succeeded', 'failed'] });
+export const generationStatusSchema = schema.string({ enum: ['pending', 'processing', 'succeeded', 'failed'] });
 const kindProperty = schema.string({ enum: ['effect', 'studio'] });
 const outputTypeProperty = schema.string({ enum: ['image', 'video', 'text'] });
 
-export const generationDetailSchema = schema.object({
+export const generationDetailSchema = schema.response({
   id: schema.uuid(),
   kind: kindProperty,
-  status: statusProperty,
+  status: generationStatusSchema,
   effect_id: schema.nullable(schema.uuid()),
   effect: schema.nullable(effectSchema),
   studio_category_id: schema.nullable(schema.uuid()),
@@ -77,12 +77,12 @@ export const generationDetailSchema = schema.object({
   created_at: timestamp,
   started_at: schema.nullable(timestamp),
   finished_at: schema.nullable(timestamp),
-});
+}, { title: 'Generation' });
 
-export const generationListSchema = pageSchema(schema.object({
+export const generationListSchema = pageSchema(schema.response({
   id: schema.uuid(),
   kind: kindProperty,
-  status: statusProperty,
+  status: generationStatusSchema,
   effect_id: schema.nullable(schema.uuid()),
   studio_category_id: schema.nullable(schema.uuid()),
   output_type: outputTypeProperty,
@@ -90,7 +90,33 @@ export const generationListSchema = pageSchema(schema.object({
   preview: previewSchema,
   created_at: timestamp,
   finished_at: schema.nullable(timestamp),
-}));
+}, { title: 'GenerationListItem' }), 'GenerationPage');
+
+export const generationExample: GenerationDetail = {
+  id: '6a0f9e8d-7c6b-4a5f-8e3d-2c1b0a9f8e7d',
+  kind: 'effect',
+  status: 'succeeded',
+  effect_id: effectExample.id,
+  effect: effectExample,
+  studio_category_id: null,
+  prompt: null,
+  result_url: 'http://127.0.0.1:8080/storage/effects/results/6a0f9e8d-7c6b-4a5f-8e3d-2c1b0a9f8e7d.png?X-Amz-Expires=3600&X-Amz-Signature=4f6c1d0e',
+  result_text: null,
+  output_type: 'image',
+  error_code: null,
+  preview: {
+    thumb: 'http://127.0.0.1:8080/storage/effects/previews/6a0f9e8d-7c6b-4a5f-8e3d-2c1b0a9f8e7d/thumb.webp?X-Amz-Expires=3600&X-Amz-Signature=9a8b7c6d',
+    poster: null,
+    width: 1024,
+    height: 1280,
+    blurhash: 'LEHV6nWB2yk8pyo0adR*.7kCMdnj',
+  },
+  queue_position: null,
+  estimated_wait_s: null,
+  created_at: '2026-11-23T12:00:00.000Z',
+  started_at: '2026-11-23T12:00:01.250Z',
+  finished_at: '2026-11-23T12:00:09.800Z',
+};
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 

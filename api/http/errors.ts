@@ -1,6 +1,7 @@
 /**
- * The error envelope `{error: {code, message, details?}}` and every error code of the contract
- * (part A, "Errors"). Routes and domain code throw `ApiError`; the error middleware writes it.
+ * The error envelope `{error: {code, message, details?}}` and every error code of the API, with its
+ * HTTP status and default message: routes and domain code throw `ApiError`, the error middleware
+ * writes it, and `/v1/openapi.json` documents each route's codes from this one table.
  */
 
 export interface ErrorDetail {
@@ -9,15 +10,45 @@ export interface ErrorDetail {
   type: string;
 }
 
+export const errorCodes = {
+  bad_request: { status: 400, message: 'The HTTP request is malformed.' },
+  auth_required: { status: 401, message: 'Authentication required.' },
+  invalid_credentials: { status: 401, message: 'Invalid credentials.' },
+  insufficient_credits: { status: 402, message: 'Not enough credits.' },
+  forbidden: { status: 403, message: 'Forbidden.' },
+  registration_required: { status: 403, message: 'This section needs a registered account.' },
+  not_found: { status: 404, message: 'Not found.' },
+  method_not_allowed: { status: 405, message: 'Method not allowed.' },
+  email_taken: { status: 409, message: 'This email is already registered.' },
+  already_subscribed: { status: 409, message: 'A subscription to this plan exists.' },
+  idempotency_key_reused: { status: 409, message: 'This Idempotency-Key came before with a different request.' },
+  request_in_progress: { status: 409, message: 'The first request with this Idempotency-Key is still being handled.' },
+  request_timeout: { status: 408, message: 'The request did not arrive in time.' },
+  payload_too_large: { status: 413, message: 'Request body is too large.' },
+  unsupported_media_type: { status: 415, message: 'Unsupported media type.' },
+  headers_too_large: { status: 431, message: 'Request headers are too large.' },
+  validation_error: { status: 422, message: 'Request validation failed.' },
+  characters_required: { status: 422, message: 'This effect takes several people: send photos in `characters`.' },
+  rate_limited: { status: 429, message: 'Too many requests.' },
+  too_many_streams: { status: 429, message: 'Too many open streams.' },
+  internal_error: { status: 500, message: 'Internal server error.' },
+  not_implemented: { status: 501, message: 'This endpoint is not implemented yet.' },
+  provider_unavailable: { status: 503, message: 'Provider unavailable, try again later.' },
+} as const;
+
+export type ErrorCode = keyof typeof errorCodes;
+
 export class ApiError extends Error {
+  readonly status: number;
+
   constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
+    readonly code: ErrorCode,
+    message: string = errorCodes[code].message,
     readonly details?: ErrorDetail[],
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
+    this.status = errorCodes[code].status;
   }
 
   get body(): { error: { code: string; message: string; details?: ErrorDetail[] } } {
@@ -26,34 +57,33 @@ export class ApiError extends Error {
 }
 
 export const errors = {
-  badRequest: () => new ApiError(400, 'bad_request', 'The HTTP request is malformed.'),
-  authRequired: () => new ApiError(401, 'auth_required', 'Authentication required.'),
-  invalidCredentials: () => new ApiError(401, 'invalid_credentials', 'Invalid credentials.'),
-  insufficientCredits: () => new ApiError(402, 'insufficient_credits', 'Not enough credits.'),
-  forbidden: (message = 'Forbidden.') => new ApiError(403, 'forbidden', message),
-  registrationRequired: () => new ApiError(403, 'registration_required', 'This section needs a registered account.'),
-  notFound: (message = 'Not found.') => new ApiError(404, 'not_found', message),
-  methodNotAllowed: (allowed: string[]) =>
-    new ApiError(405, 'method_not_allowed', 'Method not allowed.', undefined, { Allow: allowed.join(', ') }),
-  emailTaken: () => new ApiError(409, 'email_taken', 'This email is already registered.'),
-  alreadySubscribed: () => new ApiError(409, 'already_subscribed', 'A subscription to this plan exists.'),
-  idempotencyKeyReused: () => new ApiError(409, 'idempotency_key_reused', 'This Idempotency-Key came before with a different request.'),
-  requestInProgress: () => new ApiError(409, 'request_in_progress', 'The first request with this Idempotency-Key is still being handled.'),
-  requestTimeout: () => new ApiError(408, 'request_timeout', 'The request did not arrive in time.'),
-  payloadTooLarge: (message = 'Request body is too large.') => new ApiError(413, 'payload_too_large', message),
-  unsupportedMediaType: (message = 'Unsupported media type.') => new ApiError(415, 'unsupported_media_type', message),
-  headersTooLarge: () => new ApiError(431, 'headers_too_large', 'Request headers are too large.'),
-  validation: (details: ErrorDetail[], message = 'Request validation failed.') => unprocessable('validation_error', message, details),
-  charactersRequired: () => unprocessable('characters_required', 'This effect takes several people: send photos in `characters`.', [
-    { loc: ['body', 'characters'], msg: 'this effect takes several people: send the photos of each in characters', type: 'characters_required' },
-  ]),
+  badRequest: () => new ApiError('bad_request'),
+  authRequired: () => new ApiError('auth_required'),
+  invalidCredentials: () => new ApiError('invalid_credentials'),
+  insufficientCredits: () => new ApiError('insufficient_credits'),
+  forbidden: (message?: string) => new ApiError('forbidden', message),
+  registrationRequired: () => new ApiError('registration_required'),
+  notFound: (message?: string) => new ApiError('not_found', message),
+  methodNotAllowed: (allowed: string[]) => new ApiError('method_not_allowed', undefined, undefined, { Allow: allowed.join(', ') }),
+  emailTaken: () => new ApiError('email_taken'),
+  alreadySubscribed: () => new ApiError('already_subscribed'),
+  idempotencyKeyReused: () => new ApiError('idempotency_key_reused'),
+  requestInProgress: () => new ApiError('request_in_progress'),
+  requestTimeout: () => new ApiError('request_timeout'),
+  payloadTooLarge: (message?: string, headers?: Record<string, string>) => new ApiError('payload_too_large', message, undefined, headers),
+  unsupportedMediaType: (message?: string) => new ApiError('unsupported_media_type', message),
+  headersTooLarge: () => new ApiError('headers_too_large'),
+  validation: (details: ErrorDetail[], message?: string) => unprocessable('validation_error', details, message),
+  // A 422 always names the field in `details`: here the photos must come as `characters`.
+  charactersRequired: () => unprocessable('characters_required',
+    [{ loc: ['body', 'characters'], msg: 'this effect takes several people: send the photos of each in characters', type: 'characters_required' }]),
   rateLimited: (retryAfterS?: number) =>
-    new ApiError(429, 'rate_limited', 'Too many requests.', undefined,
+    new ApiError('rate_limited', undefined, undefined,
       retryAfterS === undefined ? {} : { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterS))) }),
-  tooManyStreams: () => new ApiError(429, 'too_many_streams', 'Too many open streams.'),
-  internal: () => new ApiError(500, 'internal_error', 'Internal server error.'),
-  notImplemented: () => new ApiError(501, 'not_implemented', 'This endpoint is not implemented yet.'),
-  providerUnavailable: (message = 'Provider unavailable, try again later.') => new ApiError(503, 'provider_unavailable', message),
+  tooManyStreams: () => new ApiError('too_many_streams'),
+  internal: () => new ApiError('internal_error'),
+  notImplemented: () => new ApiError('not_implemented'),
+  providerUnavailable: (message?: string) => new ApiError('provider_unavailable', message),
 };
 
 /**
@@ -64,7 +94,7 @@ export const errors = {
 const detailsPerField = 3;
 const detailsInAll = 20;
 
-function unprocessable(code: string, message: string, details: ErrorDetail[]): ApiError {
+function unprocessable(code: 'validation_error' | 'characters_required', details: ErrorDetail[], message: string = errorCodes[code].message): ApiError {
   const perField = new Map<string, number>();
   const kept = details.filter((detail) => {
     const field = detail.loc.filter((part) => typeof part === 'string').join('.');
@@ -74,7 +104,7 @@ function unprocessable(code: string, message: string, details: ErrorDetail[]): A
   }).slice(0, detailsInAll);
   const omitted = details.length - kept.length;
   const note = omitted ? ` ${omitted} more problem${omitted === 1 ? '' : 's'} not listed.` : '';
-  return new ApiError(422, code, message + note, kept);
+  return new ApiError(code, message + note, kept);
 }
 
 /** A single-field 422, for checks that JSON Schema cannot express. */
@@ -83,7 +113,7 @@ export function invalidField(loc: (string | number)[], msg: string, type = 'valu
 }
 
 /**
- * A move refused because of the object's status (decisions.md 7.6: publish, unpublish, cancel):
+ * A move refused because of the object's status (publish, unpublish, cancel):
  * `422 validation_error` with one detail on the path's id.
  */
 export function invalidStatus(msg: string): ApiError {

@@ -1,9 +1,9 @@
 import type { ApiContext } from './context';
-import { invalidField } from './errors';
+import { invalidField, type ErrorCode } from './errors';
 import { schema, type JsonSchema } from './validation';
 
 /**
- * `Idempotency-Key` (contract part A, "Idempotent retry"), the HTTP side: which endpoints take it,
+ * `Idempotency-Key` (the contract: idempotent retries), the HTTP side: which endpoints take it,
  * its format, and reading it. A route declared `idempotent: '<pair>'` gets the key checked once by
  * the router (`api/http/router.ts`) and documented in `/v1/openapi.json`; its handler receives it
  * with its pair and endpoint and hands it to `createOnce` (`api/idempotency/create-once.ts`).
@@ -12,6 +12,16 @@ import { schema, type JsonSchema } from './validation';
  * is `409 idempotency_key_reused` on the other), keys of different pairs never collide.
  */
 export type KeyPair = 'generation' | 'payment';
+
+/**
+ * The conflicts an endpoint of each pair may answer: a key that came with another request; for
+ * payments (created in two phases around the processor's answer) also the first request still
+ * waiting for it.
+ */
+export const pairConflicts: Record<KeyPair, ErrorCode[]> = {
+  generation: ['idempotency_key_reused'],
+  payment: ['idempotency_key_reused', 'request_in_progress'],
+};
 
 /** A key sent with a request to an idempotent route. */
 export interface IdempotencyKey {
@@ -26,10 +36,11 @@ const keyCharacters = 'A-Za-z0-9_-';
 const keyFormat = new RegExp(`^[${keyCharacters}]{${keyLength.min},${keyLength.max}}$`);
 
 /** The header as `/v1/openapi.json` documents it on idempotent routes. */
-export const idempotencyKeyParameter: { name: string; in: 'header'; required: false; schema: JsonSchema } = {
-  name: 'idempotency-key',
+export const idempotencyKeyParameter: { name: string; in: 'header'; required: false; description: string; schema: JsonSchema } = {
+  name: 'Idempotency-Key',
   in: 'header',
   required: false,
+  description: 'Makes a retry safe: the same key with the same body returns the object the first request created, with its status code and current state; with another body it is `409 idempotency_key_reused`. Generate a fresh random key per new object and keep it for its retries.',
   schema: schema.string({ minLength: keyLength.min, maxLength: keyLength.max, pattern: `^[${keyCharacters}]+$` }),
 };
 

@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import Busboy from 'busboy';
 import type { ApiContext } from './context';
-import { ApiError, invalidField } from './errors';
+import { errors, invalidField, type ApiError } from './errors';
 
 /**
  * A multipart/form-data upload read as it arrives (busboy): the one file of `fileField` is written to
@@ -25,7 +25,7 @@ export async function receiveUpload(
 ): Promise<ReceivedUpload> {
   const missing = invalidField(['body', options.fileField], `send multipart/form-data with the file in \`${options.fileField}\``, 'missing');
   if (!ctx.is('multipart/form-data')) throw missing;
-  const tooLarge = new ApiError(413, 'payload_too_large', options.tooLarge, undefined, { Connection: 'close' });
+  const tooLarge = errors.payloadTooLarge(options.tooLarge, { Connection: 'close' });
   if (Number(ctx.get('content-length') || 0) > options.maxFileBytes + framingBytes) throw tooLarge;
 
   let parser: Busboy.Busboy;

@@ -24,8 +24,10 @@ export function page<T>(items: T[], total: number, paging: Paging): Page<T> {
   return { items, total, limit: paging.limit, offset: paging.offset };
 }
 
-export function pageSchema(item: JsonSchema): JsonSchema {
+/** A page of `item`s; `title` names it in `/v1/openapi.json` (e.g. `EffectPage`). */
+export function pageSchema(item: JsonSchema, title?: string): JsonSchema {
   return {
+    ...(title ? { title } : {}),
     type: 'object',
     properties: { items: { type: 'array', items: item }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
     required: ['items', 'total', 'limit', 'offset'],

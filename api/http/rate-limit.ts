@@ -7,7 +7,7 @@ import type { ApiContext } from './context';
 import { errors } from './errors';
 
 /**
- * Every request-rate limit of the service (contract part A, "Limits"). State lives in Postgres so
+ * Every request-rate limit of the service (the contract: lists and limits). State lives in Postgres so
  * that all web processes share it: a token bucket is one guarded upsert per hit, a failure counter one
  * upsert per wrong password. Middleware here goes into a route's `limits: [...]`, which runs after
  * authentication and before validation.
@@ -105,7 +105,7 @@ export const writeBudget = userBudget('write', (config) => config.rateLimits.wri
 /** The one shared per-user budget of reads under a token (`/me`, `/credits/*`, `/generations`, `/referral`, ...). */
 export const readBudget = userBudget('read', (config) => config.rateLimits.read);
 
-/** Voice input's own per-user budget, narrower than the writes' (contract part A, "Limits"). */
+/** Voice input's own per-user budget, narrower than the writes' (the contract: lists and limits). */
 export const voiceBudget = userBudget('voice', (config) => config.rateLimits.voice);
 
 type LoginSettings = Config['rateLimits'];

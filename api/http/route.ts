@@ -1,10 +1,22 @@
 import type { Middleware } from 'koa';
 import type { Access } from './authentication';
 import type { ApiContext, SessionUser } from './context';
+import type { ErrorCode } from './errors';
 import type { IdempotencyKey, KeyPair } from './idempotency';
 import type { JsonSchema } from './validation';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** The statuses of a successful answer; error answers are declared by code (`Route.errors`). */
+export type SuccessStatus = 200 | 201 | 202 | 204;
+
+export interface RouteResponse {
+  description: string;
+  schema?: JsonSchema;
+  contentType?: string;
+  /** A realistic answer, shown in `/docs` (and checked against `schema` by the OpenAPI lint). */
+  example?: unknown;
+}
 
 export interface RouteInput<Body, Query, Params> {
   body: Body;
@@ -32,11 +44,19 @@ export interface Route<Body = unknown, Query = unknown, Params = unknown> {
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;
+  /** A realistic request body, shown in `/docs` (and checked against `body` by the OpenAPI lint). */
+  bodyExample?: unknown;
   /** A body the handler reads itself as it streams in (a multipart upload): published in OpenAPI, not parsed by the router. */
   streamedBody?: { contentType: string; schema: JsonSchema };
   /** Takes an optional Idempotency-Key, whose key space it shares with the other endpoints of the pair. */
   idempotent?: KeyPair;
-  responses?: Record<number, { description: string; schema?: JsonSchema; contentType?: string }>;
+  responses?: Partial<Record<SuccessStatus, RouteResponse>>;
+  /**
+   * The error answers of this endpoint, each code with when it happens. Those the declaration
+   * implies (authentication, guest check, limits, validation, Idempotency-Key, 501, 500) are added
+   * by `api/openapi.ts`; a code listed here replaces the implied text.
+   */
+  errors?: Partial<Record<ErrorCode, string>>;
   handler?: (ctx: ApiContext, input: RouteInput<Body, Query, Params>) => Promise<void>;
 }
 

@@ -111,6 +111,17 @@ export const schema = {
     properties,
     required,
   }),
+  /**
+   * An object the service sends: every property is always there (null where its schema allows)
+   * unless named in `optional`, so generated clients need no presence checks. A `title` names it
+   * in `/v1/openapi.json` (`components/schemas`).
+   */
+  response: (properties: Record<string, JsonSchema>, options: { title?: string; optional?: string[] } = {}): JsonSchema => ({
+    ...(options.title ? { title: options.title } : {}),
+    type: 'object',
+    properties,
+    required: Object.keys(properties).filter((name) => !options.optional?.includes(name)),
+  }),
   string: (options: { minLength?: number; maxLength?: number; pattern?: string; format?: string; enum?: string[] } = {}): JsonSchema => ({
     type: 'string',
     ...options,

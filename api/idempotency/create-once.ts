@@ -43,7 +43,7 @@ export interface CreateOnce<Plan, Answer> {
 }
 
 /**
- * Creates an object at most once per key (contract part A, "Idempotent retry"), or answers with the
+ * Creates an object at most once per key (the contract: idempotent retries), or answers with the
  * object the key is bound to. In order: a repeat is answered before anything else, even if the
  * request would now be refused; `prepare` runs the checks outside any transaction; `create` runs in
  * one transaction that also binds the key. Concurrent duplicates are serialised by a per-key

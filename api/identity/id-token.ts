@@ -2,7 +2,7 @@ import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } 
 import { errors } from '../http/errors';
 
 /**
- * OpenID Connect `id_token` verification for idp_a and idp_b (decisions.md section 3): signature by
+ * OpenID Connect `id_token` verification for idp_a and idp_b (README, "Identity providers"): signature by
  * the provider's JWKS (cached; jose refetches it when an unknown `kid` arrives), `iss`, `aud` among
  * the configured audiences, `exp` in the future.
  */

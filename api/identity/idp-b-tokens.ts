@@ -3,7 +3,7 @@ import { errors } from '../http/errors';
 import { callProvider, form, jsonOf } from './provider-http';
 
 /**
- * idp_b's token endpoint (decisions.md section 3): the optional `authorization_code` is exchanged
+ * idp_b's token endpoint (README, "Identity providers"): the optional `authorization_code` is exchanged
  * for a refresh token kept (sealed) only so that it can be revoked when the account is deleted
  * (`workers/accounts/revoke-idp-b.ts`).
  */

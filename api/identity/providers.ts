@@ -7,7 +7,7 @@ import { profileName, type IdpCButton, type ProviderProfile } from './profile';
 import { callProvider, jsonOf } from './provider-http';
 
 /**
- * The four providers' protocols (decisions.md section 3), each turning what the client sent into a
+ * The four providers' protocols (README, "Identity providers"), each turning what the client sent into a
  * ProviderProfile. A provider missing from the config answers `503 provider_unavailable`.
  */
 

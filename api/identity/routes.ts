@@ -13,6 +13,12 @@ const idToken = schema.string({ minLength: 1, maxLength: 4096, pattern: '^[A-Za-
 
 const signedIn = 'Signed in (also when the account was just created)';
 
+/** The answers every provider sign-in shares besides validation and the rate limit. */
+const providerErrors = {
+  invalid_credentials: 'The provider refused the token: expired, revoked, or issued to another application.',
+  provider_unavailable: 'The provider is not configured on this server, or did not answer (a failure or about 4 s of silence).',
+};
+
 interface Common {
   device_id?: string;
   ref_code?: string;
@@ -27,13 +33,13 @@ function signInRequest(body: Common, user: SessionUser | null) {
 
 export const identityRoutes = [
   tokenRoute<Common & { id_token: string }>({
-    operation: 'idp_a', access: 'optional', status: 200, description: signedIn,
+    operation: 'idp_a', access: 'optional', status: 200, description: signedIn, errors: providerErrors,
     summary: 'Sign in with idp_a (OpenID Connect id_token); with a guest token a new identity upgrades the guest.',
     body: schema.object({ id_token: idToken, ...common }, ['id_token']),
     session: async (ctx, { body, user }) => signInWithProvider(ctx.services, await idpAProfile(ctx.services.config, body.id_token), signInRequest(body, user)),
   }),
   tokenRoute<Common & { id_token: string; authorization_code?: string }>({
-    operation: 'idp_b', access: 'optional', status: 200, description: signedIn,
+    operation: 'idp_b', access: 'optional', status: 200, description: signedIn, errors: providerErrors,
     summary: 'Sign in with idp_b; an authorization_code is exchanged for a refresh token revoked at account deletion.',
     body: schema.object({ id_token: idToken, authorization_code: accessToken, ...common }, ['id_token']),
     session: async (ctx, { body, user }) => {
@@ -42,7 +48,7 @@ export const identityRoutes = [
     },
   }),
   tokenRoute<Common & { access_token: string; oauth_provider: IdpCButton }>({
-    operation: 'idp_c', access: 'optional', status: 200, description: signedIn,
+    operation: 'idp_c', access: 'optional', status: 200, description: signedIn, errors: providerErrors,
     summary: 'Sign in with idp_c; oauth_provider names the button shown in providers. Never links by email.',
     body: schema.object({
       access_token: accessToken,
@@ -52,7 +58,7 @@ export const identityRoutes = [
     session: async (ctx, { body, user }) => signInWithProvider(ctx.services, await idpCProfile(ctx.services.config, body.access_token, body.oauth_provider), signInRequest(body, user)),
   }),
   tokenRoute<Common & { access_token: string }>({
-    operation: 'idp_d', access: 'optional', status: 200, description: signedIn,
+    operation: 'idp_d', access: 'optional', status: 200, description: signedIn, errors: providerErrors,
     summary: "Sign in with idp_d; the token must be issued to this service's application.",
     body: schema.object({ access_token: accessToken, ...common }, ['access_token']),
     session: async (ctx, { body, user }) => signInWithProvider(ctx.services, await idpDProfile(ctx.services.config, body.access_token), signInRequest(body, user)),

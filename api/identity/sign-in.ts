@@ -6,7 +6,7 @@ import type { SessionUser } from '../http/context';
 import type { ProviderProfile } from './profile';
 
 /**
- * Identity linking at provider sign-in (contract part A):
+ * Identity linking at provider sign-in (the contract):
  * - a known identity signs in its account (a guest's token changes nothing then);
  * - an unknown identity whose email the provider vouches for joins the account with that email,
  *   without welcome credits or referral bonus;

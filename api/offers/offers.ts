@@ -8,7 +8,7 @@ import { type Language } from '../../db/accounts/user-locale';
 import { planView } from '../subscriptions/views';
 
 /**
- * Special offers (contract part B): an issue opens a window fixed at the moment of the issue; a
+ * Special offers (the contract): an issue opens a window fixed at the moment of the issue; a
  * repeat while it lives returns the same issue, so an app restart never extends it. The operator's
  * `offers` table says what is offered (a pack, or a subscription plan with a discounted first
  * period), for how long and how many times per account.

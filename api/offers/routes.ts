@@ -10,16 +10,16 @@ import { type Language } from '../../db/accounts/user-locale';
 import { planOfferProductSchema } from '../subscriptions/views';
 
 const packProductProperties = { ...productProperties, kind: schema.string({ enum: ['pack'] }) };
-const packProductSchema = schema.object(packProductProperties, Object.keys(packProductProperties));
+const packProductSchema = schema.response(packProductProperties, { title: 'PackProduct' });
 
-const offerSchema = schema.nullable(schema.object({
+const offerSchema = schema.nullable(schema.response({
   id: schema.uuid(),
   code: schema.string(),
   expires_in: schema.integer(),
   is_dismissed: schema.boolean(),
   // A pack is paid with POST /v1/payments, a plan (first period discounted) with POST /v1/subscriptions.
   product: { oneOf: [packProductSchema, planOfferProductSchema] },
-}, ['id', 'code', 'expires_in', 'is_dismissed', 'product']));
+}, { title: 'Offer' }));
 
 /** "No offer" is a JSON `null` body with 200 (Koa would turn a null body into a 204). */
 function answerOffer(ctx: ApiContext, offer: OfferView | null): void {
@@ -48,7 +48,8 @@ export const offerRoutes = [
   defineRoute<unknown, unknown, { id: string }>({
     method: 'POST', path: '/v1/offers/{id}/dismiss', access: 'registered', limits: [readBudget()],
     summary: 'The offer screen was closed: the offer stays payable and shows `is_dismissed: true`. 204, also on repeat.',
-    responses: { 204: { description: 'Dismissed' }, 404: { description: 'Absent or another user\'s issue' } },
+    responses: { 204: { description: 'Dismissed' } },
+    errors: { not_found: "Absent or another user's offer issue." },
     handler: async (ctx, { params }) => {
       await dismissIssue(ctx.services.db, caller(ctx).id, params.id);
       ctx.status = 204;

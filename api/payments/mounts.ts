@@ -8,7 +8,7 @@ import { paymentWebhook, WEBHOOK_PATH } from './webhook';
 /**
  * What payments add to the web app outside the route table: the processor's webhook, the payer's
  * return and fail pages, and, when no processor is configured, the processor simulator itself at
- * `/sim/processor` (decisions.md section 6), reached over HTTP like the real one. `simulator`
+ * `/sim/processor` (README, "Simulators"), reached over HTTP like the real one. `simulator`
  * overrides the simulator's settings (its clock, its notification retries).
  */
 export function paymentMounts(services: Services, simulator: Partial<ProcessorSimulatorOptions> = {}): {

@@ -37,6 +37,9 @@ export async function findPurchasableProduct(db: Knex, productId: string): Promi
   return row ?? null;
 }
 
+/** The Product of the contract, also inside an Offer. */
+export const productSchema = schema.response(productProperties, { title: 'Product' });
+
 export function productView(row: ProductRow, language: Language): ProductView {
   return {
     id: row.id,

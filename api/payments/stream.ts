@@ -16,8 +16,8 @@ export const paymentStreamRoute = rowStreamRoute<PaymentState>(
   '/v1/payments/{id}/stream',
   'SSE: one `data:` line {id, status, paid_at} per state, a snapshot first; closed at succeeded or refunded.',
   {
-    200: { description: 'Event stream', contentType: 'text/event-stream' },
-    404: { description: 'Absent or another user\'s payment' },
+    description: 'Event stream: `data: {"id", "status", "paid_at"}` per state (no event name), `: ping` comments between',
+    example: 'data: {"id":"2b7e4f1a-9c3d-4e5f-8a6b-7c8d9e0f1a2b","status":"created","paid_at":null}\n\ndata: {"id":"2b7e4f1a-9c3d-4e5f-8a6b-7c8d9e0f1a2b","status":"succeeded","paid_at":"2026-11-23T12:03:10.000Z"}\n\n',
   },
   {
     kind: 'payment', channel: 'payment_status', table: 'payments', columns: ['id', 'status', 'paid_at'],

@@ -6,11 +6,11 @@ import { writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { isUuid, schema } from '../http/validation';
 
-const deviceSchema = schema.object({
+const deviceSchema = schema.response({
   id: schema.uuid(),
   platform: schema.string({ enum: ['ios', 'android'] }),
   created_at: schema.string({ format: 'date-time' }),
-});
+}, { title: 'PushDevice' });
 
 interface RegisterBody {
   token: string;
@@ -22,7 +22,7 @@ function shown(device: PushDevice) {
   return { id: device.id, platform: device.platform, created_at: device.created_at };
 }
 
-/** Push devices (decisions.md section 4): open to guests, under the per-user write budget. */
+/** Push devices (README, "The API"): open to guests, under the per-user write budget. */
 export const pushDeviceRoutes = [
   defineRoute<RegisterBody>({
     method: 'POST', path: '/v1/devices', access: 'token', limits: [writeBudget()],
@@ -36,8 +36,8 @@ export const pushDeviceRoutes = [
     responses: {
       200: { description: 'The token was already this account\'s', schema: deviceSchema },
       201: { description: 'Registered (or moved here from the same installation)', schema: deviceSchema },
-      403: { description: '`forbidden`: the token belongs to another account and device_id does not match' },
     },
+    errors: { forbidden: 'The token belongs to another account and `device_id` does not match its installation.' },
     handler: async (ctx, { body }) => {
       const registration = await registerPushDevice(ctx.services.db, {
         userId: caller(ctx).id,
@@ -53,7 +53,8 @@ export const pushDeviceRoutes = [
   defineRoute<unknown, unknown, { id: string }>({
     method: 'DELETE', path: '/v1/devices/{id}', access: 'token', limits: [writeBudget()],
     summary: 'Unregisters a push device of the caller: 204; 404 when absent or another account\'s.',
-    responses: { 204: { description: 'Removed' }, 404: { description: 'Absent or another account\'s' } },
+    responses: { 204: { description: 'Removed' } },
+    errors: { not_found: "Absent or another account's device." },
     handler: async (ctx, { params }) => {
       if (!isUuid(params.id) || !(await removePushDevice(ctx.services.db, caller(ctx).id, params.id))) throw errors.notFound();
       ctx.status = 204;

@@ -2,7 +2,7 @@ import type { Channel } from '../../db/channels';
 import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
 import { readBudget } from '../http/rate-limit';
-import { defineRoute, type Route } from '../http/route';
+import { defineRoute, type Route, type RouteResponse } from '../http/route';
 import { isUuid } from '../http/validation';
 import { openStream, type StreamKind } from './streams';
 
@@ -25,11 +25,15 @@ export interface RowStream<State> {
  * `GET <path>` (`.../{id}/stream`) opening a row stream. Any id that cannot name the caller's row is
  * simply not found (the contract's 404, not a 422), and so is another user's.
  */
-export function rowStreamRoute<State>(path: string, summary: string, responses: NonNullable<Route['responses']>, stream: RowStream<State>): Route {
+export function rowStreamRoute<State>(path: string, summary: string, events: RouteResponse, stream: RowStream<State>): Route {
   return defineRoute<unknown, unknown, { id: string }>({
     method: 'GET', path, access: 'token', limits: [readBudget()],
     summary,
-    responses: { ...responses, 429: { description: '`rate_limited`, or `too_many_streams` past the per-user cap of open streams' } },
+    responses: { 200: { contentType: 'text/event-stream', schema: { type: 'string' }, ...events } },
+    errors: {
+      not_found: `Absent or another user's ${stream.kind.replace('_', ' ')}.`,
+      too_many_streams: 'The user has as many streams open as allowed, across kinds and devices: close one first.',
+    },
     handler: async (ctx, { params }) => {
       if (!isUuid(params.id)) throw errors.notFound();
       const id = params.id.toLowerCase();

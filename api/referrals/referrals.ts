@@ -3,7 +3,7 @@ import { credit } from '../../db/credits/ledger';
 import { shareADevice } from '../accounts/devices';
 
 /**
- * The referral program (contract part A, "Referral rules"). A link is recorded when a code arrives
+ * The referral program (the contract: referrals). A link is recorded when a code arrives
  * with a new account or a guest; both bonuses are paid once, when the invited user becomes a full
  * account, unless both ever signed in from one device.
  */

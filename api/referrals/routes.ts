@@ -4,7 +4,7 @@ import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { referralStats } from './referrals';
 
-const referralSchema = schema.object({ code: schema.string(), link: schema.string(), invited: schema.integer(), credited: schema.integer(), earned: schema.integer() });
+const referralSchema = schema.response({ code: schema.string(), link: schema.string(), invited: schema.integer(), credited: schema.integer(), earned: schema.integer() }, { title: 'ReferralStats' });
 
 export const referralRoutes = [
   defineRoute({

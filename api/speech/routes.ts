@@ -3,7 +3,7 @@ import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { transcribeUpload } from './transcriptions';
 
-/** Voice input (decisions.md 7.4). */
+/** Voice input (README, "Voice input"). */
 export const speechRoutes = [
   defineRoute({
     method: 'POST', path: '/v1/speech/transcriptions', access: 'registered', limits: [voiceBudget()],
@@ -18,13 +18,16 @@ export const speechRoutes = [
     responses: {
       200: {
         description: 'Transcription',
-        schema: schema.object({ text: schema.string(), language: schema.string({ enum: ['ru', 'en'] }), duration_ms: schema.integer({ minimum: 1 }) }),
+        schema: schema.response({ text: schema.string(), language: schema.string({ enum: ['ru', 'en'] }), duration_ms: schema.integer({ minimum: 1 }) }, { title: 'Transcription' }),
+        example: { text: 'Сделай фон зимним лесом', language: 'ru', duration_ms: 2350 },
       },
-      413: { description: 'payload_too_large: above 10 MB or 120 s' },
-      415: { description: 'unsupported_media_type: not an accepted format, or unreadable as audio' },
-      422: { description: 'validation_error: no file in `audio`, an empty file, or `language` other than ru/en' },
-      429: { description: 'rate_limited: the per-user voice budget (10 a minute by default)' },
-      503: { description: 'provider_unavailable: recognition down or later than SPEECH_DEADLINE_MS' },
+    },
+    errors: {
+      payload_too_large: 'The recording is above 10 MB (the upload is cut off and the connection closed) or longer than 120 s.',
+      unsupported_media_type: 'Not one of the accepted formats, or unreadable as audio.',
+      validation_error: 'No file in `audio`, an empty file, or a `language` other than `ru` or `en`.',
+      rate_limited: 'Past the per-user voice budget (10 a minute by default), with `Retry-After`.',
+      provider_unavailable: 'Recognition is down, refuses, or did not answer in time: offer to type instead.',
     },
     handler: async (ctx) => {
       ctx.body = await transcribeUpload(ctx);

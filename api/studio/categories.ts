@@ -3,7 +3,7 @@ import { byIdOrSlug } from '../catalog/identifiers';
 import type { Locale } from '../catalog/locale';
 import { schema } from '../http/validation';
 
-/** StudioCategory of decisions.md 7.3. */
+/** StudioCategory (README, "Studio"). */
 export interface StudioCategory {
   id: string;
   slug: string;
@@ -15,7 +15,7 @@ export interface StudioCategory {
   max_photos: number;
 }
 
-export const studioCategorySchema = schema.object({
+export const studioCategorySchema = schema.response({
   id: schema.uuid(),
   slug: schema.string(),
   name: schema.string(),
@@ -24,7 +24,7 @@ export const studioCategorySchema = schema.object({
   cost: schema.integer({ minimum: 1 }),
   min_photos: schema.integer({ minimum: 0 }),
   max_photos: schema.integer({ minimum: 0 }),
-});
+}, { title: 'StudioCategory' });
 
 /** What starting a studio generation needs to know about its category. */
 export interface LaunchableStudioCategory {

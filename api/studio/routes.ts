@@ -12,7 +12,7 @@ const prompt = schema.string({ minLength: 1, maxLength: maxPromptLength });
 // A studio task takes at most 4 photos (studio_categories.max_photos).
 const uploadIds = schema.array(schema.string({ minLength: 1, maxLength: 64 }), { maxItems: 4 });
 
-/** The studio (decisions.md 7.3): task-based generations through the same pipeline as effects. */
+/** The studio (README, "Studio"): task-based generations through the same pipeline as effects. */
 export const studioRoutes = [
   defineRoute<unknown, { locale: Locale }>({
     method: 'GET', path: '/v1/studio/categories', access: 'token',
@@ -30,16 +30,18 @@ export const studioRoutes = [
     responses: {
       200: {
         description: 'Estimate',
-        schema: schema.object({
+        schema: schema.response({
           cost: schema.integer(),
           balance: schema.integer(),
           enough: schema.boolean(),
           queue_position: schema.integer({ minimum: 1 }),
           estimated_wait_s: schema.integer({ minimum: 0 }),
-        }),
+        }, { title: 'StudioEstimate' }),
       },
-      404: { description: 'studio category or upload absent or another user\'s' },
-      422: { description: 'validation_error (photos named but not usable, or too many or too few)' },
+    },
+    errors: {
+      not_found: "The studio category (absent or switched off) or an upload (absent or another user's).",
+      validation_error: 'Invalid body; or photos are named but not usable (not completed, above 15 MB), or too many or too few for the task.',
     },
     handler: async (ctx, { body }) => {
       ctx.body = await estimateStudioGeneration(ctx.services, caller(ctx).id, body);
@@ -50,13 +52,16 @@ export const studioRoutes = [
     summary: 'Starts a studio generation (kind "studio"): the same checks, reserve, queue and pipeline as an effect generation; 202 with the Generation.',
     idempotent: 'generation',
     body: schema.object({ category_id: categoryId, prompt, upload_ids: uploadIds }, ['category_id', 'prompt']),
+    bodyExample: { category_id: 'text-to-image', prompt: 'A red fox in a snowy forest, watercolor' },
     responses: {
-      202: { description: 'Accepted (also the repeat of an accepted request with the same Idempotency-Key)', schema: generationDetailSchema },
-      402: { description: 'insufficient_credits' },
-      404: { description: 'studio category or upload absent or another user\'s' },
-      409: { description: 'idempotency_key_reused (also a key used on POST /v1/generations)' },
-      422: { description: 'validation_error: prompt 1..10000 characters and not blank, upload not completed or above 15 MB, photo count outside the category\'s' },
-      503: { description: 'provider_unavailable: more than MAX_QUEUED_GENERATIONS generations waiting' },
+      202: { description: 'Accepted: the Generation, `pending` (also the repeat of an accepted request with the same Idempotency-Key, in its current state)', schema: generationDetailSchema },
+    },
+    errors: {
+      not_found: "The studio category (absent or switched off) or an upload (absent or another user's).",
+      validation_error: "Invalid body (the prompt is 1..10000 characters and not blank); an upload not completed or above 15 MB; a photo count outside the task's `min_photos`..`max_photos`, or the same upload twice.",
+      insufficient_credits: "The balance is below the task's cost; nothing is charged.",
+      idempotency_key_reused: 'The key came before with another body, or on `POST /v1/generations` (the two share keys).',
+      provider_unavailable: 'The queue is over its extreme limit.',
     },
     handler: async (ctx, { body, idempotency }) => {
       const created = await createStudioGeneration(ctx.services, caller(ctx).id, body, idempotency);

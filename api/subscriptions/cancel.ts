@@ -12,7 +12,7 @@ export interface CancelBody {
 /**
  * `POST /v1/subscriptions/{id}/cancel`: another's or absent `404`; a live one is cancelled
  * (`db/subscriptions/cancel-subscription.ts`); a second cancel of one already set to end answers it
- * as it is; an ended one (`expired`, `revoked`) is `422 invalid_status` (decisions.md section 7.6).
+ * as it is; an ended one (`expired`, `revoked`) is `422 invalid_status`.
  */
 export async function cancelOwnSubscription(services: Services, userId: string, subscriptionId: string, body: CancelBody): Promise<SubscriptionView> {
   const { db } = services;

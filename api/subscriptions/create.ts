@@ -18,7 +18,7 @@ export interface CreateSubscriptionBody {
 }
 
 /**
- * `POST /v1/subscriptions` (decisions.md section 7.1), in the order of `POST /v1/payments`:
+ * `POST /v1/subscriptions`, in the order of `POST /v1/payments`:
  * payments switched off `503`, unknown plan `404`, an offer plan not issued, over or paid `403`, a
  * live subscription to the plan `409 already_subscribed` (a repeat with the same Idempotency-Key
  * answers with the existing one instead, being answered before any check), too many unfinished

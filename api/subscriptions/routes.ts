@@ -13,7 +13,7 @@ import { listedPlans } from './plans';
 import { createdSubscriptionSchema, findOwnSubscription, ownSubscriptions, planSchema, planView, subscriptionSchema, subscriptionView, type SubscriptionWithPlan } from './views';
 
 const subscriptionAnswer = { description: 'Subscription', schema: subscriptionSchema };
-const notFound = { description: 'Absent or another user\'s subscription' };
+const notFound = "Absent or another user's subscription.";
 
 export const subscriptionRoutes = [
   // Before `/v1/subscriptions/{id}`, which would otherwise take "plans" for an id.
@@ -53,14 +53,17 @@ export const subscriptionRoutes = [
       // Recurring charges need a saved card, so `sbp` is refused.
       method: { ...schema.string({ enum: ['card'] }), default: 'card' },
     }, ['plan_id']),
+    bodyExample: { plan_id: '9b2e7c4a-1d3f-4e5a-8b6c-0d7e2f9a4c1b', method: 'card' },
     responses: {
       201: { description: 'Subscription with `status: pending`, `payment_id` (the first payment) and `payment_url`', schema: createdSubscriptionSchema },
-      403: { description: '`registration_required` for a guest; `forbidden` for an offer plan not issued to the caller, over or already paid' },
-      404: { description: 'Plan absent or switched off' },
-      409: { description: '`already_subscribed` (a pending, active or past_due subscription to this plan exists), `idempotency_key_reused`, or `request_in_progress` while the first request waits for the processor' },
-      422: { description: '`plan_id` not a UUID, `method` other than `card`, badly formatted key' },
-      429: { description: 'Write rate (with Retry-After) or more than five unfinished payments (without)' },
-      503: { description: 'Payments switched off or the processor unreachable; the key stays free' },
+    },
+    errors: {
+      forbidden: 'An offer plan not issued to the caller, or its offer is over or already paid.',
+      not_found: 'The plan is absent or switched off.',
+      already_subscribed: 'A pending, active or past_due subscription to this plan exists.',
+      validation_error: '`plan_id` is not a UUID, `method` is other than `card`, or the Idempotency-Key is badly formatted.',
+      rate_limited: 'The write rate (with `Retry-After`), or more than five unfinished payments (without).',
+      provider_unavailable: 'Payments are switched off or the processor is unreachable; the key stays free.',
     },
     handler: async (ctx, { body, idempotency }) => {
       const created = await createSubscription(ctx.services, caller(ctx).id, { plan_id: body.plan_id.toLowerCase(), method: body.method }, idempotency);
@@ -71,7 +74,8 @@ export const subscriptionRoutes = [
   defineRoute<unknown, unknown, { id: string }>({
     method: 'GET', path: '/v1/subscriptions/{id}', access: 'registered', limits: [readBudget()],
     summary: 'The caller\'s subscription (never with `payment_url`).',
-    responses: { 200: subscriptionAnswer, 404: notFound },
+    responses: { 200: subscriptionAnswer },
+    errors: { not_found: notFound },
     handler: async (ctx, { params }) => {
       const subscription = await findOwnSubscription(ctx.services.db, caller(ctx).id, params.id);
       if (!subscription) throw errors.notFound();
@@ -86,10 +90,11 @@ export const subscriptionRoutes = [
       reason: schema.string({ enum: [...cancelReasons] }),
       comment: schema.string({ maxLength: 1000 }),
     }, ['reason']),
-    responses: {
-      200: subscriptionAnswer,
-      404: notFound,
-      422: { description: 'Missing or unknown `reason`, `comment` over 1000 characters; or the subscription has ended (`expired`, `revoked`): one detail of type `invalid_status` at `["path", "id"]`' },
+    bodyExample: { reason: cancelReasons[0] },
+    responses: { 200: subscriptionAnswer },
+    errors: {
+      not_found: notFound,
+      validation_error: 'Missing or unknown `reason`, `comment` over 1000 characters; or the subscription has ended (`expired`, `revoked`): one detail of type `invalid_status` at `["path", "id"]`.',
     },
     handler: async (ctx, { body, params }) => {
       ctx.body = await cancelOwnSubscription(ctx.services, caller(ctx).id, params.id, body);

@@ -4,7 +4,7 @@ import type { PlanPeriod, PlanRow, SubscriptionRow, SubscriptionStatus } from '.
 import { isUuid, schema } from '../http/validation';
 import { productProperties } from '../payments/products';
 
-/** Plan of decisions.md section 7.1: what `GET /v1/subscriptions/plans` lists. */
+/** A plan (README, "Subscriptions"): what `GET /v1/subscriptions/plans` lists. */
 export interface PlanView {
   id: string;
   code: string;
@@ -17,7 +17,7 @@ export interface PlanView {
   badge: string | null;
 }
 
-/** Subscription of decisions.md section 7.1; `payment_url` only in the answer to `POST /v1/subscriptions`. */
+/** A subscription (README, "Subscriptions"); `payment_url` only in the answer to `POST /v1/subscriptions`. */
 export interface SubscriptionView {
   id: string;
   plan_id: string;
@@ -123,4 +123,4 @@ export const createdSubscriptionSchema = schema.object(
 
 /** The product of an offer that sells a plan: a pack's fields, `kind: "plan"`, the period and the later price. */
 const planOfferProductProperties = { ...productProperties, kind: schema.string({ enum: ['plan'] }), period: periodSchema, renewal_price_minor: schema.integer() };
-export const planOfferProductSchema = schema.object(planOfferProductProperties, Object.keys(planOfferProductProperties));
+export const planOfferProductSchema = schema.response(planOfferProductProperties, { title: 'PlanOfferProduct' });

@@ -2,7 +2,7 @@ import { SignJWT, jwtVerify } from 'jose';
 
 /**
  * Access tokens are short-lived HS256 JWTs naming the user. Their format is opaque to clients
- * (contract part A, Authentication rule 5); revocation is by their short lifetime and by the user
+ * (the contract: token strings are opaque); revocation is by their short lifetime and by the user
  * row disappearing at deletion.
  */
 const keys = new Map<string, Uint8Array>();

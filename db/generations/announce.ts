@@ -14,7 +14,7 @@ export async function notifyGenerationStatus(trx: Knex.Transaction, event: Gener
   await notify(trx, 'generation_status', { id: event.id, user_id: event.user_id, status: event.status, error_code: event.error_code });
 }
 
-/** A terminal status also sends a push (contract B: every terminal status, early `failed` included). */
+/** A terminal status also sends a push (the contract: every terminal status, early `failed` included). */
 export async function announceTerminalStatus(trx: Knex.Transaction, boss: PgBoss, event: GenerationStatusEvent & { status: 'succeeded' | 'failed' }): Promise<void> {
   await notifyGenerationStatus(trx, event);
   await enqueue(boss, trx, 'push-send', generationPush({ userId: event.user_id, generationId: event.id, status: event.status, errorCode: event.error_code }));

@@ -5,7 +5,7 @@ import { lockTicketUnlessTaken } from './submit-ticket';
 
 /**
  * pending (waiting in line) -> failed `canceled`, refunded, with its stream event and push
- * (decisions.md 7.5). In one transaction: the generation's ticket is locked first, so no dispatcher
+ * (README, "Queue position" and "Cancel"). In one transaction: the generation's ticket is locked first, so no dispatcher
  * can fetch it meanwhile (and the locks are taken in the dispatcher's order), then `failGeneration`
  * with the `waiting` guard: a generation a dispatcher has claimed is being handed to the provider
  * and is not cancelled. So a cancel racing a submission ends one way only: cancelled and refunded,

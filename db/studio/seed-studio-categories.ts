@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The demo studio categories of decisions.md 7.3, in their order, with the simulator's models. At
+ * The demo studio categories (README, "Studio"), in their order, with the simulator's models. At
  * start they go into an empty table only (an operator's changes survive restarts, as with the
  * payment showcase); `npm run seed` adds the ones missing by slug and changes none.
  */

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { CancelReason, SubscriptionRow } from './model';
 
 /**
- * The owner cancels (decisions.md section 7.1), as Stripe's `cancel_at_period_end`: an `active` or
+ * The owner cancels, as Stripe's `cancel_at_period_end`: an `active` or
  * `past_due` subscription stays as it is, with its plan credits, until its period end, and is then
  * not renewed (a `past_due` one, whose period already ended, is handed to the clock at once so its
  * next retry never comes); a `pending` one, never paid, ends at once as `expired`. Guarded: a second

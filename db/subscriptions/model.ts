@@ -1,8 +1,8 @@
-/** Rows of the subscriptions domain (decisions.md section 7.1), in one place. */
+/** Rows of the subscriptions domain, in one place. */
 
 export type PlanPeriod = 'week' | 'month' | 'year';
 
-/** Billing days per period (decisions.md section 7.0). */
+/** Billing days per period. */
 export const periodDays: Record<PlanPeriod, number> = { week: 7, month: 30, year: 365 };
 
 export type SubscriptionStatus = 'pending' | 'active' | 'past_due' | 'expired' | 'revoked';

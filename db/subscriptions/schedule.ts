@@ -1,10 +1,10 @@
 /**
  * When the scheduler's clock looks at a subscription next (`subscriptions.next_action_at`), as SQL
  * over the row's own columns, for the statements that start a period or send a reminder. Times are
- * counted in the subscription's billing days (`billing_day_s`, decisions.md section 7.0).
+ * counted in the subscription's billing days (`billing_day_s`).
  */
 
-/** Reminders before the period end, in billing days (decisions.md section 7.1). */
+/** Reminders before the period end, in billing days. */
 export const reminderDays = [3, 1] as const;
 
 /** Renewal retries after the period end, in billing days, for the 2nd and 3rd charge. */

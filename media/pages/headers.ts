@@ -9,17 +9,28 @@ import { pageStyleHash } from './layout';
  */
 export interface PagePolicy {
   formAction?: readonly string[];
+  /**
+   * A page that is an application, not a layout card (the API reference at `/docs`): its own
+   * sources per directive, replacing the layout's stylesheet hash. Every page still denies
+   * everything else, framing, `<base>` and forms.
+   */
+  sources?: { script?: readonly string[]; style?: readonly string[]; img?: readonly string[]; connect?: readonly string[]; worker?: readonly string[] };
 }
 
 export function contentSecurityPolicy(policy: PagePolicy = {}): string {
+  const sources = policy.sources;
+  const directive = (name: string, list: readonly string[] | undefined) => (list?.length ? [`${name} ${list.join(' ')}`] : []);
   return [
     "default-src 'none'",
-    `style-src ${pageStyleHash}`,
-    "img-src data:",
+    ...(sources ? directive('script-src', sources.script) : []),
+    sources ? directive('style-src', sources.style) : `style-src ${pageStyleHash}`,
+    sources ? directive('img-src', sources.img) : 'img-src data:',
+    ...(sources ? directive('connect-src', sources.connect) : []),
+    ...(sources ? directive('worker-src', sources.worker) : []),
     `form-action ${policy.formAction?.length ? policy.formAction.join(' ') : "'none'"}`,
     "base-uri 'none'",
     "frame-ancestors 'none'",
-  ].join('; ');
+  ].flat().join('; ');
 }
 
 type PageContext = Pick<ParameterizedContext, 'status' | 'type' | 'body' | 'set'>;
@@ -32,10 +43,10 @@ function setPageHeaders(ctx: Pick<PageContext, 'set'>, policy: PagePolicy): void
 }
 
 /** Answers a rendered page; pages are per request (a code, an order), so never cached. */
-export function sendPage(ctx: PageContext, page: { status?: number; html: string; policy?: PagePolicy }): void {
+export function sendPage(ctx: PageContext, page: { status?: number; html: string; policy?: PagePolicy; cacheControl?: string }): void {
   ctx.status = page.status ?? 200;
   ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Cache-Control', page.cacheControl ?? 'no-store');
   setPageHeaders(ctx, page.policy ?? {});
   ctx.body = page.html;
 }

@@ -1,5 +1,5 @@
 /**
- * Provider error types that have a name of their own in our error_code vocabulary (contract B). Any other type
+ * Provider error types that have a name of their own in our error_code vocabulary (the contract). Any other type
  * passes through unchanged, because the contract keeps the set of error codes open for them.
  */
 const errorCodeByProviderType = new Map<string, string>([

@@ -1,7 +1,7 @@
 import type { ProviderAccount } from './adapter';
 
 /**
- * The provider's transcription endpoint (decisions.md 7.4), a synchronous call:
+ * The provider's transcription endpoint (README, "Voice input"), a synchronous call:
  * `POST /v1/transcriptions[?language=ru|en]` with a 16 kHz mono PCM WAV as the body answers
  * `{text, language, duration_ms}`. Anything but that answer within the deadline is `unavailable`.
  */

@@ -38,7 +38,7 @@ const behaviours = new Map<string, ModelBehaviour>([
   ['image', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: true, render: fromPhoto(sepiaJpeg) }],
   ['sticker', { kind: 'renders', extension: 'png', contentType: 'image/png', heavy: false, needsPhoto: true, render: fromPhoto(cutOutPng) }],
   ['video', { kind: 'renders', extension: 'mp4', contentType: 'video/mp4', heavy: true, needsPhoto: true, render: fromPhoto(loopedMp4) }],
-  // The studio's models (decisions.md 7.3).
+  // The studio's models (README, "Studio").
   ['text_to_image', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: false, render: drawPrompt }],
   ['photo_edit', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: true, render: editPhoto }],
   ['ask', { kind: 'renders', extension: 'txt', contentType: 'text/plain; charset=utf-8', heavy: false, needsPhoto: false, render: answerToPrompt }],

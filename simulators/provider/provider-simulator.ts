@@ -280,7 +280,7 @@ class Simulator {
     };
   }
 
-  /** The speech endpoint: a 16-bit PCM WAV in, its transcript out, at once (decisions.md 7.4). */
+  /** The speech endpoint: a 16-bit PCM WAV in, its transcript out, at once (README, "Voice input"). */
   private async transcribe(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (this.authenticate(req) === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
     const audio = await readBytes(req, MAX_AUDIO_BYTES);

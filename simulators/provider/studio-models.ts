@@ -5,7 +5,7 @@ import { stillImage } from './input-photo';
 import type { ModelInput } from './models';
 
 /**
- * The simulator's studio models (decisions.md 7.3), deterministic so tests can tell one prompt's
+ * The simulator's studio models (README, "Studio"), deterministic so tests can tell one prompt's
  * result from another's: `text_to_image` draws a picture from the prompt, `photo_edit` changes the
  * first photo as the prompt says, `ask` answers a text derived from the prompt.
  */

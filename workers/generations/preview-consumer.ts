@@ -15,7 +15,7 @@ const idleWaitMs = 500;
  * The preview of a stored result (`generation-media` job, `media` role): the WebP thumb (for a video
  * the frame at 0.5 s, which is also the poster) at `previews/<user_id>/<generation_id>/thumb.webp`,
  * then processing -> succeeded. A copy that fails leaves `preview` null and the generation still
- * succeeds (contract B); a duplicate or late job changes nothing.
+ * succeeds (the contract); a duplicate or late job changes nothing.
  */
 async function makePreview(services: Services, job: Job<QueuePayloads['generation-media']>): Promise<'completed' | void> {
   const { db, boss } = services;

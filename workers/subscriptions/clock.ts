@@ -16,7 +16,7 @@ import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 
 /**
- * The subscription clock of the scheduler role (decisions.md section 7.1). pg-boss cron ticks once a
+ * The subscription clock of the scheduler role. pg-boss cron ticks once a
  * minute, too coarse for periods counted in billing days of a few seconds, so the clock is a job
  * loop of its own: it claims the subscriptions whose `next_action_at` has come
  * (`claimDueSubscriptions`, skip-locked, so any number of schedulers share the work) and sleeps

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import { stringify as toYaml } from 'yaml';
 import { CatalogImportError, type CatalogDocument, type ImportProgress } from '../../../api/catalog/import';
-import { demoPoster } from '../../../media/demo-assets';
+import { demoClip, demoPoster } from '../../../media/demo-assets';
 import { CatalogFileError, importCatalogFile } from '../../../scripts/import-catalog';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, type TestApp, serviceEnv } from '../../harness';
@@ -74,6 +75,20 @@ describe('catalog import', function () {
     expect((await api.get('/v1/effects/community')).body.author_name).to.equal('Lena');
     expect(progress.map((event) => event.stage)).to.include.members(['check', 'previews', 'write']);
     expect(progress.at(-1)).to.include({ stage: 'write', done: 1, total: 1 });
+  });
+
+  it("imports the README's example file as written", async () => {
+    const readme = readFileSync(path.resolve(__dirname, '../../../../README.md'), 'utf8');
+    const example = /## Importing a catalog[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)![1];
+    const media = path.join(folder, 'media');
+    writeFileSync(path.join(media, 'anna.png'), await sharp(await demoPoster('anna', { width: 200, height: 200 })).png().toBuffer());
+    writeFileSync(path.join(media, 'winter.mp4'), await demoClip({ seconds: 1, width: 320, height: 240 }));
+    const summary = await importCatalogFile(services(), write('readme-example.yaml', example));
+    expect(summary).to.include({ categories: 2, tags: 1, authors: 1, effectsCreated: 1 });
+    const effect = (await api.get('/v1/effects/winter-portrait?locale=en')).body;
+    expect(effect).to.include({ name: 'Winter portrait', cost: 10, author_name: 'Anna K.' });
+    expect(effect.preview.video).to.be.a('string');
+    expect(effect.preview.focus).to.deep.equal({ x: 0.5, y: 0.3 });
   });
 
   it('updates by slug on a second run: no duplicates, unchanged posters not rebuilt', async () => {

@@ -13,7 +13,7 @@ const counts = async () => {
   };
 };
 
-/** decisions.md section 5, row by row. */
+/** the README's demo catalog, row by row. */
 const demoTable = [
   ['winter-portrait', [[1, 1]], 10, 'image', ['portraits'], 'image'],
   ['multi-angle-hero', [[1, 4]], 15, 'image', ['portraits'], 'image'],
@@ -49,7 +49,7 @@ describe('demo catalog seed', function () {
     expect(firstSeedMs).to.be.below(15_000);
   });
 
-  it('has every effect of decisions.md section 5 with its people, cost, output, categories and model', async () => {
+  it('has every effect of the demo catalog (README) with its people, cost, output, categories and model', async () => {
     const { db } = services();
     const categorySlugs = new Map((await db('categories').select('id', 'slug')).map((row) => [row.id, row.slug]));
     for (const [slug, characters, cost, output, categories, model] of demoTable) {

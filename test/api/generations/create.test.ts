@@ -163,7 +163,7 @@ describe('POST /v1/generations', () => {
     });
   });
 
-  describe('Idempotency-Key (contract A, "Idempotent retry")', () => {
+  describe('Idempotency-Key (the contract: idempotent retries)', () => {
     const key = 'retry-key-0123456789';
     const body = () => ({ effect_id: effects['winter-portrait'], characters: [[upload]] });
 
@@ -246,7 +246,7 @@ describe('POST /v1/generations', () => {
     it('is published in /v1/openapi.json with its header and answers', async () => {
       const document = (await t.api.get('/v1/openapi.json')).body;
       const operation = document.paths['/v1/generations'].post;
-      expect(operation.parameters.map((parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`)).to.include('header:idempotency-key');
+      expect(operation.parameters.map((parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`)).to.include('header:Idempotency-Key');
       expect(operation.responses).to.include.keys('202', '402', '404', '409', '422', '503');
       for (const path of ['/v1/uploads', '/v1/uploads/{id}', '/v1/generations/{id}', '/v1/generations/{id}/hide']) expect(document.paths).to.have.property(path);
       expect(JSON.stringify(document.paths['/v1/generations'])).not.to.contain('501');

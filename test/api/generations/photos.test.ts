@@ -21,7 +21,7 @@ function refusal(rules: PhotoRules, request: PhotoRequest): { status: number; co
   throw new Error('expected a refusal');
 }
 
-describe('photo rules of POST /v1/generations (contract B rules 3 and 4)', () => {
+describe('photo rules of POST /v1/generations (the photo rules of the contract)', () => {
   describe('characters', () => {
     it('gives each photo its person, in order', () => {
       expect(assignPhotos(trio, { characters: [['a', 'b'], ['c'], ['d']] })).to.deep.equal([

@@ -12,7 +12,7 @@ import { eventually } from '../../wait';
 /** The pool's pace is read at most every 2 s per process: wait that long so a test sees its own pool. */
 const paceTtlMs = 2100;
 
-describe('queue position and cancel (decisions.md 7.5)', function () {
+describe('queue position and cancel (README, "Queue position" and "Cancel")', function () {
   this.timeout(120_000);
   // The race below sends hundreds of writes and cancels in a minute.
   const unlimited = { burst: '1000000', perMinute: '1000000' };

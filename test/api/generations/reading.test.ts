@@ -23,7 +23,7 @@ describe('reading generations', () => {
     await services().db('generations').where({ id }).update(fields);
   }
 
-  it('lists the caller\'s generations newest first, paged, with the items of decisions section 4', async () => {
+  it('lists the caller\'s generations newest first, paged, with the items of the contract', async () => {
     const ids = [await generation(), await generation(), await generation()];
     await generation(await makeUser({ guest: true, balance: 100 }));
     const first = await t.api.get('/v1/generations?limit=2', { token: user.token });

@@ -3,7 +3,7 @@ import { allRoutes } from '../../../api/routes';
 import { expectError, guest, registered } from '../../accounts';
 import { resetDatabase, useTestApp } from '../../harness';
 
-/** Contract part A, Auth columns and the guest-access table, for every part A route. */
+/** The contract's access levels (`x-access` in /v1/openapi.json) and guest access, for every account route. */
 const partA: [string, string, 'public' | 'optional' | 'token' | 'registered'][] = [
   ['POST', '/v1/auth/anonymous', 'public'],
   ['POST', '/v1/auth/register', 'optional'],
@@ -26,7 +26,7 @@ const partA: [string, string, 'public' | 'optional' | 'token' | 'registered'][] 
   ['GET', '/v1/credits/transactions', 'token'],
 ];
 
-describe('access levels of the part A routes', () => {
+describe('access levels of the account routes', () => {
   const t = useTestApp();
   beforeEach(() => resetDatabase());
 

@@ -6,7 +6,7 @@ import { balanceOf, generationAndChargeCounts, insertEffect, photo, storedUpload
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 
-describe('studio (decisions.md 7.3)', () => {
+describe('studio (README, "Studio")', () => {
   const t = useTestApp();
   let user: TestUser;
   let categories: Record<string, string>;
@@ -274,12 +274,13 @@ describe('studio (decisions.md 7.3)', () => {
     it('is published in /v1/openapi.json with the Idempotency-Key header and its answers; estimate and categories too', async () => {
       const document = (await t.api.get('/v1/openapi.json')).body;
       const operation = document.paths['/v1/studio/generations'].post;
-      expect(operation.parameters.map((parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`)).to.include('header:idempotency-key');
+      expect(operation.parameters.map((parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`)).to.include('header:Idempotency-Key');
       expect(operation.responses).to.include.keys('202', '402', '404', '409', '422', '503');
       for (const path of ['/v1/studio/categories', '/v1/studio/estimate', '/v1/studio/generations', '/v1/generations/{id}/cancel']) {
         expect(JSON.stringify(document.paths[path]), path).not.to.contain('501');
       }
-      expect(document.paths['/v1/generations/{id}'].get.responses['200'].content['application/json'].schema.properties).to.include.keys('queue_position', 'estimated_wait_s', 'kind', 'result_text');
+      expect(document.paths['/v1/generations/{id}'].get.responses['200'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/Generation' });
+      expect(document.components.schemas.Generation.properties).to.include.keys('queue_position', 'estimated_wait_s', 'kind', 'result_text');
     });
   });
 });

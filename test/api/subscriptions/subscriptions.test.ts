@@ -414,24 +414,26 @@ describe('subscriptions: the API', () => {
   it('/v1/openapi.json describes every subscription path, body and answer, and the offer\'s two kinds of product', async () => {
     const { body: document } = await bed.api.get('/v1/openapi.json');
     const paths = document.paths;
+    // Named shapes are `$ref`s into components/schemas.
+    const resolved = (schema: { $ref?: string }): any => (schema.$ref ? document.components.schemas[schema.$ref.split('/').pop()!] : schema);
+    const answer = (route: string, method: string, status: number) => resolved(paths[route][method].responses[status].content['application/json'].schema);
     expect(paths).to.include.keys('/v1/subscriptions/plans', '/v1/subscriptions', '/v1/subscriptions/{id}', '/v1/subscriptions/{id}/cancel');
     const create = paths['/v1/subscriptions'].post;
-    expect(create.parameters.map((parameter: { name: string }) => parameter.name)).to.include('idempotency-key');
+    expect(create.parameters.map((parameter: { name: string }) => parameter.name)).to.include('Idempotency-Key');
     expect(create.requestBody.content['application/json'].schema.properties.method).to.include({ default: 'card' }).and.deep.include({ enum: ['card'] });
-    expect(create.responses['201'].content['application/json'].schema.required).to.include.members(['payment_url', 'payment_id', 'cancel_at_period_end']);
+    expect(answer('/v1/subscriptions', 'post', 201).required).to.include.members(['payment_url', 'payment_id', 'cancel_at_period_end']);
     expect(create.responses).to.include.keys('403', '404', '409', '422', '429', '503');
+    expect(Object.keys(create.responses['409'].content['application/json'].examples)).to.have.members(['already_subscribed', 'idempotency_key_reused', 'request_in_progress']);
     expect(create.responses).not.to.have.property('501');
     const cancelBody = paths['/v1/subscriptions/{id}/cancel'].post.requestBody.content['application/json'].schema;
     expect(cancelBody.properties.reason.enum).to.deep.equal(['too_expensive', 'not_using', 'missing_features', 'quality', 'technical_issues', 'switched_service', 'other']);
     expect(cancelBody.properties.comment).to.include({ maxLength: 1000 });
     expect(paths['/v1/subscriptions/plans'].get['x-access']).to.equal('token');
     expect(paths['/v1/subscriptions'].get['x-access']).to.equal('registered');
-    const balance = paths['/v1/credits/balance'].get.responses['200'].content['application/json'].schema;
-    expect(balance.required).to.deep.equal(['balance', 'plan_credits', 'plan_expires_at']);
-    const user = paths['/v1/me'].get.responses['200'].content['application/json'].schema;
-    expect(user.properties).to.include.keys('plan_credits', 'plan_expires_at');
-    const offer = paths['/v1/offers/current'].get.responses['200'].content['application/json'].schema.anyOf[0];
-    expect(offer.properties.product.oneOf.map((kind: { properties: { kind: { enum: string[] } } }) => kind.properties.kind.enum)).to.deep.equal([['pack'], ['plan']]);
+    expect(answer('/v1/credits/balance', 'get', 200).required).to.deep.equal(['balance', 'plan_credits', 'plan_expires_at']);
+    expect(answer('/v1/me', 'get', 200).properties).to.include.keys('plan_credits', 'plan_expires_at');
+    const offer = resolved(answer('/v1/offers/current', 'get', 200).anyOf[0]);
+    expect(offer.properties.product.oneOf.map((kind: { $ref: string }) => resolved(kind).properties.kind.enum)).to.deep.equal([['pack'], ['plan']]);
   });
 
   describe('a special offer that sells a plan', () => {

@@ -149,7 +149,7 @@ describe('provider simulator over HTTP', function () {
     expect(answer.body.error?.type).to.equal('invalid_request');
   });
 
-  describe('studio models and speech (decisions.md 7.3, 7.4)', () => {
+  describe('studio models and speech (README, "Studio, voice input, queue position and cancel")', () => {
     const task = async (model: string, prompt: string, inputs: { url: string; person: number }[] = []) => {
       const accepted = await api(sim, 'key', 'POST', '/v1/tasks', { model, inputs, prompt });
       expect(accepted.status).to.equal(202);

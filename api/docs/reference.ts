@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import Router from '@koa/router';
+import type { ApiContext } from '../http/context';
+import { sendPage, type PagePolicy } from '../../media/pages/headers';
+import { html } from '../../media/pages/html';
+
+/**
+ * `GET /docs`: the browsable API reference, Redoc's standalone bundle (served from node_modules,
+ * so it works offline and loads nothing from anywhere else) rendering `/v1/openapi.json`. Redoc
+ * starts by itself on the `<redoc spec-url>` element, so the page has no inline script; its options
+ * are that element's attributes.
+ *
+ * Its Content-Security-Policy is its own and looser than the layout pages' (no script at all there):
+ * script only from this origin (the bundle), `connect-src 'self'` (the document), images from this
+ * origin and `data:` (Redoc's icons), the search index in a worker Redoc makes from a `blob:`, and
+ * exactly two `<style>` elements Redoc writes, allowed by their hashes: perfect-scrollbar's
+ * stylesheet and styled-components' empty element, which it then fills through the CSSOM (which the
+ * policy does not govern), so no `'unsafe-inline'` is needed. No remote origin appears anywhere:
+ * the one remote address in the bundle, the Redocly logo in the menu's footer, is replaced with an
+ * empty local image when the bundle is served. A new Redoc version may write other stylesheets:
+ * the Chromium test of this page (`test/api/docs/`) names the hash of any it blocks.
+ */
+const redocStyleHashes = ["'sha256-QMIg+bpjm3JdElJ388KYke01izlUW0UoNOeKjpMxdgc='", "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"];
+
+export const referencePolicy: PagePolicy = {
+  sources: { script: ["'self'"], style: redocStyleHashes, img: ["'self'", 'data:'], connect: ["'self'"], worker: ['blob:'] },
+};
+
+const remoteLogo = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+const emptyImage = 'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22/%3E';
+
+const bundlePath = '/docs/redoc.standalone.js';
+
+// Redoc's own fonts would come from a font service; the system's read as well and load from nowhere.
+const theme = {
+  typography: {
+    fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", Arial, sans-serif',
+    headings: { fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", Arial, sans-serif' },
+    code: { fontFamily: 'ui-monospace, "SF Mono", Menlo, Consolas, monospace' },
+  },
+};
+
+const page = html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Effects API reference</title>
+</head>
+<body>
+<redoc spec-url="/v1/openapi.json" required-props-first="true" expand-responses="200,201,202" theme="${JSON.stringify(theme)}"></redoc>
+<script src="${bundlePath}"></script>
+</body>
+</html>`;
+
+let bundle: string | null = null;
+
+export function referenceRouter(): Router<ApiContext['state'], ApiContext> {
+  const router = new Router<ApiContext['state'], ApiContext>();
+  router.get('/docs', (ctx) => {
+    sendPage(ctx, { html: page.toString(), policy: referencePolicy, cacheControl: 'no-cache' });
+  });
+  router.get(bundlePath, (ctx) => {
+    bundle ??= readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8').replaceAll(remoteLogo, emptyImage);
+    ctx.type = 'application/javascript; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.body = bundle;
+  });
+  return router;
+}

@@ -1,0 +1,66 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { insertEffect, photo, startPipeline, type Pipeline } from '../generation-fixtures';
+import { freshShowcase, startTestbed, type Testbed } from '../payment-testbed';
+
+const run = promisify(execFile);
+const repository = path.resolve(__dirname, '../../..');
+
+/**
+ * A client generated from `/v1/openapi.json` by tools nobody here wrote works: at test time
+ * openapi-typescript turns the served document into types, `test/api/generated-client/flow.mts`
+ * (a mobile app's main flow on openapi-fetch) is type-checked against them under `strict`, then run
+ * against the service with the real pipeline and the payment processor simulator. Generated into a
+ * scratch folder on every run rather than committed: the document is generated from the route
+ * table, so a committed copy would only be a second thing to keep in step.
+ */
+describe('a client generated from /v1/openapi.json (openapi-typescript + openapi-fetch)', function () {
+  this.timeout(120_000);
+  // Inside the repository, so the flow resolves openapi-fetch from its node_modules.
+  const scratch = path.join(repository, 'dist', `generated-client-${process.pid}`);
+  let bed: Testbed;
+  let pipeline: Pipeline;
+  let effectId: string;
+
+  before(async () => {
+    await freshShowcase();
+    effectId = await insertEffect('winter-portrait');
+    bed = await startTestbed();
+    pipeline = await startPipeline();
+    mkdirSync(scratch, { recursive: true });
+    writeFileSync(path.join(scratch, 'openapi.json'), await (await fetch(`${bed.app.url}/v1/openapi.json`)).text());
+    writeFileSync(path.join(scratch, 'photo.jpg'), await photo(640, 480));
+    copyFileSync(path.join(repository, 'test/api/generated-client/flow.mts'), path.join(scratch, 'flow.mts'));
+  });
+  after(async () => {
+    await pipeline?.stop();
+    await bed?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('generates types, type-checks the app flow against them, and runs it: guest, upload, generation to succeeded, payment', async () => {
+    await run(process.execPath, [path.join(repository, 'node_modules/openapi-typescript/bin/cli.js'), 'openapi.json', '--output', 'api.d.ts'], { cwd: scratch });
+    await run(process.execPath, [
+      path.join(repository, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext',
+      '--moduleResolution', 'nodenext', '--types', 'node', '--typeRoots', path.join(repository, 'node_modules/@types'), '--skipLibCheck', 'flow.mts',
+    ], { cwd: scratch }).catch((error: { stdout: string }) => {
+      throw new Error(`the flow does not type-check against the generated client:\n${error.stdout}`);
+    });
+
+    const { stdout } = await run(process.execPath, ['flow.mts', bed.app.url, effectId, 'photo.jpg'], { cwd: scratch });
+    const outcome = JSON.parse(stdout.trim().split('\n').pop()!);
+
+    expect(outcome.guest).to.deep.equal({ isGuest: true, startBalance: 100, sameUser: true });
+    expect(outcome.upload).to.equal('completed');
+    expect(outcome.generation).to.deep.equal({ status: 'succeeded', cost: 10, resultStatus: 200, resultType: outcome.generation.resultType, preview: true, listed: true });
+    expect(outcome.generation.resultType).to.match(/^image\//);
+    expect(outcome.missingCode).to.equal('not_found');
+    expect(outcome.payment).to.include({ pageStatus: 200, status: 'succeeded', credits: 100 });
+    expect(outcome.payment.paidAt).to.be.a('string');
+    // 100 to start, 50 for registering, 10 spent, 100 bought (pack_100 comes first in the showcase).
+    expect(outcome.balance).to.equal(240);
+  });
+});
