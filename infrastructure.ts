@@ -6,6 +6,7 @@ import { createKnex, migrateToLatest } from './db/knex';
 import { ListenHub } from './db/listen-hub';
 import { createPaymentProcessor } from './db/payments/processor/create-payment-processor';
 import { seedPaymentShowcase } from './db/payments/seed-showcase';
+import { ProcessSession } from './db/process-session';
 import { startPostgres } from './db/postgres';
 import { seedSubscriptionPlans } from './db/subscriptions/seed-plans';
 import { seedStudioCategories } from './db/studio/seed-studio-categories';
@@ -31,7 +32,7 @@ async function startStores(config: Config, log: Logger, stops: (() => Promise<vo
   const postgres = await startPostgres(config, log);
   stops.unshift(() => postgres.stop());
 
-  const db = createKnex(postgres.url, config.databasePoolSize);
+  const db = createKnex(postgres.url, config.databasePoolSize, log);
   stops.unshift(() => db.destroy());
   const applied = await migrateToLatest(db);
   if (applied.length) log.info({ migrations: applied }, 'migrations applied');
@@ -71,14 +72,16 @@ export async function startStoresOnly(config: Config, log: Logger): Promise<{ da
 
 /**
  * Brings up what every process role stands on, configured or embedded: Postgres (migrated to the
- * latest schema; knex's migration lock makes concurrent starts safe), object storage with its
- * bucket, pg-boss on the same database, and the process's LISTEN hub. `stop` takes them down in
- * reverse order.
+ * latest schema; knex's migration lock makes concurrent starts safe), the process's own session
+ * (`db/process-session.ts`), object storage with its bucket, pg-boss on the same database, and the
+ * process's LISTEN hub. `stop` takes them down in reverse order.
  */
 export async function startInfrastructure(config: Config, log: Logger, options: { supervise: boolean; schedule: boolean }): Promise<Infrastructure> {
   const stops: (() => Promise<void>)[] = [];
   try {
     const { postgres, db, storage, storageSettings } = await startStores(config, log, stops);
+    const processSession = await ProcessSession.start({ connectionString: postgres.url }, log);
+    stops.unshift(() => processSession.stop());
     if (config.catalog.seedDemo) await seedDemoCatalogIfEmpty(db, storage, log);
     if (config.payments.seedShowcase && (await seedPaymentShowcase(db))) log.info('demo payment showcase seeded');
     if (config.payments.seedShowcase && (await seedSubscriptionPlans(db))) log.info('demo subscription plans seeded');
@@ -92,7 +95,7 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
     stops.unshift(() => listenHub.stop());
 
     return {
-      services: { config, log, db, boss, listenHub, storage, paymentProcessor: createPaymentProcessor(config) },
+      services: { config, log, db, boss, listenHub, processSession, storage, paymentProcessor: createPaymentProcessor(config) },
       databaseUrl: postgres.url,
       storageSettings,
       embeddedDefault: postgres.startedHere && !config.s3,

@@ -118,7 +118,7 @@ async function main(): Promise<void> {
     if (roles.includes('scheduler')) running.push(await startScheduler(services));
     if (roles.includes('web')) running.push(await startWeb(services));
   }
-  log.info({ roles, node: process.version }, 'started');
+  log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id }, 'started');
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -3,6 +3,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Config } from './config';
 import type { ListenHub } from './db/listen-hub';
 import type { PaymentProcessor } from './db/payments/processor/payment-processor';
+import type { ProcessSession } from './db/process-session';
 import type { Logger } from './logger';
 import type { Storage } from './media/storage';
 
@@ -17,6 +18,8 @@ export interface Services {
   boss: PgBoss;
   /** The process's one LISTEN connection, shared by the SSE streams and the worker loops. */
   listenHub: ListenHub;
+  /** The process's own Postgres session: its id names what this process claims, and dies with it. */
+  processSession: ProcessSession;
   storage: Storage;
   /** The payment processor (the real one, or the simulator over HTTP). */
   paymentProcessor: PaymentProcessor;

@@ -1,8 +1,8 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
+import { drainableServer } from './http/drain';
 import { errorEnvelope } from './http/error-envelope';
 import { requestId } from './http/request-id';
 import { metricsRouter } from './metrics';
@@ -19,7 +19,7 @@ export async function startMetricsServer(services: Services, port: number): Prom
   app.use(requestId());
   app.use(errorEnvelope(services.log));
   app.use(metricsRouter().routes());
-  const server = http.createServer(app.callback());
+  const { server, drain } = drainableServer(app.callback());
   answerClientErrors(server, services.log, services.config.requestTimeoutMs);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -29,10 +29,6 @@ export async function startMetricsServer(services: Services, port: number): Prom
   services.log.info({ port: listening }, 'metrics listening');
   return {
     url: `http://127.0.0.1:${listening}`,
-    stop: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      await closed;
-    },
+    stop: () => drain(2000),
   };
 }

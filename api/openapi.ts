@@ -116,6 +116,9 @@ function parameters(schema: JsonSchema | undefined, where: 'query' | 'path'): un
   }));
 }
 
+/** Any operation may meet a database outage or a stopping process: the contract's one 503 code. */
+const briefOutage = 'The service is briefly unavailable (its database unreachable, or this process stopping): retry after `Retry-After` seconds.';
+
 /** The error answers a route's declaration implies, with when each happens. */
 function impliedErrors(route: Route): Partial<Record<ErrorCode, string>> {
   const implied: Partial<Record<ErrorCode, string>> = {};
@@ -139,6 +142,7 @@ function impliedErrors(route: Route): Partial<Record<ErrorCode, string>> {
     }
   }
   implied.internal_error = 'Unexpected server error: the message is generic; quote the `X-Request-Id` header when reporting it.';
+  implied.provider_unavailable = briefOutage;
   return implied;
 }
 
@@ -154,6 +158,7 @@ const retryAfterHeader = {
 
 function errorResponses(route: Route): Record<string, unknown> {
   const answers = { ...impliedErrors(route), ...route.errors };
+  if (route.errors?.provider_unavailable) answers.provider_unavailable = `${route.errors.provider_unavailable} ${briefOutage}`;
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of Object.keys(answers) as ErrorCode[]) {
     const { status } = errorCodes[code];
@@ -163,7 +168,7 @@ function errorResponses(route: Route): Record<string, unknown> {
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     responses[status] = {
       description: codes.map((code) => `\`${code}\`: ${answers[code]}`).join('\n\n'),
-      ...(status === 429 ? { headers: retryAfterHeader } : {}),
+      ...(status === 429 || status === 503 ? { headers: retryAfterHeader } : {}),
       content: {
         'application/json': {
           schema: status === 422 ? validationErrorSchema : errorEnvelopeSchema,

@@ -1,4 +1,3 @@
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Middleware } from 'koa';
 import type { RunningPart, Services } from '../services';
@@ -9,6 +8,7 @@ import type { ThematicSearch } from './catalog/thematic-search';
 import { taskCallback } from './generations/task-callback';
 import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
+import { drainableServer } from './http/drain';
 import type { Route } from './http/route';
 import { referenceRouter } from './docs/reference';
 import { paymentMounts } from './payments/mounts';
@@ -36,11 +36,15 @@ export interface Web extends RunningPart {
   processorSimulator: ProcessorSimulator | null;
 }
 
+/** Connections still open this long after the web role began to stop are closed hard. */
+const drainTimeoutMs = 10_000;
+
 /**
  * The `web` role: the REST API and its SSE streams on one HTTP server, with what lives beside the
  * route table (the payment webhook and pages, the processor simulator, the provider's task callbacks,
- * the referral page, the API reference at `/docs`). Stopping
- * refuses new connections, ends open streams and lets in-flight requests finish.
+ * the referral page, the API reference at `/docs`). Stopping drains the server (`http/drain.ts`): no
+ * new connections, `Connection: close` on every answer still to come, each connection closed after
+ * its current response, open streams ended.
  */
 export async function startWeb(services: Services, options: WebOptions = {}): Promise<Web> {
   const payments = paymentMounts(services, options.processorSimulator);
@@ -55,7 +59,7 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   // Listening before the first request, so the first answers are already kept.
   await app.context.catalogCache.start();
   // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.
-  const server = http.createServer({ connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) }, app.callback());
+  const { server, drain } = drainableServer(app.callback(), { connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) });
   server.keepAliveTimeout = 65_000;
   answerClientErrors(server, services.log, services.config.requestTimeoutMs);
   await new Promise<void>((resolve, reject) => {
@@ -72,16 +76,11 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
     processorSimulator: payments.processorSimulator,
     stop: async () => {
       await metrics?.stop();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Open SSE streams are requests that never finish on their own: end them, then the idle sockets.
+      const drained = drain(Math.min(drainTimeoutMs, services.config.shutdownTimeoutMs / 2));
+      // Open SSE streams are requests that never finish on their own: the drain waits for their end.
       await app.context.realtime.stop();
       app.context.catalogCache.stop();
-      server.closeIdleConnections();
-      // A request still running now leaves its keep-alive socket idle only when it ends, and close()
-      // would wait out keepAliveTimeout (65 s) for it: sweep the idle ones until the server is closed.
-      const sweep = setInterval(() => server.closeIdleConnections(), 50);
-      await closed;
-      clearInterval(sweep);
+      await drained;
     },
   };
 }

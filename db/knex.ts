@@ -1,16 +1,20 @@
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
+import type { Logger } from '../logger';
 
 // bigint counts (count(*)) arrive as strings by default; every integer we store fits in a JS number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export function createKnex(url: string, poolSize: number): Knex {
+/** Knex on `url`; with `log`, what knex itself reports (a connection lost, a failed acquire) goes there instead of the console. */
+export function createKnex(url: string, poolSize: number, log?: Logger): Knex {
+  const report = (message: unknown) => log?.warn({ knex: String(message) }, 'knex');
   return knex({
     client: 'pg',
     connection: { connectionString: url, application_name: 'effects-backend' },
     pool: { min: 0, max: poolSize },
     migrations: migrationSettings,
+    ...(log ? { log: { warn: report, error: report, deprecate: report, debug: () => undefined } } : {}),
   });
 }
 

@@ -30,7 +30,11 @@ const retries: Record<QueueName, SendOptions> = {
   // Waiting for a slot is not an error (pending expiry ends a wait): a ticket that waits again is
   // failed into `retry`, which keeps its `created_on` and so its place in line.
   'generation-submit': { retryLimit: 1_000_000, retryDelay: 0, retryBackoff: false },
-  'generation-media': { retryLimit: 3, retryDelay: 5, retryBackoff: true, expireInSeconds: 600 },
+  // A preview takes seconds. Its consumer touches the job while it works (the heartbeat): a job
+  // nobody touched for 10 s (its media process died, or the answer to its fetch was lost) is failed
+  // by the worker sweeps, and one whose process is dead at once; a hung build ends at the expiry,
+  // far below MEDIA_TIMEOUT_S. The tries span about six minutes, so an outage is waited out.
+  'generation-media': { retryLimit: 10, retryDelay: 2, retryBackoff: true, retryDelayMax: 60, expireInSeconds: 120, heartbeatSeconds: 10 },
   'push-send': { retryLimit: 3, retryDelay: 10, retryBackoff: true },
   // A processor that stays away longer leaves the payment unregistered: reconciliation closes it
   // after an hour and the subscription retries later, as after a decline.

@@ -115,12 +115,14 @@ export async function startPipeline(options: {
   media?: boolean;
   /** Wraps the adapter over the simulator, to make the provider misbehave in ways the simulator cannot. */
   adapter?: (real: ProviderAdapter) => ProviderAdapter;
+  /** Services of the pipeline instead of the run's (a database reached through a fault proxy). */
+  services?: Partial<Services>;
 } = {}): Promise<Pipeline> {
   const env = { ...fastPipeline, ...options.config };
   const config = testConfig(env);
   const accounts = Object.fromEntries(config.generations.providerAccounts.map((account) => [account.apiKey, account.slots]));
   const simulator = await startProviderSimulator({ latencyMs: 50, accounts, ...options.simulator });
-  const pipelineServices: Services = { ...services(), config: testConfig({ ...env, PROVIDER_URL: simulator.url }) };
+  const pipelineServices: Services = { ...services(), ...options.services, config: testConfig({ ...env, PROVIDER_URL: simulator.url }) };
   const real = new HttpProviderAdapter({ baseUrl: simulator.url });
   const parts: RunningPart[] = [await startGenerationPipeline(pipelineServices, options.adapter ? options.adapter(real) : real)];
   if (options.media ?? true) parts.push(await startPreviewConsumer(pipelineServices));

@@ -1,10 +1,13 @@
 import type { Middleware } from 'koa';
+import { isUnreachable } from '../../db/unreachable';
 import type { Logger } from '../../logger';
 import { ApiError, errors } from './errors';
 
 /**
- * Turns every thrown error into the contract's envelope. Unexpected errors answer a generic 500;
- * their cause goes to the log with the request id, never to the client.
+ * Turns every thrown error into the contract's envelope. An unreachable database (a restart, a
+ * failover) answers `503` with `Retry-After`: the request was fine and will succeed in a moment.
+ * Other unexpected errors answer a generic 500; their cause goes to the log with the request id,
+ * never to the client.
  */
 export function errorEnvelope(log: Logger): Middleware {
   return async (ctx, next) => {
@@ -19,6 +22,9 @@ export function errorEnvelope(log: Logger): Middleware {
       let error: ApiError;
       if (thrown instanceof ApiError) {
         error = thrown;
+      } else if (isUnreachable(thrown)) {
+        log.warn({ requestId: ctx.state.requestId, err: thrown }, 'database unreachable');
+        error = errors.brieflyUnavailable();
       } else {
         log.error({ requestId: ctx.state.requestId, err: thrown }, 'unexpected error');
         error = errors.internal();

@@ -84,7 +84,16 @@ export const errors = {
   internal: () => new ApiError('internal_error'),
   notImplemented: () => new ApiError('not_implemented'),
   providerUnavailable: (message?: string) => new ApiError('provider_unavailable', message),
+  /**
+   * The service itself cannot answer for a few seconds: its database is unreachable, or this
+   * process is stopping. The contract's one 503 code, with the wait in `Retry-After`.
+   */
+  brieflyUnavailable: () => new ApiError('provider_unavailable', 'The service is briefly unavailable, try again in a few seconds.', undefined,
+    { 'Retry-After': String(briefOutageRetryAfterS) }),
 };
+
+/** What `Retry-After` tells a client when the database is unreachable: about a Postgres restart or failover. */
+export const briefOutageRetryAfterS = 5;
 
 /**
  * A 422 names at most a few problems per field and a few in all, so its size does not grow with

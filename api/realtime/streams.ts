@@ -90,7 +90,7 @@ export class Realtime {
   }
 
   async open<State>(ctx: ApiContext, spec: StreamSpec<State>): Promise<void> {
-    if (this.stopping) throw errors.internal();
+    if (this.stopping) throw errors.brieflyUnavailable();
     const { db, config, log } = this.services;
     const stream = new LiveStream<State>(spec, new SseWriter(ctx.res), {
       reread: () => this.rereads(spec.snapshot),
@@ -114,7 +114,7 @@ export class Realtime {
         throw errors.tooManyStreams();
       }
       stream.leased = true;
-      if (this.stopping) throw errors.internal();
+      if (this.stopping) throw errors.brieflyUnavailable();
       // The client left while the slot was taken: closing already ran, except the release.
       if (stream.closed) return this.forget(stream as LiveStream<unknown>, 'client');
       // The response is the stream's from here on; Koa must not write it.

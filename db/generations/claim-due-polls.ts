@@ -9,11 +9,12 @@ export type DuePoll = Pick<GenerationRow, 'id' | 'user_id' | 'output_type' | 'pr
 /**
  * The poll loop's claim, shared by every worker through the database: due `processing` tasks,
  * oldest due first, are pushed `claimS` into the future while this worker polls them, with
- * `for update skip locked` so two workers never take the same task. A worker that dies mid-poll
- * simply lets the claim run out and another one polls. A worker polls only tasks of accounts whose
- * key it has, and those of accounts nobody has any more (disabled, or gone): they fail `lost_account`.
+ * `for update skip locked` so two workers never take the same task. The claim names the process
+ * (`processId`): when it dies mid-poll the sweeps give the task back at once, else the claim runs
+ * out. A worker polls only tasks of accounts whose key it has, and those of accounts nobody has any
+ * more (disabled, or gone): they fail `lost_account`.
  */
-export async function claimDuePolls(db: Knex, limit: number, claimS: number, providerTimeoutS: number, knownAccounts: string[]): Promise<DuePoll[]> {
+export async function claimDuePolls(db: Knex, limit: number, claimS: number, providerTimeoutS: number, knownAccounts: string[], processId: string): Promise<DuePoll[]> {
   if (limit <= 0) return [];
   const { rows } = await db.raw<{ rows: DuePoll[] }>(
     `with due as materialized (
@@ -25,11 +26,11 @@ export async function claimDuePolls(db: Knex, limit: number, claimS: number, pro
        for update of g skip locked
      )
      update generations g
-     set next_poll_at = now() + :claimS * interval '1 second', poll_count = g.poll_count + 1
+     set next_poll_at = now() + :claimS * interval '1 second', poll_count = g.poll_count + 1, claimed_by = :processId
      from due where g.id = due.id
      returning g.id, g.user_id, g.output_type, g.provider_account_id, g.provider_task_id,
        g.started_at < now() - :providerTimeoutS * interval '1 second' as timed_out`,
-    { limit, claimS, providerTimeoutS, fingerprints: knownAccounts },
+    { limit, claimS, providerTimeoutS, fingerprints: knownAccounts, processId },
   );
   return rows;
 }

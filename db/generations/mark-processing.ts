@@ -5,8 +5,9 @@ import type { GenerationRow } from './model';
 import { finishSubmitJob } from './submit-ticket';
 
 /**
- * pending -> processing: the provider accepted the task. Records the task and the account, sets
- * `started_at` (the provider timeout counts from here) and the first poll; the FIFO ticket is done.
+ * pending -> processing: the provider accepted the task (answered, or found by its client reference
+ * after the answer was lost). Records the task and the account, sets `started_at` (the provider
+ * timeout counts from here) and the first poll; the submission is resolved, the FIFO ticket done.
  */
 export async function markProcessing(
   trx: Knex.Transaction,
@@ -16,7 +17,8 @@ export async function markProcessing(
   const { rows: [row] } = await trx.raw<{ rows: Pick<GenerationRow, 'id' | 'user_id' | 'submit_job_id'>[] }>(
     `update generations
      set status = 'processing', started_at = now(), provider_account_id = :accountId, provider_task_id = :taskId,
-       next_poll_at = now() + :firstPollInMs * interval '1 millisecond', poll_count = 0, dispatch_until = null
+       next_poll_at = now() + :firstPollInMs * interval '1 millisecond', poll_count = 0, dispatch_until = null,
+       claimed_by = null, submission_account_id = null
      where id = :generationId and status = 'pending'
      returning id, user_id, submit_job_id`,
     submission,

@@ -11,7 +11,8 @@ export type StoredResultOf = { key: string; contentType: string } | { text: stri
  * processing (provider running) -> processing (result stored, preview to make). Not a status change
  * for clients, so no status event. The preview is made by the `media` role (a text answer has none).
  * The poll loop gave the slot back when the provider said done; releasing it here too covers a
- * worker that stored a result another one had polled. Guarded: the first stored result wins.
+ * worker that stored a result another one had polled. The `generation-media` job carries the
+ * generation's id, and the row names it. Guarded: the first stored result wins.
  */
 export async function markResultStored(
   trx: Knex.Transaction,
@@ -21,13 +22,14 @@ export async function markResultStored(
   const file = 'key' in result ? result : null;
   const stored = await trx.raw<{ rowCount: number }>(
     `update generations
-     set result_key = :key, result_content_type = :contentType, result_text = :text, result_stored_at = now(), next_poll_at = null
+     set result_key = :key, result_content_type = :contentType, result_text = :text, result_stored_at = now(), next_poll_at = null,
+       claimed_by = null, media_job_id = :generationId
      where id = :generationId and status = 'processing' and result_stored_at is null`,
     { generationId: result.generationId, key: file?.key ?? null, contentType: file?.contentType ?? null, text: 'text' in result ? result.text : null },
   );
   if (stored.rowCount !== 1) return false;
   await releaseGenerationSlot(trx, result.generationId);
-  await enqueue(boss, trx, 'generation-media', { generationId: result.generationId });
+  await enqueue(boss, trx, 'generation-media', { generationId: result.generationId }, { id: result.generationId });
   // Wakes the media workers now rather than at their next look for jobs.
   await notify(trx, 'generation_media', { id: result.generationId });
   return true;

@@ -3,12 +3,14 @@ import type { Knex } from 'knex';
 /**
  * The provider is still working: the next poll comes after 1/15 of the time the task has run so
  * far, between `minMs` and `maxMs` (every ~100 ms in the first seconds, then slower, capped), so the
- * delay in noticing a finished task stays near 3% of its run on average (7% at worst). Guarded by the status.
+ * delay in noticing a finished task stays near 3% of its run on average (7% at worst); the poll
+ * claim ends with it. Guarded by the status.
  */
 export async function schedulePoll(db: Knex, generationId: string, minMs: number, maxMs: number): Promise<void> {
   await db.raw(
     `update generations
-     set next_poll_at = now() + least(:maxMs, greatest(:minMs, extract(epoch from now() - started_at) * 1000 / 15)) * interval '1 millisecond'
+     set next_poll_at = now() + least(:maxMs, greatest(:minMs, extract(epoch from now() - started_at) * 1000 / 15)) * interval '1 millisecond',
+       claimed_by = null
      where id = :generationId and status = 'processing' and result_stored_at is null`,
     { generationId, minMs, maxMs },
   );

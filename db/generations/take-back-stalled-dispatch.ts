@@ -1,14 +1,17 @@
 import type { Knex } from 'knex';
+import { submissionClaimOver } from './find-stalled-dispatches';
 
 /**
- * pending (claim ran out) -> pending (waiting): the claim of a worker that died or stalled between
- * taking the generation and recording its submission is taken back. Guarded by the expired claim,
- * so of several sweeps only one takes it. Answers whether it did, with the generation's ticket.
+ * pending (claim over) -> pending (waiting): the claim of a worker that died, stalled, or left its
+ * submission unresolved is taken back, when no task exists for it at the provider (none was sent,
+ * or the lookup found none). Guarded by the same condition as `findStalledDispatches`, so of several
+ * sweeps only one takes it, and a live claim made since is left alone. Answers whether it did, with
+ * the generation's ticket.
  */
 export async function takeBackStalledDispatch(trx: Knex.Transaction, generationId: string): Promise<{ submitJobId: string | null } | null> {
   const { rows } = await trx.raw<{ rows: { submit_job_id: string | null }[] }>(
-    `update generations set dispatch_until = null
-     where id = :generationId and status = 'pending' and dispatch_until < now()
+    `update generations set dispatch_until = null, claimed_by = null, submission_account_id = null
+     where id = :generationId and status = 'pending' and dispatch_until is not null and ${submissionClaimOver}
      returning submit_job_id`,
     { generationId },
   );

@@ -16,6 +16,11 @@ export interface ProviderRequest {
   inputs: ProviderInput[];
   /** What a studio task is asked to do; absent for an effect. */
   prompt?: string;
+  /**
+   * Our name for the task (the generation id), sent with it: the provider keeps one task per
+   * reference and account, and `findTask` finds it again when the answer to the submission was lost.
+   */
+  clientReference: string;
   /** Where the provider calls back when the task finishes (`pool/provider/task-callback.ts`); polling covers a lost call. */
   callbackUrl?: string;
 }
@@ -24,11 +29,19 @@ export interface ProviderRequest {
  * `busy`: the account runs its concurrency cap, put it in cooldown for `retryAfterS`.
  * `rejected`: final, `errorCode` is the generation's error_code.
  * `unavailable`: transient (5xx, timeout, network), submit again later; `reason` is for logs.
+ * `maybeAccepted`: the request may have reached the provider (no answer in time, a connection
+ * reset, a 5xx): a task may exist under the client reference, to be looked up before any new try.
  */
 export type SubmitOutcome =
   | { kind: 'accepted'; taskId: string }
   | { kind: 'busy'; retryAfterS: number }
   | { kind: 'rejected'; errorCode: string; message: string | null }
+  | { kind: 'unavailable'; reason: string; maybeAccepted: boolean };
+
+/** The task a client reference names: found, surely absent, or unknown for now (the provider did not answer). */
+export type TaskLookup =
+  | { kind: 'found'; taskId: string }
+  | { kind: 'absent' }
   | { kind: 'unavailable'; reason: string };
 
 /** `succeeded` with a null `resultUrl` is the provider's fault: the caller fails the generation with `no_result_url`. */
@@ -46,6 +59,7 @@ export interface ProviderResult {
 /** Expected provider answers come back as outcomes; only `fetchResult` throws, when the download fails. */
 export interface ProviderAdapter {
   submit(account: ProviderAccount, request: ProviderRequest): Promise<SubmitOutcome>;
+  findTask(account: ProviderAccount, clientReference: string): Promise<TaskLookup>;
   poll(account: ProviderAccount, taskId: string): Promise<PollOutcome>;
   fetchResult(url: string): Promise<ProviderResult>;
 }

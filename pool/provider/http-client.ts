@@ -1,10 +1,11 @@
-import type { PollOutcome, ProviderAccount, ProviderAdapter, ProviderRequest, ProviderResult, SubmitOutcome } from './adapter';
+import type { PollOutcome, ProviderAccount, ProviderAdapter, ProviderRequest, ProviderResult, SubmitOutcome, TaskLookup } from './adapter';
 import { errorCodeForFailedTask, errorCodeForRefusedPoll, errorCodeForRefusedSubmission } from './error-codes';
 
 export interface HttpProviderOptions {
   baseUrl: string;
   submitTimeoutMs?: number;
   pollTimeoutMs?: number;
+  lookupTimeoutMs?: number;
   resultTimeoutMs?: number;
 }
 
@@ -12,6 +13,11 @@ export interface HttpProviderOptions {
 const DEFAULT_RETRY_AFTER_S = 5;
 
 type Unavailable = { kind: 'unavailable'; reason: string };
+/** A call that got no answer; `sent`: the request may have reached the provider. */
+type NoAnswer = Unavailable & { sent: boolean };
+
+/** Network errors that mean the request never left: nothing can exist at the provider because of it. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 interface Answer {
   status: number;
@@ -20,41 +26,54 @@ interface Answer {
 }
 
 /**
- * The provider's HTTP API (`POST /v1/tasks` with an optional `callback_url` the provider POSTs the
- * finished task to, `GET /v1/tasks/{id}`, result links) over fetch.
+ * The provider's HTTP API (`POST /v1/tasks` with a `client_reference` and an optional `callback_url`
+ * the provider POSTs the finished task to, `GET /v1/tasks/{id}`, `GET /v1/tasks?client_reference=`,
+ * result links) over fetch.
  */
 export class HttpProviderAdapter implements ProviderAdapter {
   private readonly baseUrl: string;
   private readonly submitTimeoutMs: number;
   private readonly pollTimeoutMs: number;
+  private readonly lookupTimeoutMs: number;
   private readonly resultTimeoutMs: number;
 
   constructor(options: HttpProviderOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.submitTimeoutMs = options.submitTimeoutMs ?? 15_000;
     this.pollTimeoutMs = options.pollTimeoutMs ?? 15_000;
+    this.lookupTimeoutMs = options.lookupTimeoutMs ?? 5000;
     this.resultTimeoutMs = options.resultTimeoutMs ?? 60_000;
   }
 
   async submit(account: ProviderAccount, request: ProviderRequest): Promise<SubmitOutcome> {
-    const { callbackUrl, ...task } = request;
-    const payload = callbackUrl === undefined ? task : { ...task, callback_url: callbackUrl };
+    const { clientReference, callbackUrl, ...task } = request;
+    const payload = { ...task, client_reference: clientReference, ...(callbackUrl === undefined ? {} : { callback_url: callbackUrl }) };
     const answer = await this.call(account, 'POST', '/v1/tasks', this.submitTimeoutMs, payload);
-    if ('kind' in answer) return answer;
+    if ('kind' in answer) return { kind: 'unavailable', reason: answer.reason, maybeAccepted: answer.sent };
     const { status, headers, body } = answer;
     if (isSuccess(status)) {
       const taskId = field(body, 'id');
-      return typeof taskId === 'string' && taskId !== '' ? { kind: 'accepted', taskId } : unavailable('accepted without a task id');
+      return typeof taskId === 'string' && taskId !== '' ? { kind: 'accepted', taskId } : { kind: 'unavailable', reason: 'accepted without a task id', maybeAccepted: true };
     }
     if (status === 429) return { kind: 'busy', retryAfterS: retryAfterSeconds(headers.get('retry-after')) };
-    if (!isRefusal(status)) return unavailable(`HTTP ${status}`);
+    if (!isRefusal(status)) return { kind: 'unavailable', reason: `HTTP ${status}`, maybeAccepted: true };
     const error = providerError(body);
     return { kind: 'rejected', errorCode: errorCodeForRefusedSubmission(status, error.type), message: error.message };
   }
 
+  async findTask(account: ProviderAccount, clientReference: string): Promise<TaskLookup> {
+    const answer = await this.call(account, 'GET', `/v1/tasks?client_reference=${encodeURIComponent(clientReference)}`, this.lookupTimeoutMs);
+    if ('kind' in answer) return unavailable(answer.reason);
+    if (!isSuccess(answer.status)) return unavailable(`HTTP ${answer.status}`);
+    const tasks = field(answer.body, 'data');
+    if (!Array.isArray(tasks)) return unavailable('lookup answered without a task list');
+    const taskId = field(tasks[0], 'id');
+    return typeof taskId === 'string' && taskId !== '' ? { kind: 'found', taskId } : { kind: 'absent' };
+  }
+
   async poll(account: ProviderAccount, taskId: string): Promise<PollOutcome> {
     const answer = await this.call(account, 'GET', `/v1/tasks/${encodeURIComponent(taskId)}`, this.pollTimeoutMs);
-    if ('kind' in answer) return answer;
+    if ('kind' in answer) return unavailable(answer.reason);
     const { status, body } = answer;
     if (isRefusal(status)) return { kind: 'failed', errorCode: errorCodeForRefusedPoll(status), message: providerError(body).message };
     if (!isSuccess(status)) return unavailable(`HTTP ${status}`);
@@ -92,7 +111,7 @@ export class HttpProviderAdapter implements ProviderAdapter {
     path: string,
     timeoutMs: number,
     payload?: unknown,
-  ): Promise<Answer | Unavailable> {
+  ): Promise<Answer | NoAnswer> {
     try {
       const response = await fetch(`${this.baseUrl}${path}`, {
         method,
@@ -106,7 +125,7 @@ export class HttpProviderAdapter implements ProviderAdapter {
       });
       return { status: response.status, headers: response.headers, body: parseJson(await response.text()) };
     } catch (error) {
-      return unavailable(failureReason(error, timeoutMs));
+      return { kind: 'unavailable', reason: failureReason(error, timeoutMs), sent: !NOT_SENT_CODES.has(networkCode(error) ?? '') };
     }
   }
 }
@@ -153,6 +172,10 @@ function retryAfterSeconds(header: string | null): number {
 function mediaType(header: string | null): string {
   const type = header?.split(';')[0].trim().toLowerCase();
   return type || 'application/octet-stream';
+}
+
+function networkCode(error: unknown): string | undefined {
+  return error instanceof Error ? (error.cause as { code?: string } | undefined)?.code : undefined;
 }
 
 function failureReason(error: unknown, timeoutMs: number): string {

@@ -14,6 +14,8 @@ export interface ServiceProcess {
   /** Set for a process with the web role. */
   url: string | null;
   child: ChildProcess;
+  /** The id of the process's Postgres session (what its claims name), once its `started` line is read. */
+  session(): string | null;
   stop(): Promise<void>;
 }
 
@@ -37,10 +39,13 @@ export async function startServiceProcess(roles: string, env: Record<string, str
     env: { ...process.env, LOG_LEVEL: 'info', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'loadtest-data-')), ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let session: string | null = null;
   createInterface({ input: child.stdout! }).on('line', (line) => {
     let level = 0;
     try {
-      level = (JSON.parse(line) as { level?: number }).level ?? 0;
+      const parsed = JSON.parse(line) as { level?: number; msg?: string; session?: string };
+      level = parsed.level ?? 0;
+      if (parsed.msg === 'started' && parsed.session) session = parsed.session;
     } catch {
       return;
     }
@@ -67,9 +72,10 @@ export async function startServiceProcess(roles: string, env: Record<string, str
     roles,
     url,
     child,
+    session: () => session,
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import type { Logger } from '../../logger';
-import type { ProviderRequest } from '../../pool/provider/adapter';
+import type { ProviderInput } from '../../pool/provider/adapter';
 import { AccountSlots, type Slot } from './account-slots';
 import { BadInputImageError, decodeStill, downloadPhotos, type Still } from './input-photo';
 import { modelBehaviour, type ModelBehaviour, type ModelInput } from './models';
@@ -33,6 +33,7 @@ export interface ProviderSimulatorOptions {
 export interface ProviderSimulatorStats {
   /** Tasks holding a slot, by API key. */
   running: Record<string, number>;
+  /** Tasks created. */
   submitted: number;
   completed: number;
   rejectedBusy: number;
@@ -41,6 +42,11 @@ export interface ProviderSimulatorStats {
    * this submission (slot time the caller wasted), in order.
    */
   slotGapsMs: number[];
+  /**
+   * Submissions of a client reference that already had a task: answered with that task, as an
+   * idempotent provider does; a provider without idempotency would have run (and billed) it twice.
+   */
+  repeatedSubmissions: number;
 }
 
 export interface ProviderSimulator {
@@ -56,10 +62,20 @@ type TaskOutcome =
 interface Task {
   id: string;
   apiKey: string;
+  clientReference: string | null;
   slot: Slot;
   /** Where to POST the finished task, as real providers' webhooks do (once, no retry: a lost call is the caller's to cover). */
   callbackUrl: string | null;
   state: { status: 'running' } | TaskOutcome;
+}
+
+/** A task request as the simulator reads it. */
+interface TaskRequest {
+  model: string;
+  inputs: ProviderInput[];
+  prompt?: string;
+  clientReference: string | null;
+  callbackUrl?: string;
 }
 
 /** The options, checked and with their defaults. */
@@ -77,6 +93,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_AUDIO_BYTES = 8 * 1024 * 1024;
 const MAX_PROMPT_LENGTH = 20_000;
 const MAX_INPUTS = 16;
+const MAX_REFERENCE_LENGTH = 200;
 const DEFAULT_CONCURRENCY = 4;
 const DEFAULT_RESULT_TTL_MS = 15 * 60_000;
 /** Before each attempt of a task callback. */
@@ -104,12 +121,14 @@ class Simulator {
   private readonly lifetime = new AbortController();
   private readonly slots = new AccountSlots();
   private readonly tasks = new Map<string, Task>();
+  /** Tasks by API key and client reference (`referenceKey`). */
+  private readonly byReference = new Map<string, Task>();
   /** Finished tasks in completion order, which is also their expiry order. */
   private readonly expiring: { task: Task; expiresAt: number }[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private readonly heavyRenders = pLimit(HEAVY_RENDERS);
   private readonly sweeper: NodeJS.Timeout;
-  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0 };
+  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0 };
   /** By API key: when each freed slot became free, oldest first, until a submission takes it. */
   private readonly freedAt = new Map<string, number[]>();
   private readonly slotGapsMs: number[] = [];
@@ -161,9 +180,12 @@ class Simulator {
       const taskPath = /^\/v1\/tasks\/([^/]+)$/.exec(pathname);
       const resultPath = /^\/results\/([^/]+)$/.exec(pathname);
       if (req.method === 'POST' && pathname === '/v1/tasks') await this.submit(req, res);
+      else if (req.method === 'GET' && pathname === '/v1/tasks') this.findByReference(req, res);
       else if (req.method === 'POST' && pathname === '/v1/transcriptions') await this.transcribe(req, res);
       else if (req.method === 'GET' && taskPath) this.show(req, res, taskPath[1]);
       else if (req.method === 'GET' && resultPath) await this.serveResult(res, resultPath[1]);
+      // The simulator's own counters, for load and fault tests that run it as a process of its own.
+      else if (req.method === 'GET' && pathname === '/simulator/stats') sendJson(res, 200, this.stats());
       else sendError(res, 404, 'not_found', 'no such endpoint');
     } catch (error) {
       this.settings.log?.error({ err: error, method: req.method, url: req.url }, 'provider simulator request failed');
@@ -177,6 +199,7 @@ class Simulator {
     if (apiKey === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
     const request = parseTaskRequest(await readBody(req));
     if (typeof request === 'string') return sendError(res, 400, 'invalid_request', request);
+    if (this.answeredAgain(res, apiKey, request.clientReference)) return;
     const behaviour = modelBehaviour(request.model);
     if (!behaviour) return sendError(res, 404, 'no_model', `no model ${request.model}`);
     if (behaviour.kind === 'renders' && behaviour.needsPhoto && request.inputs.length === 0) {
@@ -201,10 +224,13 @@ class Simulator {
       if (error instanceof BadInputImageError) return sendError(res, 400, 'bad_input_image', error.message);
       throw error;
     }
+    // The same reference may have been submitted again while these photos downloaded.
+    if (this.answeredAgain(res, apiKey, request.clientReference)) return this.slots.release(slot);
 
-    const task: Task = { id: randomUUID(), apiKey, slot, callbackUrl: request.callbackUrl ?? null, state: { status: 'running' } };
+    const task: Task = { id: randomUUID(), apiKey, clientReference: request.clientReference, slot, callbackUrl: request.callbackUrl ?? null, state: { status: 'running' } };
     slot.finishAt = Date.now() + latencyMs;
     this.tasks.set(task.id, task);
+    if (task.clientReference !== null) this.byReference.set(referenceKey(apiKey, task.clientReference), task);
     this.counts.submitted += 1;
     const outcome = this.produce(task, behaviour, { still, prompt: request.prompt ?? '' });
     // Light renders are done before answering, so that with no latency a task is finished at its first poll.
@@ -254,7 +280,7 @@ class Simulator {
         const response = await fetch(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(this.taskView(task)),
+          body: JSON.stringify(this.view(task)),
           signal: AbortSignal.any([this.lifetime.signal, AbortSignal.timeout(5000)]),
         });
         await response.body?.cancel();
@@ -269,15 +295,23 @@ class Simulator {
     }
   }
 
-  /** A task as `GET /v1/tasks/{id}` and the callback show it. */
-  private taskView(task: Task): Record<string, unknown> {
-    const { state } = task;
-    return {
-      id: task.id,
-      status: state.status,
-      result: state.status === 'succeeded' ? { url: `${this.url}/results/${state.result.fileName}`, content_type: state.result.contentType } : null,
-      error: state.status === 'failed' ? state.error : null,
-    };
+  /** A submission of a reference that already has a task is answered with that task (`200`), once more counted. */
+  private answeredAgain(res: http.ServerResponse, apiKey: string, clientReference: string | null): boolean {
+    const task = clientReference === null ? undefined : this.byReference.get(referenceKey(apiKey, clientReference));
+    if (!task) return false;
+    this.counts.repeatedSubmissions += 1;
+    sendJson(res, 200, this.view(task));
+    return true;
+  }
+
+  /** `GET /v1/tasks?client_reference=`: the account's task of that reference, as a list of at most one. */
+  private findByReference(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const apiKey = this.authenticate(req);
+    if (apiKey === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
+    const clientReference = new URL(req.url ?? '/', 'http://simulator').searchParams.get('client_reference');
+    if (!clientReference) return sendError(res, 400, 'invalid_request', 'client_reference is required');
+    const task = this.byReference.get(referenceKey(apiKey, clientReference));
+    sendJson(res, 200, { data: task ? [this.view(task)] : [] });
   }
 
   /** The speech endpoint: a 16-bit PCM WAV in, its transcript out, at once (README, "Voice input"). */
@@ -296,7 +330,19 @@ class Simulator {
     if (apiKey === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
     const task = this.tasks.get(taskId);
     if (!task || task.apiKey !== apiKey) return sendError(res, 404, 'not_found', 'no such task');
-    sendJson(res, 200, this.taskView(task));
+    sendJson(res, 200, this.view(task));
+  }
+
+  /** A task as `GET /v1/tasks/{id}` and the callback show it. */
+  private view(task: Task): object {
+    const { state } = task;
+    return {
+      id: task.id,
+      client_reference: task.clientReference,
+      status: state.status,
+      result: state.status === 'succeeded' ? { url: `${this.url}/results/${state.result.fileName}`, content_type: state.result.contentType } : null,
+      error: state.status === 'failed' ? state.error : null,
+    };
   }
 
   private async serveResult(res: http.ServerResponse, fileName: string): Promise<void> {
@@ -314,6 +360,7 @@ class Simulator {
     while (count < this.expiring.length && this.expiring[count].expiresAt <= now) count += 1;
     for (const { task } of this.expiring.splice(0, count)) {
       this.tasks.delete(task.id);
+      if (task.clientReference !== null) this.byReference.delete(referenceKey(task.apiKey, task.clientReference));
       if (task.state.status === 'succeeded') {
         rm(task.state.result.filePath, { force: true }).catch((error: unknown) => this.settings.log?.warn({ err: error }, 'could not delete a result'));
       }
@@ -385,10 +432,17 @@ async function readBody(req: http.IncomingMessage): Promise<unknown> {
   }
 }
 
+function referenceKey(apiKey: string, clientReference: string): string {
+  return `${apiKey}\n${clientReference}`;
+}
+
 /** The task request, or what is wrong with it. */
-function parseTaskRequest(body: unknown): ProviderRequest | string {
+function parseTaskRequest(body: unknown): TaskRequest | string {
   if (typeof body !== 'object' || body === null) return 'the body must be a JSON object';
-  const { model, inputs, prompt, callback_url: callbackUrl } = body as { model?: unknown; inputs?: unknown; prompt?: unknown; callback_url?: unknown };
+  const { model, inputs, prompt, client_reference: clientReference, callback_url: callbackUrl } = body as { model?: unknown; inputs?: unknown; prompt?: unknown; client_reference?: unknown; callback_url?: unknown };
+  if (clientReference !== undefined && clientReference !== null && (typeof clientReference !== 'string' || clientReference === '' || clientReference.length > MAX_REFERENCE_LENGTH)) {
+    return `client_reference must be a string of 1 to ${MAX_REFERENCE_LENGTH} characters`;
+  }
   if (typeof model !== 'string' || model === '') return 'model must be a non-empty string';
   if (!Array.isArray(inputs) || inputs.length > MAX_INPUTS) return `inputs must hold at most ${MAX_INPUTS} photos`;
   if (prompt !== undefined && (typeof prompt !== 'string' || prompt.length > MAX_PROMPT_LENGTH)) return `prompt must be a string of at most ${MAX_PROMPT_LENGTH} characters`;
@@ -399,8 +453,9 @@ function parseTaskRequest(body: unknown): ProviderRequest | string {
   if (callbackUrl !== undefined && (typeof callbackUrl !== 'string' || !/^https?:\/\//.test(callbackUrl))) return 'callback_url must be an http(s) url';
   return {
     model,
-    inputs: inputs as ProviderRequest['inputs'],
+    inputs: inputs as ProviderInput[],
     ...(prompt === undefined ? {} : { prompt: prompt as string }),
+    clientReference: (clientReference as string | null | undefined) ?? null,
     ...(callbackUrl === undefined ? {} : { callbackUrl: callbackUrl as string }),
   };
 }

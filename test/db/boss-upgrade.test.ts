@@ -73,7 +73,9 @@ describe('a pg-boss 10 schema left in an existing database', function () {
     await old.stop({ graceful: false, wait: true });
   });
 
-  after(async () => {
+  after(async function () {
+    // DROP DATABASE waits for a checkpoint, which takes a minute or more on a disk busy with other runs.
+    this.timeout(300_000);
     await boss?.stop({ graceful: false });
     await database.drop();
   });

@@ -2,16 +2,20 @@ import { claimForSubmission, type ClaimedGeneration } from '../../db/generations
 import { claimInputChecks } from '../../db/generations/claim-input-checks';
 import { failGeneration } from '../../db/generations/fail-generation';
 import { generationStatus } from '../../db/generations/generation-status';
+import { leaveSubmissionUnresolved } from '../../db/generations/leave-submission-unresolved';
 import { markInputsChecked } from '../../db/generations/mark-inputs-checked';
 import { markProcessing } from '../../db/generations/mark-processing';
+import { providerTaskOf } from '../../db/generations/provider-task-of';
+import { recordSubmissionAttempts } from '../../db/generations/record-submission-attempts';
 import { releaseSubmissionClaim } from '../../db/generations/release-submission-claim';
 import { finishSubmitJob, returnSubmitJob } from '../../db/generations/submit-ticket';
 import { bossIn, type QueuePayloads } from '../../db/queues';
+import { untilReachable } from '../../db/unreachable';
 import type { AccountKeys } from '../../pool/accounts';
 import { coolDownAccount } from '../../pool/cool-down-account';
 import { countFreeSlots } from '../../pool/count-free-slots';
 import { leaseSlots, type Lease } from '../../pool/lease-slots';
-import type { ProviderAdapter } from '../../pool/provider/adapter';
+import type { ProviderAdapter, SubmitOutcome } from '../../pool/provider/adapter';
 import { taskCallbackUrl } from '../../pool/provider/task-callback';
 import { releaseSlotLease } from '../../pool/release-slot-lease';
 import type { RunningPart, Services } from '../../services';
@@ -38,10 +42,15 @@ interface Submission {
  * The dispatcher, one per worker process, on the job loop. A round counts the free slots (of the
  * accounts this process has keys for), fetches at most that many `generation-submit` jobs (pg-boss
  * hands them out oldest first: FIFO), claims their generations and leases them slots in one guarded
- * statement, all in ONE transaction (a crash before commit leaves everything as it was); a
- * generation that found no slot after all goes back to its place in line. Then each submission runs
- * on its own. It never sleeps while a provider works and never submits without a lease: when every
- * slot is taken, generations simply wait as `pending` (backpressure, no provider 429s).
+ * statement, all in ONE transaction (a crash before commit leaves everything as it was), with the
+ * attempt recorded before the provider is called; a generation that found no slot after all goes
+ * back to its place in line. Then each submission runs on its own, sent with the generation's id as
+ * client reference. It never sleeps while a provider works and never submits without a lease: when
+ * every slot is taken, generations simply wait as `pending` (backpressure, no provider 429s).
+ *
+ * A submission whose answer is lost is never sent again blind: an accepted task is recorded even
+ * across a database blip, and one that may or may not have reached the provider is left to the
+ * sweeps, which look it up by its client reference (`sweeps.ts`).
  *
  * Wakes at once when a generation is created (NOTIFY), when a slot is released in this process or
  * by a provider's callback (NOTIFY), and otherwise every DISPATCH_TICK_MS.
@@ -119,7 +128,7 @@ class Dispatcher {
       const jobs = await boss.fetch<QueuePayloads['generation-submit']>('generation-submit', { batchSize: want, db: bossIn(trx) });
       if (!jobs.length) return [];
       const jobOf = new Map(jobs.map((job) => [job.data.generationId, job.id]));
-      const claimed = await claimForSubmission(trx, jobs.map((job) => job.data.generationId), leaseS);
+      const claimed = await claimForSubmission(trx, jobs.map((job) => job.data.generationId), leaseS, this.services.processSession.id);
       const claimedIds = new Set(claimed.map((generation) => generation.id));
       for (const job of jobs.filter((candidate) => !claimedIds.has(candidate.data.generationId))) {
         // A ticket whose generation moved on (failed by expiry, already submitted) is done; one still
@@ -140,6 +149,7 @@ class Dispatcher {
           await returnSubmitJob(boss, trx, jobId);
         }
       }
+      await recordSubmissionAttempts(trx, ready.map((submission) => submission.lease));
       return ready;
     });
   }
@@ -169,8 +179,9 @@ class Dispatcher {
   }
 
   async submit({ generation, lease, jobId }: Submission): Promise<void> {
-    const { db, boss, storage, log } = this.services;
+    const { storage, log } = this.services;
     const context = { generationId: generation.id, accountId: lease.accountId, slot: lease.slotNo };
+    let outcome: SubmitOutcome;
     try {
       const account = await this.keys.keyOf(lease.accountId);
       if (!account) return await this.fail(generation.id, 'lost_account', 'the leased account has no key in this process');
@@ -181,34 +192,34 @@ class Dispatcher {
         person: input.person,
       })));
       const prompt = generation.prompt === null ? {} : { prompt: generation.prompt };
-      const outcome = await this.adapter.submit(account, { model: generation.model, inputs, ...prompt, callbackUrl: this.callbackUrl(generation.id) });
+      outcome = await this.adapter.submit(account, { model: generation.model, inputs, ...prompt, clientReference: generation.id, callbackUrl: this.callbackUrl(generation.id) });
+    } catch (error) {
+      log.error({ err: error, ...context }, 'submission failed before reaching the provider; the generation waits');
+      // If even this fails, the claim ends and the sweeps find no task for it and put it back in line.
+      return await this.backInLine(generation.id, lease, jobId, null).catch(() => undefined);
+    }
+    try {
       switch (outcome.kind) {
-        case 'accepted': {
-          const firstPollInMs = this.services.config.generations.pollMinIntervalMs;
-          const started = await db.transaction((trx) => markProcessing(trx, boss, { generationId: generation.id, accountId: lease.accountId, taskId: outcome.taskId, firstPollInMs }));
-          if (started) this.onSubmitted();
-          else {
-            // Submitted twice (this worker stalled past its claim and another one took over): the other
-            // submission is the generation's; this task runs unwatched, its slot goes back.
-            log.warn({ ...context, taskId: outcome.taskId }, 'generation left pending before its submission was recorded');
-            await releaseSlotLease(db, lease);
-          }
-          return;
-        }
+        case 'accepted':
+          return await this.record(generation.id, lease, outcome.taskId);
         case 'busy':
           log.info({ ...context, retryAfterS: outcome.retryAfterS }, 'provider account busy; cooling down');
           return await this.backInLine(generation.id, lease, jobId, outcome.retryAfterS);
         case 'rejected':
           return await this.fail(generation.id, outcome.errorCode, outcome.message ?? 'refused by the provider');
         case 'unavailable':
-          log.warn({ ...context, reason: outcome.reason }, 'provider unavailable; the generation waits');
           this.pausedUntil = Date.now() + unavailablePauseMs;
-          return await this.backInLine(generation.id, lease, jobId, null);
+          if (!outcome.maybeAccepted) {
+            log.warn({ ...context, reason: outcome.reason }, 'provider unavailable; the generation waits');
+            return await this.backInLine(generation.id, lease, jobId, null);
+          }
+          log.warn({ ...context, reason: outcome.reason }, 'no answer to a submission; the sweeps look the task up');
+          await leaveSubmissionUnresolved(this.services.db, generation.id, this.services.processSession.id);
       }
     } catch (error) {
-      log.error({ err: error, ...context }, 'submission failed; the generation waits');
-      // If even this fails, the claim and the lease run out and the sweep puts the ticket back.
-      await this.backInLine(generation.id, lease, jobId, null).catch(() => undefined);
+      // The provider may hold a task for it: not put back in line from here (that could send it
+      // twice); the claim ends and the sweeps look the task up by its client reference.
+      log.error({ err: error, ...context }, 'could not record the outcome of a submission; the sweeps resolve it');
     }
   }
 
@@ -217,6 +228,25 @@ class Dispatcher {
     const { config } = this.services;
     const expiresS = Math.ceil(Date.now() / 1000) + config.generations.providerTimeoutS + callbackGraceS;
     return taskCallbackUrl(config.providerCallbackBaseUrl, config.tokenSecret, generationId, expiresS);
+  }
+
+  /**
+   * The provider accepted: the generation is `processing`. The task exists from here on, so its
+   * record is tried again until the database answers (within the claim): a blip must not cost a
+   * second task. If the generation moved on meanwhile (recovery adopted this very task while this
+   * worker looked dead, or it failed), the slot goes back unless the generation runs on it.
+   */
+  private async record(generationId: string, lease: Lease, taskId: string): Promise<void> {
+    const { db, boss, log, config } = this.services;
+    const firstPollInMs = config.generations.pollMinIntervalMs;
+    const started = await untilReachable(
+      () => db.transaction((trx) => markProcessing(trx, boss, { generationId, accountId: lease.accountId, taskId, firstPollInMs })),
+      config.generations.slotLeaseS * 1000,
+    );
+    if (started) return this.onSubmitted();
+    if ((await providerTaskOf(db, generationId)) === taskId) return;
+    log.warn({ generationId, taskId }, 'generation moved on before its submission was recorded; this task runs unwatched');
+    await releaseSlotLease(db, lease);
   }
 
   private async fail(generationId: string, errorCode: string, reason: string): Promise<void> {

@@ -20,14 +20,15 @@ export async function startGenerationPipeline(services: Services, adapter: Provi
   const dispatchWakeup = new Wakeup();
   const pollWakeup = new Wakeup();
   const wakeDispatcher = () => dispatchWakeup.wake();
-  // Often enough that an expired claim (a crashed worker) or an overdue pending is noticed well within its own timeout.
-  const sweepIntervalMs = Math.max(100, Math.min(5000, (settings.pendingTimeoutS * 1000) / 4, (settings.slotLeaseS * 1000) / 2));
+  // Often enough that a dead process's claims come back within seconds, and an expired claim or an
+  // overdue pending is noticed well within its own timeout.
+  const sweepIntervalMs = Math.max(100, Math.min(2000, (settings.pendingTimeoutS * 1000) / 4, (settings.slotLeaseS * 1000) / 2));
 
   const parts = [
     await startDispatcher(services, adapter, keys, {
       wakeup: dispatchWakeup,
       onSubmitted: () => pollWakeup.wake(),
-      between: sweeper(services, sweepIntervalMs, wakeDispatcher),
+      between: sweeper(services, { adapter, keys }, sweepIntervalMs, { onSlotsReleased: wakeDispatcher, onSubmitted: () => pollWakeup.wake() }),
     }),
     await startPollLoop(services, adapter, keys, { wakeup: pollWakeup, onSlotReleased: wakeDispatcher }),
   ];

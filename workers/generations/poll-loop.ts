@@ -37,7 +37,7 @@ export async function startPollLoop(
     concurrency: settings.pollConcurrency,
     batchSize: settings.pollBatch,
     idleMs: settings.dispatchTickMs,
-    claim: (room) => claimDuePolls(db, room, settings.pollClaimS, settings.providerTimeoutS, keys.fingerprints),
+    claim: (room) => claimDuePolls(db, room, settings.pollClaimS, settings.providerTimeoutS, keys.fingerprints, services.processSession.id),
     handle: (task) => polls.pollOne(task),
     // Not a full round: sleep until the next task is due (any worker's), within the tick.
     nextRoundInMs: async ({ claimed, room }) => {

@@ -1,8 +1,9 @@
 import type { Job } from 'pg-boss';
-import { findStoredResult, type StoredResult } from '../../db/generations/find-stored-result';
+import { claimPreview, type StoredResult } from '../../db/generations/claim-preview';
 import type { StoredGenerationPreview } from '../../db/generations/model';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
 import { bossIn, type QueuePayloads } from '../../db/queues';
+import { isUnreachable } from '../../db/unreachable';
 import { buildGenerationPreview } from '../../media/generation-preview';
 import { previewThumbKey } from '../../media/object-keys';
 import type { RunningPart, Services } from '../../services';
@@ -14,12 +15,15 @@ const idleWaitMs = 500;
 /**
  * The preview of a stored result (`generation-media` job, `media` role): the WebP thumb (for a video
  * the frame at 0.5 s, which is also the poster) at `previews/<user_id>/<generation_id>/thumb.webp`,
- * then processing -> succeeded. A copy that fails leaves `preview` null and the generation still
- * succeeds (the contract); a duplicate or late job changes nothing.
+ * then processing -> succeeded. A result that cannot be read as an image or video leaves `preview`
+ * null and the generation still succeeds (the contract); an unreachable database or object store
+ * fails the job, which pg-boss tries again. The claim names this process, so if it dies mid-preview
+ * the worker sweeps hand the job to another media process at once. A duplicate or late job changes
+ * nothing.
  */
 async function makePreview(services: Services, job: Job<QueuePayloads['generation-media']>): Promise<'completed' | void> {
-  const { db, boss } = services;
-  const row = await findStoredResult(db, job.data.generationId);
+  const { db, boss, processSession } = services;
+  const row = await claimPreview(db, job.data.generationId, processSession.id);
   // A duplicate or late job: nothing to do, the consumer completes it.
   if (!row) return;
   // A text answer has no file and no preview.
@@ -41,6 +45,7 @@ async function copyPreview(services: Services, row: StoredResult, resultKey: str
     await storage.put(thumbKey, built.thumb, 'image/webp');
     return { thumb_key: thumbKey, poster_key: built.posterIsThumb ? thumbKey : null, width: built.width, height: built.height, blurhash: built.blurhash };
   } catch (error) {
+    if (isUnreachable(error)) throw error;
     log.warn({ err: error, generationId: row.id }, 'preview copy failed; the generation succeeds without one');
     return null;
   }

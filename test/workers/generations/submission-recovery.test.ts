@@ -1,0 +1,140 @@
+import { expect } from 'chai';
+import type { Knex } from 'knex';
+import { createGeneration } from '../../../api/generations/create';
+import type { ProviderAdapter } from '../../../pool/provider/adapter';
+import type { RunningPart } from '../../../services';
+import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/provider/provider-simulator';
+import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
+import { proxiedDatabase, startHoldingProxy, type HoldingProxy, type ProxiedDatabase } from '../../fault-proxies';
+import { insertEffect, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
+import { resetDatabase, services } from '../../harness';
+import { kill, spawnService, untilDeadProcessesShow, untilListening, type ServiceChild } from '../../service-processes';
+import { makeUser } from '../../users';
+import { eventually } from '../../wait';
+
+/** Settings of these tests: the lease and claims at their defaults, so nothing comes back by running out. */
+const defaultLeases = { SLOT_LEASE_S: '60', POLL_CLAIM_S: '30', POLL_MIN_INTERVAL_MS: '50', POLL_MAX_INTERVAL_MS: '200', DISPATCH_TICK_MS: '100' };
+
+async function oneGeneration(): Promise<string> {
+  const user = await makeUser({ guest: true, balance: 100 });
+  const effectId = await insertEffect('winter-portrait');
+  const upload = await storedUpload(user.id, await photo());
+  return (await createGeneration(services(), user.id, { effect_id: effectId, characters: [[upload]] }, null)).body.id;
+}
+
+function generation(db: Knex, id: string): Promise<{ status: string; provider_task_id: string | null }> {
+  return db('generations').where({ id }).first('status', 'provider_task_id');
+}
+
+describe('a submission whose answer was lost', function () {
+  this.timeout(90_000);
+  let simulator: ProviderSimulator | null = null;
+  let holding: HoldingProxy | null = null;
+  let media: RunningPart | null = null;
+  const children: ServiceChild[] = [];
+  before(() => untilDeadProcessesShow());
+  beforeEach(() => resetDatabase());
+  afterEach(async () => {
+    for (const child of children.splice(0)) await kill(child);
+    await media?.stop();
+    await holding?.close();
+    await simulator?.stop();
+    media = holding = simulator = null;
+  });
+
+  it('a worker killed after the provider accepted, before it recorded the task: another worker adopts that task within seconds, nothing is submitted twice', async () => {
+    simulator = await startProviderSimulator({ latencyMs: 300, accounts: { 'lost-answer': 2 } });
+    holding = await startHoldingProxy(simulator.url, (request) => request.method === 'POST' && request.url === '/v1/tasks');
+    const env = { ...defaultLeases, PROVIDER_ACCOUNTS: 'lost-answer:2' };
+    const doomed = spawnService(['worker'], { ...env, PROVIDER_URL: holding.url });
+    children.push(doomed);
+    await untilListening(1);
+    media = await startPreviewConsumer(services());
+
+    const id = await oneGeneration();
+    await eventually(() => holding!.held.length, (count) => count === 1, 20_000);
+    const taskId = JSON.parse(holding.held[0].body).id as string;
+    await kill(doomed);
+    children.push(spawnService(['worker'], { ...env, PROVIDER_URL: simulator.url }));
+
+    const adopted = await eventually(() => generation(services().db, id), (row) => row.status !== 'pending', 20_000);
+    expect(adopted.provider_task_id).to.equal(taskId);
+    expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+    expect(simulator.stats().submitted, 'tasks created at the provider').to.equal(1);
+  });
+
+  describe('an answer lost on the way back', () => {
+    let pipeline: Pipeline | null = null;
+    afterEach(async () => {
+      await pipeline?.stop();
+      pipeline = null;
+    });
+
+    /** A provider whose first answer to a submission never comes back, after it did (or did not) take the task. */
+    function losingFirstAnswer(sendIt: boolean) {
+      let lost = 1;
+      return (real: ProviderAdapter): ProviderAdapter => ({
+        poll: (account, taskId) => real.poll(account, taskId),
+        findTask: (account, reference) => real.findTask(account, reference),
+        fetchResult: (url) => real.fetchResult(url),
+        submit: async (account, request) => {
+          if (lost-- <= 0) return real.submit(account, request);
+          if (sendIt) await real.submit(account, request);
+          return { kind: 'unavailable', reason: 'no answer within 15000 ms', maybeAccepted: true };
+        },
+      });
+    }
+
+    it('the provider took the task: the sweeps find it by its client reference and the generation runs on it, submitted once', async () => {
+      pipeline = await startPipeline({ config: defaultLeases, adapter: losingFirstAnswer(true) });
+      const id = await oneGeneration();
+      expect(await waitForTerminal(id, 15_000)).to.deep.equal({ status: 'succeeded', error_code: null });
+      expect(pipeline.simulator.stats()).to.deep.include({ submitted: 1, repeatedSubmissions: 0 });
+    });
+
+    it('the provider never got it: the lookup finds nothing and the generation is submitted again, once', async () => {
+      pipeline = await startPipeline({ config: defaultLeases, adapter: losingFirstAnswer(false) });
+      const id = await oneGeneration();
+      expect(await waitForTerminal(id, 15_000)).to.deep.equal({ status: 'succeeded', error_code: null });
+      expect(pipeline.simulator.stats()).to.deep.include({ submitted: 1, repeatedSubmissions: 0 });
+      expect((await services().db('generations').where({ id }).first('dispatch_attempts')).dispatch_attempts).to.equal(2);
+    });
+  });
+
+  describe('a database blip between the answer and its record', () => {
+    let database: ProxiedDatabase;
+    let pipeline: Pipeline | null = null;
+    beforeEach(async () => {
+      database = await proxiedDatabase();
+    });
+    afterEach(async () => {
+      await pipeline?.stop();
+      pipeline = null;
+      await database.close();
+    });
+
+    it('the worker records the accepted task once the database is back: no second task, no minute lost', async () => {
+      pipeline = await startPipeline({
+        config: defaultLeases,
+        services: { db: database.db },
+        adapter: (real) => ({
+          poll: (account, taskId) => real.poll(account, taskId),
+          findTask: (account, reference) => real.findTask(account, reference),
+          fetchResult: (url) => real.fetchResult(url),
+          submit: async (account, request) => {
+            const outcome = await real.submit(account, request);
+            // The provider accepted; the database goes away for a moment before the worker records it.
+            database.proxy.cut();
+            setTimeout(() => database.proxy.restore(), 800);
+            return outcome;
+          },
+        }),
+      });
+      const id = await oneGeneration();
+      const started = await eventually(() => generation(services().db, id), (row) => row.status !== 'pending', 15_000);
+      expect(started.provider_task_id).to.be.a('string');
+      expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      expect(pipeline.simulator.stats().submitted, 'tasks created at the provider').to.equal(1);
+    });
+  });
+});
