@@ -88,7 +88,7 @@ describe('push devices: POST /v1/devices, DELETE /v1/devices/{id}', () => {
 
   it('is built and published: the paths answer, and /v1/openapi.json lists them', async () => {
     const { body } = await t.api.get('/v1/openapi.json');
-    expect(body.paths['/v1/devices'].post.responses).to.have.keys('200', '201', '401', '403', '413', '422', '429', '500');
+    expect(body.paths['/v1/devices'].post.responses).to.have.keys('200', '201', '401', '403', '413', '422', '429', '500', '503');
     expect(body.paths['/v1/devices/{id}'].delete.responses).to.include.keys('204', '404');
     expect(body.paths['/v1/generations/{id}/stream'].get.responses['200'].content).to.have.key('text/event-stream');
   });
