@@ -190,6 +190,9 @@ export function loadConfig(env: Env = process.env) {
     speechDeadlineMs: integer(env, 'SPEECH_DEADLINE_MS', 15_000, 100, 120_000),
     generations: generationSettings(env),
     marketplace: marketplaceSettings(env),
+    // Where the provider calls back when a task finishes (the web role serves it): the slot is handed
+    // on at once instead of at the next poll; polling stays for lost callbacks.
+    providerCallbackBaseUrl: url(env, 'PROVIDER_CALLBACK_BASE_URL') ?? publicBaseUrl,
 
     // SSE streams: at most `capPerUser` open at once per user across every stream kind and web
     // process; each holds a lease row renewed every `heartbeatS` (with a `: ping` comment) that lapses
@@ -215,6 +218,12 @@ export function loadConfig(env: Env = process.env) {
       complaintDemoteThreshold: integer(env, 'COMPLAINT_DEMOTE_THRESHOLD', 3, 1),
       complaintMinAccountAgeDays: integer(env, 'COMPLAINT_MIN_ACCOUNT_AGE_DAYS', 7, 0),
       thematicSearch: flag(env, 'THEMATIC_SEARCH', false),
+      // The cache of catalog answers (api/catalog/catalog-cache.ts): every change drops it at once;
+      // this bounds how long popularity (success counts, which bump no version) may lag.
+      cacheTtlMs: integer(env, 'CATALOG_CACHE_TTL_S', 60, 0, 86_400) * 1000,
+      cacheBytes: integer(env, 'CATALOG_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
+      // Cache-Control max-age of catalog answers for clients and CDNs; 0: store, but revalidate (ETag) every time.
+      httpMaxAgeS: integer(env, 'CATALOG_HTTP_MAX_AGE_S', 0, 0, 86_400),
     },
   };
 }

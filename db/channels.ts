@@ -11,6 +11,11 @@ import type { UserEffectStatusEvent } from './user-effects/model';
 export interface ChannelPayloads {
   /** Every status change of a generation, creation included: the generation streams, and the dispatchers (`pending`). */
   generation_status: GenerationStatusEvent;
+  /**
+   * The provider called back that a generation's task finished (its slot is free, its poll due):
+   * wakes every worker's poll loop and dispatcher at once instead of at their next look.
+   */
+  provider_task_done: { id: string };
   /** A result was stored: wakes the preview consumers at once instead of at their next look. */
   generation_media: { id: string };
   /** Every status change of a payment: the payment streams. */
@@ -19,6 +24,12 @@ export interface ChannelPayloads {
   user_effect_status: UserEffectStatusEvent;
   /** A moderation verdict was recorded: wakes the media role's user-effect consumers at once. */
   user_effect_media: { id: string };
+  /**
+   * The public catalog changed (sent by the triggers of the catalog-version migration, `version` is
+   * the new `catalog_version`), or a `probe` a process sent itself to learn that every earlier change
+   * has reached it: the web processes' catalog caches (`api/catalog/catalog-cache.ts`).
+   */
+  catalog_changed: { version: number } | { probe: string };
 }
 
 export type Channel = keyof ChannelPayloads;
