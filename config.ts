@@ -189,6 +189,10 @@ export function loadConfig(env: Env = process.env) {
     /** How long a transcription may take at the provider before it is `503 provider_unavailable`. */
     speechDeadlineMs: integer(env, 'SPEECH_DEADLINE_MS', 15_000, 100, 120_000),
     generations: generationSettings(env),
+    marketplace: marketplaceSettings(env),
+    // Where the provider calls back when a task finishes (the web role serves it): the slot is handed
+    // on at once instead of at the next poll; polling stays for lost callbacks.
+    providerCallbackBaseUrl: url(env, 'PROVIDER_CALLBACK_BASE_URL') ?? publicBaseUrl,
 
     // SSE streams: at most `capPerUser` open at once per user across every stream kind and web
     // process; each holds a lease row renewed every `heartbeatS` (with a `: ping` comment) that lapses
@@ -216,6 +220,12 @@ export function loadConfig(env: Env = process.env) {
       complaintDemoteThreshold: integer(env, 'COMPLAINT_DEMOTE_THRESHOLD', 3, 1),
       complaintMinAccountAgeDays: integer(env, 'COMPLAINT_MIN_ACCOUNT_AGE_DAYS', 7, 0),
       thematicSearch: flag(env, 'THEMATIC_SEARCH', false),
+      // The cache of catalog answers (api/catalog/catalog-cache.ts): every change drops it at once;
+      // this bounds how long popularity (success counts, which bump no version) may lag.
+      cacheTtlMs: integer(env, 'CATALOG_CACHE_TTL_S', 60, 0, 86_400) * 1000,
+      cacheBytes: integer(env, 'CATALOG_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
+      // Cache-Control max-age of catalog answers for clients and CDNs; 0: store, but revalidate (ETag) every time.
+      httpMaxAgeS: integer(env, 'CATALOG_HTTP_MAX_AGE_S', 0, 0, 86_400),
     },
   };
 }
@@ -390,6 +400,31 @@ function generationSettings(env: Env) {
     throw new ConfigError('SLOT_LEASE_S must be longer than POLL_CLAIM_S plus POLL_MAX_INTERVAL_MS');
   }
   return settings;
+}
+
+/**
+ * The marketplace of user effects (README, its own section): the submission limits (wall-clock seconds),
+ * the author's share and when it settles (billing days, section 7.0), and the moderation jobs.
+ */
+function marketplaceSettings(env: Env) {
+  return {
+    /** At most this many of an author's user effects wait for moderation (429 without Retry-After). */
+    maxProcessing: integer(env, 'USER_EFFECTS_MAX_PROCESSING', 3, 1),
+    /** After a rejection, submissions wait this long (429 with Retry-After). */
+    rejectionCooldownS: integer(env, 'USER_EFFECTS_REJECTION_COOLDOWN_S', 600, 0),
+    /** This many rejections within `lockWindowS` lock submissions for `lockS` (429 with Retry-After). */
+    lockRejections: integer(env, 'USER_EFFECTS_LOCK_REJECTIONS', 3, 1),
+    lockWindowS: integer(env, 'USER_EFFECTS_LOCK_WINDOW_S', 86_400, 1),
+    lockS: integer(env, 'USER_EFFECTS_LOCK_S', 86_400, 1),
+    /** The author's share of another user's generation, in percent, rounded down. */
+    authorSharePercent: integer(env, 'AUTHOR_SHARE_PERCENT', 20, 0, 100),
+    /** Billing days from an earning to its settlement. */
+    settleBillingDays: integer(env, 'EARNINGS_SETTLE_DAYS', 7, 0),
+    /** Moderation rounds run at once per worker process. */
+    moderationConcurrency: integer(env, 'MODERATION_CONCURRENCY', 4, 1, 256),
+    /** How long one round waits for the moderation model before its job tries again. */
+    moderationDeadlineS: integer(env, 'MODERATION_DEADLINE_S', 300, 1),
+  };
 }
 
 export type Config = ReturnType<typeof loadConfig>;

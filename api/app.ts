@@ -11,6 +11,7 @@ import { metricsRouter } from './metrics';
 import { operationsRouter } from './operations';
 import { htmlPageHeaders } from '../media/pages/headers';
 import { Realtime } from './realtime/streams';
+import { CatalogCache } from './catalog/catalog-cache';
 
 /**
  * The API's middleware chain, in the order it runs: request id, request log and latency metric, the
@@ -18,7 +19,8 @@ import { Realtime } from './realtime/streams';
  * raw mounts (the operator console, whose pg-boss dashboard reads its own bodies), body parsing,
  * extra mounts (simulators, webhooks, web pages), then the route table
  * (authentication, limits, validation, handler per route). Each app owns the SSE streams of its
- * process (`app.context.realtime`), ended by the web role's stop.
+ * process (`app.context.realtime`) and its catalog cache (`app.context.catalogCache`), both ended
+ * by the web role's stop.
  */
 export function createApp(
   services: Services,
@@ -29,6 +31,7 @@ export function createApp(
   const app = new Koa<ApiContext['state'], ApiContext>({ proxy: services.config.trustProxy });
   app.context.services = services;
   app.context.realtime = new Realtime(services);
+  app.context.catalogCache = new CatalogCache(services.listenHub, services.config.catalog, services.log);
   app.silent = true;
 
   const operations = operationsRouter();

@@ -17,10 +17,11 @@ import { speechRoutes } from './speech/routes';
 import { studioRoutes } from './studio/routes';
 import { unbuiltRoutes } from './unbuilt';
 import { uploadRoutes } from './uploads/routes';
+import { userEffectRoutes } from './user-effects/routes';
 
 /** Every `/v1` route of the service: the domains' tables, then the contract paths not built yet. */
 export function allRoutes(publicBaseUrl: string, plugins: { thematicSearch?: ThematicSearch } = {}): Route[] {
-  const built: Route[] = [...paymentRoutes, ...subscriptionRoutes, ...offerRoutes, ...authRoutes, ...identityRoutes, ...profileRoutes, ...referralRoutes, ...creditRoutes, ...catalogRoutes(plugins), ...uploadRoutes, ...generationRoutes, ...studioRoutes, ...speechRoutes, ...pushDeviceRoutes];
+  const built: Route[] = [...paymentRoutes, ...subscriptionRoutes, ...offerRoutes, ...authRoutes, ...identityRoutes, ...profileRoutes, ...referralRoutes, ...creditRoutes, ...catalogRoutes(plugins), ...uploadRoutes, ...generationRoutes, ...studioRoutes, ...speechRoutes, ...pushDeviceRoutes, ...userEffectRoutes];
   const routes = [...built, ...unbuiltRoutes];
   // The document describes the API, not itself (its one route could fail in no documented way).
   const documented = [...routes];

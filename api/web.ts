@@ -3,7 +3,9 @@ import type { Middleware } from 'koa';
 import type { RunningPart, Services } from '../services';
 import type { ProcessorSimulator, ProcessorSimulatorOptions } from '../simulators/payment-processor/simulator';
 import { createApp } from './app';
+import type { CatalogCache } from './catalog/catalog-cache';
 import type { ThematicSearch } from './catalog/thematic-search';
+import { taskCallback } from './generations/task-callback';
 import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
 import { drainableServer } from './http/drain';
@@ -30,6 +32,8 @@ export interface Web extends RunningPart {
   url: string;
   /** The SSE streams of this process. */
   realtime: Realtime;
+  /** The catalog answers this process keeps. */
+  catalogCache: CatalogCache;
   processorSimulator: ProcessorSimulator | null;
 }
 
@@ -38,21 +42,24 @@ const drainTimeoutMs = 10_000;
 
 /**
  * The `web` role: the REST API and its SSE streams on one HTTP server, with what lives beside the
- * route table (the payment webhook and pages, the processor simulator, the referral page, the API
- * reference at `/docs`). Stopping drains the server (`http/drain.ts`): no new connections,
- * `Connection: close` on every answer still to come, each connection closed after its current
- * response, open streams ended.
+ * route table (the payment webhook and pages, the processor simulator, the provider's task callbacks,
+ * the referral page, the API reference at `/docs`). Stopping drains the server (`http/drain.ts`): no
+ * new connections, `Connection: close` on every answer still to come, each connection closed after
+ * its current response, open streams ended.
  */
 export async function startWeb(services: Services, options: WebOptions = {}): Promise<Web> {
   const payments = paymentMounts(services, options.processorSimulator);
   const mounts: Middleware<ApiContext['state'], ApiContext>[] = [
     ...payments.mounts,
+    taskCallback(),
     referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>,
     referenceRouter().routes() as Middleware<ApiContext['state'], ApiContext>,
   ];
   const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
   const operators = operatorConsole(services);
   const app = createApp(services, routes, mounts, [operators.mount]);
+  // Listening before the first request, so the first answers are already kept.
+  await app.context.catalogCache.start();
   // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.
   const { server, drain } = drainableServer(app.callback(), { connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) });
   server.keepAliveTimeout = 65_000;
@@ -68,12 +75,14 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   return {
     url: `http://127.0.0.1:${port}`,
     realtime: app.context.realtime,
+    catalogCache: app.context.catalogCache,
     processorSimulator: payments.processorSimulator,
     stop: async () => {
       await metrics?.stop();
       const drained = drain(Math.min(drainTimeoutMs, services.config.shutdownTimeoutMs / 2));
       // Open SSE streams are requests that never finish on their own: the drain waits for their end.
       await app.context.realtime.stop();
+      app.context.catalogCache.stop();
       await drained;
       await operators.stop();
     },

@@ -11,7 +11,11 @@ export interface QueuePayloads {
   'generation-submit': { generationId: string };
   /** Make the preview of a stored result, then mark the generation succeeded. */
   'generation-media': { generationId: string };
-  /** One push to every device of a user: a terminal generation status, a subscription reminder. */
+  /** One round of a user effect's moderation by the provider's moderation model (worker role). */
+  'user-effect-moderation': { userEffectId: string; round: number };
+  /** The sample's preview of a moderated round, then the status moves on (media role). */
+  'user-effect-media': { userEffectId: string; round: number };
+  /** One push to every device of a user: a terminal generation status, a subscription reminder, author earnings, an operator's removal. */
   'push-send': PushJob;
   /** Charge a subscription's saved card for its next period (`db/subscriptions/start-renewal.ts` made the payment). */
   'subscription-renew': { paymentId: string };
@@ -35,6 +39,9 @@ const retries: Record<QueueName, SendOptions> = {
   // by the worker sweeps, and one whose process is dead at once; a hung build ends at the expiry,
   // far below MEDIA_TIMEOUT_S. The tries span about six minutes, so an outage is waited out.
   'generation-media': { retryLimit: 10, retryDelay: 2, retryBackoff: true, retryDelayMax: 60, expireInSeconds: 120, heartbeatSeconds: 10 },
+  // Waiting for a free slot or an unavailable provider is no error: the job comes back after a few seconds.
+  'user-effect-moderation': { retryLimit: 10_000, retryDelay: 2, retryBackoff: false, expireInSeconds: 900 },
+  'user-effect-media': { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 600 },
   'push-send': { retryLimit: 3, retryDelay: 10, retryBackoff: true },
   // A processor that stays away longer leaves the payment unregistered: reconciliation closes it
   // after an hour and the subscription retries later, as after a decline.

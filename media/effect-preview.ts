@@ -1,6 +1,7 @@
 import { blurhashOf } from './blurhash';
 import { FILE_TYPES } from './file-types';
 import { probeImage, webpCopy } from './images';
+import type { Storage } from './storage';
 import { makeAnimatedWebp, makeAnimationLoop, makePreviewClip } from './video';
 
 export type EffectPreviewRole = 'thumb' | 'card' | 'full' | 'video' | 'animation' | 'animation_webp';
@@ -41,4 +42,28 @@ export async function buildEffectPreview({ poster, clip }: { poster: Buffer; cli
   }
   // The thumb looks the same as the poster at blurhash's resolution and decodes far faster.
   return { files, width, height, blurhash: await blurhashOf(posterFiles[0].body) };
+}
+
+/** The file name of each copy inside its preview folder. */
+const previewFileNames: Record<EffectPreviewRole, string> = {
+  thumb: 'thumb.webp',
+  card: 'card.webp',
+  full: 'full.webp',
+  video: 'video.mp4',
+  animation: 'animation.mp4',
+  animation_webp: 'animation.webp',
+};
+
+/**
+ * Stores every file of a built preview under `folder` (named by the hash of its media, so its
+ * addresses never change; the catalog's `previewFolder`); answers the key of each role.
+ */
+export async function storePreviewFiles(storage: Storage, folder: string, built: EffectPreview): Promise<Map<EffectPreviewRole, string>> {
+  const keys = new Map<EffectPreviewRole, string>();
+  await Promise.all(built.files.map(async (file) => {
+    const key = `${folder}/${previewFileNames[file.role]}`;
+    await storage.put(key, file.body, file.contentType);
+    keys.set(file.role, key);
+  }));
+  return keys;
 }

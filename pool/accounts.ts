@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import { freeSlot } from './free-slot';
 import type { ProviderAccount } from './provider/adapter';
 
 /** An account as configured: `PROVIDER_ACCOUNTS` = `key:slots,...`. */
@@ -48,7 +49,7 @@ export async function syncProviderAccounts(db: Knex, accounts: ConfiguredAccount
     );
     await trx.raw(
       `delete from provider_slots s using provider_accounts a
-       where a.id = s.account_id and s.slot_no >= a.slots and (s.generation_id is null or s.lease_expires_at < now())`,
+       where a.id = s.account_id and s.slot_no >= a.slots and ${freeSlot('s')}`,
     );
   });
 }

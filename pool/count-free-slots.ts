@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { freeSlot, usableAccount } from './free-slot';
 import type { KnownAccounts } from './lease-slots';
 
 /** How many slots look free right now (no locks taken: an estimate for sizing a fetch). */
@@ -6,10 +7,7 @@ export async function countFreeSlots(db: Knex, knownAccounts: KnownAccounts = nu
   const { rows } = await db.raw<{ rows: { free: number }[] }>(
     `select count(*)::integer as free
      from provider_slots s join provider_accounts a on a.id = s.account_id
-     where (s.generation_id is null or s.lease_expires_at < now())
-       and a.enabled and s.slot_no < a.slots
-       and (a.cooldown_until is null or a.cooldown_until <= now())
-       and (:fingerprints::text[] is null or a.key_fingerprint = any(:fingerprints::text[]))`,
+     where ${freeSlot('s')} and s.slot_no < a.slots and ${usableAccount('a')}`,
     { fingerprints: knownAccounts },
   );
   return rows[0].free;

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { freeSlot, usableAccount } from './free-slot';
 
 /**
  * Key fingerprints of the accounts the caller can use (a worker leases only slots of accounts whose
@@ -32,17 +33,14 @@ export async function leaseSlots(db: Knex, generationIds: string[], leaseS: numb
        from (
          select s.account_id, s.slot_no
          from provider_slots s join provider_accounts a on a.id = s.account_id
-         where (s.generation_id is null or s.lease_expires_at < now())
-           and a.enabled and s.slot_no < a.slots
-           and (a.cooldown_until is null or a.cooldown_until <= now())
-           and (:fingerprints::text[] is null or a.key_fingerprint = any(:fingerprints::text[]))
+         where ${freeSlot('s')} and s.slot_no < a.slots and ${usableAccount('a')}
          order by s.slot_no, s.account_id
          limit :count
          for update of s skip locked
        ) locked
      )
      update provider_slots s
-     set generation_id = w.generation_id, lease_expires_at = now() + :leaseS * interval '1 second'
+     set generation_id = w.generation_id, user_effect_id = null, lease_expires_at = now() + :leaseS * interval '1 second'
      from free f join wanted w on w.rank = f.rank
      where s.account_id = f.account_id and s.slot_no = f.slot_no
      returning s.generation_id, s.account_id, s.slot_no`,

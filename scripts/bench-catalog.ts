@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
 import { createKnex } from '../db/knex';
 import { databaseUrl, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
+import { reportFigure } from './bench-figures';
 import { startBareKoa, startService } from './bench-processes';
-import { compareLoads, formatLoad, runLoad, type LoadOptions, type LoadResult } from './load';
+import { compareLoads, formatLoad, runLoad, type LoadOptions, type LoadRequest, type LoadResult } from './load';
 
 /**
  * The catalog under load: 10,000 generated effects, then the flat list, a category page and
@@ -108,19 +109,32 @@ export interface CatalogBenchTarget {
   bareUrl: string;
 }
 
-export interface CatalogBenchResult {
+/** One figure of the issue's table: the measured value beside its goal. */
+export interface CatalogFigure {
   name: string;
   subject: LoadResult;
-  baseline: LoadResult;
-  ratio: number;
+  /** The bare Koa route in the same rounds (null for a latency figure, which stands alone). */
+  baseline: LoadResult | null;
+  ratio: number | null;
+  goal: string;
+  met: boolean;
 }
 
-const searches = ['зимний портрет', 'портреты', 'партрет', 'неон', 'самурай аниме', 'эффект для фото рыцарь'];
+/**
+ * The i-th of 10,000 different searches (three words of the generated names, every third with a
+ * letter dropped: a typo), so none is answered from the cache.
+ */
+function distinctSearch(index: number): string {
+  const language = index % 2;
+  const noun = nouns[Math.floor(index / 20) % 20][language];
+  const typed = index % 3 === 0 && noun.length > 5 ? noun.slice(0, 2) + noun.slice(3) : noun;
+  return `${adjectives[index % 20][language]} ${typed} ${styles[Math.floor(index / 400) % 25][language]}`;
+}
 
 export async function benchCatalog(
   target: CatalogBenchTarget,
   options: LoadOptions & { effects?: number } = {},
-): Promise<CatalogBenchResult[]> {
+): Promise<CatalogFigure[]> {
   const { effects = 10_000, concurrency = 50, durationMs = 5000, warmupMs = 1000 } = options;
   const db = createKnex(target.databaseUrl, 2);
   const started = Date.now();
@@ -131,32 +145,62 @@ export async function benchCatalog(
   }
   console.log(`\n## Catalog: ${effects} effects generated in ${Date.now() - started} ms; ${concurrency} concurrent loops, ${durationMs} ms each`);
 
+  // Distinct searches never repeat within the run, across rounds and levels.
+  let searchCounter = 0;
+  const nextSearch = () => `/v1/effects?limit=20&search=${encodeURIComponent(distinctSearch(searchCounter++))}`;
+  const list = () => '/v1/effects?limit=20';
+  const category = (index: number) => `/v1/effects?category=bench-category-${1 + (index % 11)}&limit=20`;
+  const etag = (await fetch(target.webUrl + list())).headers.get('etag');
+  if (!etag) throw new Error('the flat list answered without an ETag');
+
   const load = { concurrency, durationMs, warmupMs };
-  const subjects: [string, (index: number) => string][] = [
-    ['GET /v1/effects (flat list, curated order)', () => '/v1/effects?limit=20'],
-    ['GET /v1/effects?category= (category order)', (index) => `/v1/effects?category=bench-category-${1 + (index % 11)}&limit=20`],
-    ['GET /v1/effects?search= (words, forms, typos)', (index) => `/v1/effects?limit=20&search=${encodeURIComponent(searches[index % searches.length])}`],
-  ];
-  const results: CatalogBenchResult[] = [];
-  for (const [name, path] of subjects) {
+  const figures: CatalogFigure[] = [];
+  const against = async (name: string, request: (index: number) => LoadRequest, goal: number, goalText: string) => {
     const { baseline, subject, ratio } = await compareLoads(
       () => runLoad(target.bareUrl, () => ({ path: '/healthz' }), load),
-      () => runLoad(target.webUrl, (index) => ({ path: path(index) }), load),
+      () => runLoad(target.webUrl, request, load),
       1,
     );
-    results.push({ name, subject, baseline, ratio });
+    figures.push({ name, subject, baseline, ratio, goal: goalText, met: ratio >= goal });
     console.log(formatLoad('bare Koa', baseline));
-    console.log(`${formatLoad(name, subject)}   ${(ratio * 100).toFixed(1)}% of bare Koa`);
-  }
-  return results;
+    console.log(`${formatLoad(name, subject)}   ${(ratio * 100).toFixed(1)}% of bare Koa (goal ${goalText})`);
+  };
+  await against('GET /v1/effects (flat list, curated order), 50 clients', () => ({ path: list() }), 0.25, '>= 25%');
+  await against('GET /v1/effects?category= (category order), 50 clients', (index) => ({ path: category(index) }), 0.25, '>= 25%');
+  await against('GET /v1/effects?search= (distinct queries), 50 clients', () => ({ path: nextSearch() }), 0.05, '>= 5%');
+  await against('GET /v1/effects?search= (one repeated query), 50 clients', () => ({ path: `/v1/effects?limit=20&search=${encodeURIComponent('зимний портрет')}` }), 0.25, 'as the list');
+  await against('GET /v1/effects, If-None-Match (304), 50 clients', () => ({ path: list(), headers: { 'if-none-match': etag } }), 0.5, '>= 50%');
+
+  const few = { concurrency: 4, durationMs, warmupMs };
+  const latency = async (name: string, request: (index: number) => LoadRequest, goalMs: number) => {
+    const subject = await runLoad(target.webUrl, request, few);
+    figures.push({ name, subject, baseline: null, ratio: null, goal: `p95 < ${goalMs} ms`, met: subject.p95Ms < goalMs });
+    console.log(`${formatLoad(name, subject)}   (goal p95 < ${goalMs} ms)`);
+  };
+  console.log('\n4 concurrent clients:');
+  await latency('flat list, 4 clients', () => ({ path: list() }), 10);
+  await latency('category page, 4 clients', (index) => ({ path: category(index) }), 10);
+  await latency('search, distinct queries, 4 clients', () => ({ path: nextSearch() }), 25);
+  return figures;
 }
 
 async function main(): Promise<void> {
   await startSharedInfrastructure();
   const bare = await startBareKoa();
-  const web = await startService(['web'], serviceEnv());
+  const web = await startService(['web'], serviceEnv({ LOG_LEVEL: 'warn' }));
   try {
-    await benchCatalog({ databaseUrl: databaseUrl(), webUrl: web.url, bareUrl: bare.url });
+    const figures = await benchCatalog({ databaseUrl: databaseUrl(), webUrl: web.url, bareUrl: bare.url });
+    for (const figure of figures) {
+      reportFigure({
+        figure: `catalog of 10,000 effects: ${figure.name}`,
+        value: figure.ratio === null
+          ? `p95 ${figure.subject.p95Ms} ms (${figure.subject.rps} req/s)`
+          : `${(figure.ratio * 100).toFixed(1)}% (${figure.subject.rps} req/s, p95 ${figure.subject.p95Ms} ms)`,
+        baseline: figure.baseline ? `bare Koa ${figure.baseline.rps} req/s` : '',
+        goal: figure.goal,
+        met: figure.met,
+      });
+    }
   } finally {
     await web.stop();
     await bare.stop();

@@ -1,15 +1,21 @@
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { reserveAndQueue } from '../api/generations/create';
+import { signAccessToken } from '../api/tokens/access-token';
 import { credit } from '../db/credits/ledger';
-import { uploadKey } from '../media/object-keys';
+import { blurhashOf } from '../media/blurhash';
+import { webpCopy } from '../media/images';
 import type { Services } from '../services';
-import { startProviderSimulator } from '../simulators/provider/provider-simulator';
+import { startProviderSimulator, type ProviderSimulator } from '../simulators/provider/provider-simulator';
+import { storedUpload } from '../test/generation-fixtures';
+import { freePort, resetDatabase, services as testServices, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
+import { reportFigure } from './bench-figures';
 import { pgBossThroughput } from './bench-pg-boss';
-import { resetDatabase, services as testServices, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
+import { processCpuMs } from './load';
 
 /**
  * `node dist/scripts/bench-generations.js [--count 300] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 8]`
@@ -18,9 +24,15 @@ import { resetDatabase, services as testServices, startSharedInfrastructure, sto
  * 1. raw pg-boss: N no-op jobs inserted and completed by 8 work() loops of batch 200 (the queue's ceiling);
  * 2. the pipeline with provider latency 0: N generations from pending to succeeded (our overhead:
  *    dispatch, photo check, submit, poll, result copy, preview, transitions), beside figure 1;
- * 3. the pipeline with latency L and S slots: throughput as a share of the ideal S/L (target >= 90%),
- *    from the commit of S x cycles generations until the provider is done with the last one.
- * One `worker` and one `media` process (`node dist/main.js <role>`), the simulator in this process.
+ *    The generations are created through `POST /v1/generations`; the CPU time of each process role
+ *    (web, worker, media, Postgres) per succeeded generation is printed beside the CPU time of a
+ *    bare preview (sharp's WebP thumb and the blurhash) of the same result image;
+ * 3. the pipeline with latency L and S slots: throughput as a share of the ideal S/L (goal >= 97%),
+ *    from the commit of S x cycles generations until the provider is done with the last one, and
+ *    the slot time lost between a task's end at the provider and the next submission on its slot;
+ *    first with every task callback lost (polling alone: the same-run baseline), then with them.
+ * One `web`, one `worker` and one `media` process (`node dist/main.js <role>`; the web role takes
+ * the provider's task callbacks), the simulator in this process.
  */
 export interface GenerationBenchOptions {
   count: number;
@@ -31,18 +43,50 @@ export interface GenerationBenchOptions {
   cycles: number;
 }
 
-export interface GenerationBenchResult {
-  pgBossJobsPerSecond: number;
-  latencyZero: { slots: number; generations: number; seconds: number; providerDonePerSecond: number; succeededPerSecond: number };
-  latencyL: { latencyMs: number; slots: number; generations: number; seconds: number; perSecond: number; idealPerSecond: number; shareOfIdeal: number; succeededShareOfIdeal: number };
+/** CPU ms per succeeded generation, by process role. */
+export interface RoleCpu {
+  web: number;
+  worker: number;
+  media: number;
+  postgres: number;
 }
 
-/**
- * One user with enough credits, one effect, one photo, and `count` pending generations committed in
- * ONE transaction, so the pipeline sees the whole line at once; answers their ids and the commit time.
- */
-async function queueGenerations(services: Services, count: number): Promise<{ ids: string[]; committedAt: number }> {
-  const { db, storage, config } = services;
+export interface GenerationBenchResult {
+  pgBossJobsPerSecond: number;
+  latencyZero: {
+    slots: number; generations: number; seconds: number; providerDonePerSecond: number; succeededPerSecond: number;
+    cpuMsPerGeneration: RoleCpu;
+    /** CPU ms of sharp's WebP thumb and the blurhash of the same result image, in this process. */
+    barePreviewCpuMs: number;
+  };
+  latencyL: {
+    latencyMs: number; slots: number; generations: number; seconds: number; perSecond: number; idealPerSecond: number; shareOfIdeal: number; succeededShareOfIdeal: number;
+    /** ms from a task's end at the provider to the next submission on its slot. */
+    slotGapP50Ms: number;
+    slotGapP99Ms: number;
+    slotGaps: number;
+  };
+  /** The same run with every callback lost (polling alone): the same-run baseline of the callbacks. */
+  latencyLPolling: TimedRun;
+}
+
+interface TimedRun {
+  shareOfIdeal: number;
+  perSecond: number;
+  slotGapP50Ms: number;
+  slotGapP99Ms: number;
+}
+
+interface BenchFixture {
+  userId: string;
+  effectId: string;
+  uploadId: string;
+  plan: Parameters<typeof reserveAndQueue>[3];
+}
+
+/** One user with enough credits for `count` generations, one effect, one stored photo. */
+async function benchFixture(services: Services, count: number): Promise<BenchFixture> {
+  const { db } = services;
   const [user] = await db('users').insert({ is_anonymous: true }).returning('id');
   await db.transaction((trx) => credit(trx, { userId: user.id, kind: 'guest_start', amount: count * 10, reference: 'bench' }));
   const [effect] = await db('effects').insert({
@@ -50,77 +94,162 @@ async function queueGenerations(services: Services, count: number): Promise<{ id
     cost: 10, characters: JSON.stringify([{ min_photos: 1, max_photos: 1 }]), output_type: 'image', model: 'image',
   }).returning('id');
   const photo = await sharp({ create: { width: 256, height: 256, channels: 3, background: '#808080' } }).jpeg().toBuffer();
-  const uploadId = (await db.raw('select gen_random_uuid() as id')).rows[0].id as string;
-  const objectKey = uploadKey(user.id, uploadId, 'jpg');
-  await db('uploads').insert({ id: uploadId, user_id: user.id, object_key: objectKey, content_type: 'image/jpeg' });
-  await storage.put(objectKey, photo, 'image/jpeg');
-  const generous = { ...services, config: { ...config, generations: { ...config.generations, maxQueuedGenerations: 1_000_000 } } };
+  // Through its upload ticket, as a phone puts it (the API takes no other).
+  const uploadId = await storedUpload(user.id, photo);
+  const { object_key: objectKey } = await db('uploads').where({ id: uploadId }).first('object_key');
   const plan = { kind: 'effect' as const, effectId: effect.id, studioCategoryId: null, prompt: null, cost: 10, outputType: 'image' as const, model: 'image', inputs: [{ upload_id: uploadId, object_key: objectKey, person: 0 }] };
+  return { userId: user.id, effectId: effect.id, uploadId, plan };
+}
+
+/**
+ * `count` pending generations committed in ONE transaction, so the pipeline sees the whole line at
+ * once; answers their ids and the commit time.
+ */
+async function queueGenerations(services: Services, count: number): Promise<{ ids: string[]; committedAt: number }> {
+  const { db, config } = services;
+  const { userId, plan } = await benchFixture(services, count);
+  const generous = { ...services, config: { ...config, generations: { ...config.generations, maxQueuedGenerations: 1_000_000 } } };
   const ids = await db.transaction(async (trx) => {
     const queued: string[] = [];
-    for (let index = 0; index < count; index += 1) queued.push(await reserveAndQueue(trx, generous, user.id, plan) as string);
+    for (let index = 0; index < count; index += 1) queued.push(await reserveAndQueue(trx, generous, userId, plan) as string);
     return queued;
   });
   return { ids, committedAt: Date.now() };
 }
 
+/** `count` generations created through `POST /v1/generations` by 8 clients; answers their ids and when the first was sent. */
+async function createGenerations(services: Services, webUrl: string, count: number): Promise<{ ids: string[]; committedAt: number }> {
+  const { userId, effectId, uploadId } = await benchFixture(services, count);
+  const token = await signAccessToken(services.config.tokenSecret, userId, 3600);
+  const ids: string[] = [];
+  const committedAt = Date.now();
+  let next = 0;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (next < count) {
+      next += 1;
+      const response = await fetch(`${webUrl}/v1/generations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ effect_id: effectId, characters: [[uploadId]] }),
+      });
+      const body = await response.json() as { id?: string };
+      if (response.status !== 202 || !body.id) throw new Error(`POST /v1/generations answered ${response.status}: ${JSON.stringify(body)}`);
+      ids.push(body.id);
+    }
+  }));
+  return { ids, committedAt };
+}
+
 interface PipelineProcesses {
-  simulatorUrl: string;
+  simulator: ProviderSimulator;
+  webUrl: string;
+  pids: { web: number; worker: number; media: number };
   stop(): Promise<void>;
 }
 
-/** Dispatchers listening for new generations: one per worker process that finished starting. */
-async function listeningWorkers(services: Services): Promise<number> {
+/** LISTEN connections of other processes (each role process holds one once it has started listening). */
+async function listeningProcesses(services: Services): Promise<number> {
   const { rows } = await services.db.raw(
     `select count(*)::integer as count from pg_stat_activity
-     where application_name = 'effects-backend-listen' and query = 'LISTEN "generation_status"' and pid <> ?`,
+     where application_name = 'effects-backend-listen' and query like 'LISTEN %' and pid <> ?`,
     [services.listenHub.backendPid() ?? 0],
   );
   return rows[0].count;
 }
 
 /**
- * The simulator here, and `node dist/main.js worker` and `node dist/main.js media` each in its own
- * process, as in production (so the simulator's rendering does not share the worker's event loop).
+ * The simulator here, and `node dist/main.js web`, `worker` and `media` each in its own process, as
+ * in production (so the simulator's rendering does not share the worker's event loop); the provider
+ * calls the web process back when a task is done.
  */
-async function startPipelineProcesses(services: Services, latencyMs: number, slotsPerAccount: number): Promise<PipelineProcesses> {
+async function startPipelineProcesses(services: Services, latencyMs: number, slotsPerAccount: number, callbacks = true): Promise<PipelineProcesses> {
   const simulator = await startProviderSimulator({ latencyMs, accounts: { 'bench-a': slotsPerAccount, 'bench-b': slotsPerAccount } });
+  const webPort = await freePort();
+  const webUrl = `http://127.0.0.1:${webPort}`;
+  // Without callbacks they go to a closed port: every one is lost and polling alone finds the ends.
+  const callbackBase = callbacks ? webUrl : `http://127.0.0.1:${await freePort()}`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...serviceEnv(),
     PROVIDER_URL: simulator.url,
     PROVIDER_ACCOUNTS: `bench-a:${slotsPerAccount},bench-b:${slotsPerAccount}`,
+    PROVIDER_CALLBACK_BASE_URL: callbackBase,
     SUBMIT_CONCURRENCY: '32',
     POLL_CONCURRENCY: '32',
     MEDIA_CONCURRENCY: '4',
     PENDING_TIMEOUT_S: '3600',
-    TOKEN_SECRET: 'bench-token-secret-that-is-long-enough-0123456789',
+    MAX_QUEUED_GENERATIONS: '1000000',
+    RATE_WRITE_BURST: '1000000',
+    // This process's secret: its upload tickets and access tokens must hold in the web process.
+    TOKEN_SECRET: services.config.tokenSecret,
     DATA_DIR: path.join(os.tmpdir(), `bench-generations-${process.pid}`),
     SEED_DEMO_CATALOG: '0',
     PORT: '0',
     LOG_LEVEL: 'warn',
   };
-  const before = await listeningWorkers(services);
-  const children: ChildProcess[] = ['worker', 'media'].map((role) =>
-    spawn(process.execPath, [path.join(__dirname, '..', 'main.js'), role], { env, stdio: ['ignore', 'inherit', 'inherit'] }));
+  const before = await listeningProcesses(services);
+  const roles = ['web', 'worker', 'media'] as const;
+  const children = roles.map((role) => spawn(process.execPath, [path.join(__dirname, '..', 'main.js'), role], {
+    env: role === 'web' ? { ...env, PORT: String(webPort) } : env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  }));
+  const stop = async () => {
+    await Promise.all(children.map((child) => new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    })));
+    await simulator.stop();
+  };
   const deadline = Date.now() + 60_000;
-  while ((await listeningWorkers(services)) <= before) {
-    if (Date.now() > deadline || children.some((child) => child.exitCode !== null)) throw new Error('the worker process did not start');
+  const webReady = async () => fetch(`${webUrl}/healthz`).then((response) => response.ok, () => false);
+  while ((await listeningProcesses(services)) < before + roles.length || !(await webReady())) {
+    if (Date.now() > deadline || children.some((child) => child.exitCode !== null)) {
+      await stop();
+      throw new Error('the pipeline processes did not start');
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  // The media role listens too; give it its own moment (its queue polls every 0.5 s anyway).
+  // Each has its connection; give them a moment to LISTEN on every channel.
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  return {
-    simulatorUrl: simulator.url,
-    stop: async () => {
-      await Promise.all(children.map((child) => new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      })));
-      await simulator.stop();
-    },
-  };
+  const [web, worker, media] = children.map((child) => child.pid!);
+  return { simulator, webUrl, pids: { web, worker, media }, stop };
+}
+
+/**
+ * CPU ms the Postgres server has used: the postmaster with the children it has reaped, and its
+ * live children (backends, walwriter…), from /proc (Linux).
+ */
+async function postgresCpuMs(services: Services): Promise<number> {
+  const { rows } = await services.db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
+  const parentOf = (pid: number | string) => Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  const postmaster = parentOf(rows[0].pid);
+  const fields = readFileSync(`/proc/${postmaster}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  let ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (parentOf(entry) === postmaster) ticks += processCpuMs(Number(entry)) / 10;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * 10;
+}
+
+/** CPU ms of sharp's WebP thumb and blurhash (the preview's own work) of `image`, averaged here. */
+async function barePreviewCpuMs(image: Buffer): Promise<number> {
+  const rounds = 20;
+  await blurhashOf(await webpCopy(image, 480));
+  const before = process.cpuUsage();
+  for (let round = 0; round < rounds; round += 1) await blurhashOf(await webpCopy(image, 480));
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / rounds;
+}
+
+function percentileOf(values: number[], fraction: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] : 0;
 }
 
 /** Seconds from the commit of `ids` until the provider was done with all (results stored) and until all succeeded. */
@@ -144,28 +273,49 @@ export async function benchGenerations(services: Services, options: GenerationBe
   const slotsPerAccount = Math.ceil(options.slots / 2);
   const slots = slotsPerAccount * 2;
 
-  let processes = await startPipelineProcesses(services, 0, Math.ceil(options.zeroSlots / 2));
-  let zero: { ids: string[]; providerDoneS: number; succeededS: number };
+  const processes = await startPipelineProcesses(services, 0, Math.ceil(options.zeroSlots / 2));
+  let zero: { ids: string[]; providerDoneS: number; succeededS: number; cpu: RoleCpu };
   try {
-    const queued = await queueGenerations(services, options.count);
-    zero = { ids: queued.ids, ...(await timeToFinish(services, queued.ids, queued.committedAt)) };
+    const { pids } = processes;
+    const cpuNow = async (): Promise<RoleCpu> => ({
+      web: processCpuMs(pids.web), worker: processCpuMs(pids.worker), media: processCpuMs(pids.media), postgres: await postgresCpuMs(services),
+    });
+    const before = await cpuNow();
+    const created = await createGenerations(services, processes.webUrl, options.count);
+    const finished = await timeToFinish(services, created.ids, created.committedAt);
+    const after = await cpuNow();
+    const per = (role: keyof RoleCpu) => (after[role] - before[role]) / created.ids.length;
+    zero = { ids: created.ids, ...finished, cpu: { web: per('web'), worker: per('worker'), media: per('media'), postgres: per('postgres') } };
   } finally {
     await processes.stop();
   }
+  const { result_key: resultKey } = await services.db('generations').whereIn('id', zero.ids).whereNotNull('result_key').first('result_key');
+  const preview = await barePreviewCpuMs(await services.storage.get(resultKey));
 
-  processes = await startPipelineProcesses(services, options.latencyMs, slotsPerAccount);
-  let timed: { ids: string[]; providerDoneS: number; succeededS: number };
-  try {
-    const queued = await queueGenerations(services, slots * options.cycles);
-    timed = { ids: queued.ids, ...(await timeToFinish(services, queued.ids, queued.committedAt)) };
-  } finally {
-    await processes.stop();
-  }
+  const timedRun = async (callbacks: boolean) => {
+    const started = await startPipelineProcesses(services, options.latencyMs, slotsPerAccount, callbacks);
+    try {
+      const queued = await queueGenerations(services, slots * options.cycles);
+      return { ids: queued.ids, ...(await timeToFinish(services, queued.ids, queued.committedAt)), slotGapsMs: started.simulator.stats().slotGapsMs };
+    } finally {
+      await started.stop();
+    }
+  };
   const idealPerSecond = slots / (options.latencyMs / 1000);
+  const polling = await timedRun(false);
+  const timed = await timedRun(true);
   const perSecond = timed.ids.length / timed.providerDoneS;
   return {
     pgBossJobsPerSecond,
-    latencyZero: { slots: Math.ceil(options.zeroSlots / 2) * 2, generations: zero.ids.length, seconds: zero.succeededS, providerDonePerSecond: zero.ids.length / zero.providerDoneS, succeededPerSecond: zero.ids.length / zero.succeededS },
+    latencyZero: {
+      slots: Math.ceil(options.zeroSlots / 2) * 2,
+      generations: zero.ids.length,
+      seconds: zero.succeededS,
+      providerDonePerSecond: zero.ids.length / zero.providerDoneS,
+      succeededPerSecond: zero.ids.length / zero.succeededS,
+      cpuMsPerGeneration: zero.cpu,
+      barePreviewCpuMs: preview,
+    },
     latencyL: {
       latencyMs: options.latencyMs,
       slots,
@@ -175,20 +325,62 @@ export async function benchGenerations(services: Services, options: GenerationBe
       idealPerSecond,
       shareOfIdeal: perSecond / idealPerSecond,
       succeededShareOfIdeal: timed.ids.length / timed.succeededS / idealPerSecond,
+      slotGapP50Ms: percentileOf(timed.slotGapsMs, 0.5),
+      slotGapP99Ms: percentileOf(timed.slotGapsMs, 0.99),
+      slotGaps: timed.slotGapsMs.length,
+    },
+    latencyLPolling: {
+      perSecond: polling.ids.length / polling.providerDoneS,
+      shareOfIdeal: polling.ids.length / polling.providerDoneS / idealPerSecond,
+      slotGapP50Ms: percentileOf(polling.slotGapsMs, 0.5),
+      slotGapP99Ms: percentileOf(polling.slotGapsMs, 0.99),
     },
   };
 }
 
 export function formatGenerationBench(result: GenerationBenchResult): string {
   const { latencyZero: zero, latencyL: timed } = result;
+  const cpu = zero.cpuMsPerGeneration;
+  const total = cpu.web + cpu.worker + cpu.media + cpu.postgres;
   return [
-    '## Generations pipeline (one worker and one media process, provider simulator on loopback)',
+    '## Generations pipeline (one web, one worker and one media process, provider simulator on loopback)',
     `raw pg-boss, same database: ${result.pgBossJobsPerSecond.toFixed(0)} no-op jobs/s (insert + 8 work() loops of batch 200)`,
-    `latency 0, ${zero.slots} slots, ${zero.generations} generations: ${zero.providerDonePerSecond.toFixed(1)}/s provider done, ${zero.succeededPerSecond.toFixed(1)}/s succeeded`
-      + ` (${((zero.succeededPerSecond / result.pgBossJobsPerSecond) * 100).toFixed(1)}% of raw pg-boss jobs/s; a generation is ~30 SQL statements in 7 transactions, 3 jobs, 4 NOTIFYs, 5 object reads and writes, a simulated render and a preview, all on this machine)`,
+    `latency 0, ${zero.slots} slots, ${zero.generations} generations created by POST /v1/generations: ${zero.providerDonePerSecond.toFixed(1)}/s provider done, ${zero.succeededPerSecond.toFixed(1)}/s succeeded`
+      + ` (${((zero.succeededPerSecond / result.pgBossJobsPerSecond) * 100).toFixed(1)}% of raw pg-boss jobs/s)`,
+    `CPU per succeeded generation: web ${cpu.web.toFixed(1)} ms, worker ${cpu.worker.toFixed(1)} ms, media ${cpu.media.toFixed(1)} ms, Postgres ${cpu.postgres.toFixed(1)} ms;`
+      + ` total ${total.toFixed(1)} ms = ${(total / zero.barePreviewCpuMs).toFixed(2)}x a bare sharp WebP thumb + blurhash of the same image (${zero.barePreviewCpuMs.toFixed(1)} ms) (goal <= 3x)`,
     `latency ${timed.latencyMs} ms, ${timed.slots} slots, ${timed.generations} generations: ${timed.perSecond.toFixed(2)}/s vs ideal ${timed.idealPerSecond.toFixed(2)}/s`
-      + ` = ${(timed.shareOfIdeal * 100).toFixed(1)}% of S/L (target >= 90%); to succeeded incl. previews: ${(timed.succeededShareOfIdeal * 100).toFixed(1)}%`,
+      + ` = ${(timed.shareOfIdeal * 100).toFixed(1)}% of S/L (goal >= 97%); to succeeded incl. previews: ${(timed.succeededShareOfIdeal * 100).toFixed(1)}%`,
+    `slot freed at the provider -> next submission on it (${timed.slotGaps} hand-overs): p50 ${timed.slotGapP50Ms} ms, p99 ${timed.slotGapP99Ms} ms (goal < 20 / < 50 ms)`,
+    `the same with every callback lost (polling alone, same run): ${(result.latencyLPolling.shareOfIdeal * 100).toFixed(1)}% of S/L, hand-over p50 ${result.latencyLPolling.slotGapP50Ms} ms, p99 ${result.latencyLPolling.slotGapP99Ms} ms`,
   ].join('\n');
+}
+
+function reportGenerationFigures(result: GenerationBenchResult): void {
+  const { latencyZero: zero, latencyL: timed } = result;
+  const cpu = zero.cpuMsPerGeneration;
+  const total = cpu.web + cpu.worker + cpu.media + cpu.postgres;
+  reportFigure({
+    figure: `pipeline at provider latency ${timed.latencyMs} ms, ${timed.slots} slots: throughput / ideal S/L`,
+    value: `${timed.shareOfIdeal.toFixed(3)} (${timed.perSecond.toFixed(2)}/s)`,
+    baseline: `ideal ${timed.idealPerSecond.toFixed(2)}/s; polling alone ${result.latencyLPolling.shareOfIdeal.toFixed(3)}`,
+    goal: '>= 0.97',
+    met: timed.shareOfIdeal >= 0.97,
+  });
+  reportFigure({
+    figure: 'slot freed at the provider -> next submission on it, p50 / p99',
+    value: `${timed.slotGapP50Ms} / ${timed.slotGapP99Ms} ms (${timed.slotGaps} hand-overs)`,
+    baseline: `polling alone ${result.latencyLPolling.slotGapP50Ms} / ${result.latencyLPolling.slotGapP99Ms} ms`,
+    goal: '< 20 / < 50 ms',
+    met: timed.slotGapP50Ms < 20 && timed.slotGapP99Ms < 50,
+  });
+  reportFigure({
+    figure: 'CPU per succeeded generation at latency 0: web / worker / media / Postgres',
+    value: `${cpu.web.toFixed(1)} / ${cpu.worker.toFixed(1)} / ${cpu.media.toFixed(1)} / ${cpu.postgres.toFixed(1)} ms = ${total.toFixed(1)} ms, ${(total / zero.barePreviewCpuMs).toFixed(2)}x the bare preview (${zero.succeededPerSecond.toFixed(1)} succeeded/s)`,
+    baseline: `bare sharp WebP thumb + blurhash ${zero.barePreviewCpuMs.toFixed(1)} ms; raw pg-boss ${result.pgBossJobsPerSecond.toFixed(0)} jobs/s`,
+    goal: '<= 3x the bare preview',
+    met: total <= 3 * zero.barePreviewCpuMs,
+  });
 }
 
 async function main(): Promise<void> {
@@ -212,6 +404,7 @@ async function main(): Promise<void> {
       cycles: Number(values.cycles),
     });
     console.log(formatGenerationBench(result));
+    reportGenerationFigures(result);
   } finally {
     await stopSharedInfrastructure();
   }

@@ -42,11 +42,15 @@ export async function startBareKoa(): Promise<ServiceProcess> {
   return { url, child, stop: stopper(child) };
 }
 
-/** A real service process (`node dist/main.js <roles>`) on the given database and storage. */
+/**
+ * A real service process (`node dist/main.js <roles>`) on the given database and storage. Without a
+ * PROVIDER_URL in `env` it gets a closed port: a role on a configured database refuses to start
+ * without one, and the benchmarked requests never call the provider.
+ */
 export async function startService(roles: string[], env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(distRoot, 'main.js'), ...roles], {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: String(port) },
+    env: { ...process.env, LOG_LEVEL: 'info', PROVIDER_URL: 'http://127.0.0.1:9', ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

@@ -2,18 +2,21 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { signAccessToken } from '../api/tokens/access-token';
+import { reportFigure } from './bench-figures';
 import { startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
 import { openServiceLog, startServiceProcess } from './loadtest/service';
 import { openSse, type SseConnection } from './loadtest/sse-client';
 import { percentiles, type Percentiles } from './loadtest/report';
 
 /**
- * `node dist/scripts/bench-streams.js [--levels 1000,2000,4000,8000,12000] [--events 1000] [--target-ms 100]`:
+ * `node dist/scripts/bench-streams.js [--levels 1000,4000,12000,25000,50000] [--events 1000] [--target-ms 100]`:
  * how many generation streams ONE web process (`node dist/main.js web`) holds while the p99 latency
  * of an event, from the commit of a status change to the client, stays under the target; and the
  * memory one open stream costs there. At each level the streams are opened, then status changes are
  * committed at a steady rate (small transactions, each NOTIFYing like the pipeline) on random streams.
  * The clients run in this process, the server in its own, on one machine: figures are for comparison.
+ * Levels beyond what the open-file limit allows are replaced by the largest reachable one, and the
+ * bench says which limit stopped it and how to raise it.
  */
 export interface StreamLevel {
   streams: number;
@@ -31,6 +34,8 @@ export interface StreamLevel {
 
 export interface StreamBenchResult {
   levels: StreamLevel[];
+  /** The most streams this machine's open-file limit lets one process hold. */
+  maxByFiles: number;
   /** The largest level whose p99 stayed under the target. */
   maxStreamsUnderTarget: number;
   targetMs: number;
@@ -41,8 +46,42 @@ export interface StreamBenchResult {
 const changesPerTransaction = 5;
 const transactionIntervalMs = 20;
 
+/** The goal of issue 15: this many streams in one web process. */
+export const streamGoal = 50_000;
+/** Descriptors a process needs besides its streams (database pools, the LISTEN hub, logs, the runtime). */
+const descriptorReserve = 400;
+
+/**
+ * The open-file limits of this process (`/proc/self/limits`); the web process it starts inherits
+ * them. Node cannot raise its own limit, and nobody can raise the hard one without
+ * CAP_SYS_RESOURCE: the shell must (`ulimit -n`, `prlimit --nofile=N:N`).
+ */
+export function openFileLimits(): { soft: number; hard: number } {
+  const line = /^Max open files\s+(\S+)\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+  const parse = (value: string | undefined) => (value === undefined || value === 'unlimited' ? Number.POSITIVE_INFINITY : Number(value));
+  return { soft: parse(line?.[1]), hard: parse(line?.[2]) };
+}
+
+/**
+ * The levels to measure: the given ones, or the default climb to 50,000, cut at what the open-file
+ * limit allows (each stream is one descriptor in the web process and one in this client process),
+ * with that largest reachable level measured instead of the ones beyond it.
+ */
+export function reachableLevels(wanted: number[], softLimit: number): { levels: number[]; maxByFiles: number } {
+  const maxByFiles = Math.max(0, Math.floor((softLimit - descriptorReserve) / 1000) * 1000);
+  const levels = wanted.filter((level) => level <= maxByFiles);
+  if (wanted.some((level) => level > maxByFiles) && !levels.includes(maxByFiles)) levels.push(maxByFiles);
+  return { levels, maxByFiles };
+}
+
 export async function benchStreams(options: { levels?: number[]; eventsPerLevel?: number; targetMs?: number; openConcurrency?: number } = {}): Promise<StreamBenchResult> {
-  const levels = options.levels ?? [1000, 2000, 4000, 8000, 12000];
+  const limits = openFileLimits();
+  const reachable = reachableLevels(options.levels ?? [1000, 4000, 12000, 25_000, streamGoal], limits.soft);
+  const levels = reachable.levels;
+  if (reachable.maxByFiles < (options.levels ? Math.max(...options.levels) : streamGoal)) {
+    console.error(`open-file limit ${limits.soft} (hard ${limits.hard}): one process holds at most about ${reachable.maxByFiles} streams here; `
+      + `${limits.hard < streamGoal + descriptorReserve ? 'raising the hard limit needs CAP_SYS_RESOURCE: run as a user allowed to, e.g. `prlimit --nofile=120000:120000 npm run bench`' : 'raise the soft limit: `ulimit -n ' + (streamGoal + descriptorReserve) + '` before `npm run bench`'}`);
+  }
   const eventsPerLevel = options.eventsPerLevel ?? 1000;
   const targetMs = options.targetMs ?? 100;
   const { db } = await startSharedInfrastructure();
@@ -54,6 +93,8 @@ export async function benchStreams(options: { levels?: number[]; eventsPerLevel?
     LOG_LEVEL: 'warn',
     STREAM_CAP_PER_USER: '1000',
     RATE_READ_BURST: '1000000',
+    // The stream routes never call the provider: a closed port satisfies the web role's check.
+    PROVIDER_URL: 'http://127.0.0.1:9',
   }, serviceLog);
   const connections: SseConnection[] = [];
   try {
@@ -165,6 +206,7 @@ export async function benchStreams(options: { levels?: number[]; eventsPerLevel?
       : ((last.serverRssMb - baselineRss) * 1024) / last.streams;
     return {
       levels: results,
+      maxByFiles: reachable.maxByFiles,
       maxStreamsUnderTarget: underTarget.length ? Math.max(...underTarget.map((level) => level.streams)) : 0,
       targetMs,
       memoryPerStreamKb: round(memoryPerStreamKb),
@@ -213,6 +255,15 @@ async function main(): Promise<void> {
   const target = flag('--target-ms');
   const result = await benchStreams({ levels, eventsPerLevel: events ? Number(events) : undefined, targetMs: target ? Number(target) : undefined });
   console.log(JSON.stringify(result, null, 2));
+  const largest = result.levels.at(-1)!;
+  reportFigure({
+    figure: 'open SSE streams held by one web process, p99 commit-to-client',
+    value: `${largest.streams} at p99 ${largest.latencyMs.p99} ms (max under ${result.targetMs} ms: ${result.maxStreamsUnderTarget}), ${result.memoryPerStreamKb} KB per stream`
+      + (result.maxByFiles < streamGoal ? `; ${result.maxByFiles} is this machine's most (open-file limit ${openFileLimits().soft}, hard ${openFileLimits().hard})` : ''),
+    baseline: '',
+    goal: `${streamGoal} at < ${result.targetMs} ms`,
+    met: result.maxStreamsUnderTarget >= streamGoal,
+  });
 }
 
 if (require.main === module) {

@@ -18,10 +18,17 @@ export interface RequestOptions {
   raw?: string | Buffer;
 }
 
-/** `checkContract: false` for a listener that is not the API (the metrics port). */
-export function client(baseUrl: string, options: { checkContract?: boolean } = {}) {
-  const checkContract = options.checkContract ?? true;
+export interface ClientOptions {
+  /** `false` for a listener that is not the API (the metrics port). */
+  checkContract?: boolean;
+  /** Runs before each request is sent. */
+  beforeRequest?: (method: string, path: string) => Promise<void> | undefined;
+}
+
+export function client(baseUrl: string, clientOptions: ClientOptions = {}) {
+  const checkContract = clientOptions.checkContract ?? true;
   async function request<T = any>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<Answer<T>> {
+    await clientOptions.beforeRequest?.(method, path);
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     let payload: string | Buffer | undefined;

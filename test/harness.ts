@@ -7,6 +7,7 @@ import type { Realtime } from '../api/realtime/streams';
 import { startWeb, type WebOptions } from '../api/web';
 import { loadConfig, type Config } from '../config';
 import { createPaymentProcessor } from '../db/payments/processor/create-payment-processor';
+import { notify } from '../db/channels';
 import { freeLoopbackPort } from '../db/postgres';
 import { startInfrastructure, type Infrastructure } from '../infrastructure';
 import { createLogger, type Logger } from '../logger';
@@ -161,6 +162,8 @@ export interface TestApp {
   realtime: Realtime;
   /** The payment processor simulator the web role mounted (no processor is configured in tests). */
   processorSimulator: ProcessorSimulator | null;
+  /** Resolves once every catalog change committed so far has reached this app's catalog cache. */
+  catalogSettled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -179,7 +182,25 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config = testConfig({ PORT: String(await freePort()), ...options.config });
   const appServices: Services = { ...base, config, log: options.log ?? base.log, paymentProcessor: createPaymentProcessor(config) };
   const web = await startWeb(appServices, options);
-  return { url: web.url, services: appServices, realtime: web.realtime, processorSimulator: web.processorSimulator, close: () => web.stop() };
+  return {
+    url: web.url,
+    services: appServices,
+    realtime: web.realtime,
+    processorSimulator: web.processorSimulator,
+    catalogSettled: () => web.catalogCache.settled((payload) => base.db.transaction((trx) => notify(trx, 'catalog_changed', payload))),
+    close: () => web.stop(),
+  };
+}
+
+const catalogPaths = /^\/v1\/(effects|categories|tags|authors)(\/|\?|$)/;
+
+/**
+ * A client for `app` whose catalog reads first wait for the app's catalog cache to hear of every
+ * change committed before them: tests change the catalog in SQL and read it at once, where a phone
+ * reads it a fraction of a second later (`test/api/catalog/catalog-cache.test.ts` proves that bound).
+ */
+export function appClient(app: TestApp): Api {
+  return client(app.url, { beforeRequest: (method, path) => (method === 'GET' && catalogPaths.test(path) ? app.catalogSettled() : undefined) });
 }
 
 /**
@@ -190,7 +211,7 @@ export function useTestApp(options: TestAppOptions | (() => TestAppOptions) = {}
   const handle = {} as { app: TestApp; api: Api };
   before(async () => {
     handle.app = await startTestApp(typeof options === 'function' ? options() : options);
-    handle.api = client(handle.app.url);
+    handle.api = appClient(handle.app);
   });
   after(() => handle.app.close());
   return handle;

@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Channel } from '../db/channels';
 import { serviceEnv, services } from './harness';
 import { eventually } from './wait';
 
@@ -43,16 +42,16 @@ export async function kill(child: ServiceChild, signal: NodeJS.Signals = 'SIGKIL
 }
 
 /**
- * Sessions of other processes listening on `channel`: a worker listens on `generation_status`, a
- * media process on `generation_media`, once it finished starting (its logs are buffered, so
- * readiness is read from the database).
+ * Other processes whose LISTEN connection is up, i.e. that finished starting their roles (their logs
+ * are buffered, so readiness is read from the database). A process LISTENs on its channels one after
+ * another, so pg_stat_activity shows only the last one it asked for: any LISTEN counts.
  */
-export async function listeningSessions(channel: Channel): Promise<number> {
+export async function listeningProcesses(): Promise<number> {
   const { db, listenHub } = services();
   const { rows } = await db.raw<{ rows: { count: number }[] }>(
     `select count(*)::integer as count from pg_stat_activity
-     where application_name = 'effects-backend-listen' and query = ? and pid <> ?`,
-    [`LISTEN "${channel}"`, listenHub.backendPid() ?? 0],
+     where application_name = 'effects-backend-listen' and query like 'LISTEN %' and pid <> ?`,
+    [listenHub.backendPid() ?? 0],
   );
   return rows[0].count;
 }
@@ -65,7 +64,7 @@ export function untilDeadProcessesShow(): Promise<boolean> {
   return eventually(async () => (await services().db.raw("select pg_postmaster_start_time() < now() - interval '15 seconds' as settled")).rows[0].settled as boolean, Boolean, 20_000);
 }
 
-/** Waits until `count` processes listen on `channel`. */
-export function untilListening(channel: Channel, count: number, timeoutMs = 60_000): Promise<number> {
-  return eventually(() => listeningSessions(channel), (listening) => listening >= count, timeoutMs);
+/** Waits until `count` other processes listen. */
+export function untilListening(count: number, timeoutMs = 60_000): Promise<number> {
+  return eventually(listeningProcesses, (listening) => listening >= count, timeoutMs);
 }

@@ -1,12 +1,17 @@
 import { stopAll, type RunningPart, type Services } from '../services';
 import { startPreviewConsumer } from './generations/preview-consumer';
+import { startSamplePreviews } from './user-effects/sample-preview';
 
 /**
- * The `media` role: CPU-heavy copies (generation previews) on their own queue and process type, so
+ * The `media` role: CPU-heavy copies (generation previews, user effects' sample previews) on their own queue and process type, so
  * image and video work never delays the workers that hold provider slots.
  */
 export async function startMedia(services: Services): Promise<RunningPart> {
   const parts: RunningPart[] = [
+    // `user-effect-media` jobs (NOTIFY `user_effect_media`): the sample's preview, then the user
+    // effect's status moves on. Before the generation previews, whose LISTEN is then the hub's
+    // last, the one readiness checks look for (`pg_stat_activity.query`).
+    await startSamplePreviews(services),
     // `generation-media` jobs (NOTIFY `generation_media`): the preview, then succeeded.
     await startPreviewConsumer(services),
   ];

@@ -1,9 +1,11 @@
+import { AccountKeys } from '../pool/accounts';
 import { stopAll, type RunningPart, type Services } from '../services';
 import { startIdpBRevocation } from './accounts/revoke-idp-b';
 import { startGenerationPipeline } from './generations/pipeline';
 import { startProvider } from './generations/provider';
 import { startPushSend } from './push/push-send';
 import { startSubscriptionRenewals } from './subscriptions/renewal';
+import { startModeration } from './user-effects/moderation';
 
 /**
  * The `worker` role: the generation pipeline's provider side (lease a slot, submit, poll, store the
@@ -15,6 +17,10 @@ export async function startWorker(services: Services): Promise<RunningPart> {
   const provider = await startProvider(services);
   const parts: RunningPart[] = [
     provider,
+    // `user-effect-moderation` jobs (NOTIFY `user_effect_status`): a round of the provider's moderation
+    // model on a leased slot. Before the pipeline, whose LISTEN on `generation_status` is then the
+    // hub's last, the one readiness checks look for (`pg_stat_activity.query`).
+    await startModeration(services, { adapter: provider.adapter, keys: new AccountKeys(services.db, services.config.generations.providerAccounts) }),
     // `generation-submit` tickets (NOTIFY `generation_status`) and the shared poll loop.
     await startGenerationPipeline(services, provider.adapter),
     // `push-send` jobs: terminal generation statuses, subscription reminders.

@@ -6,6 +6,7 @@ import { errors } from '../http/errors';
 import { page, pageSchema, pagingProperties, type Page, type Paging } from '../http/paging';
 import { defineRoute } from '../http/route';
 import { schema, isUuid } from '../http/validation';
+import { notModified, sendCatalogAnswer } from './catalog-cache';
 import { availableEffect, curatedOrder } from './catalog-order';
 import { effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
 import { localeProperty, type Locale } from './locale';
@@ -80,13 +81,17 @@ export const authorRoutes = [
           effects: pageSchema(effectSchema, 'EffectPage'),
         }, { title: 'AuthorProfile' }),
       },
+      ...notModified,
     },
     errors: { not_found: 'The author does not exist, is disabled, or has published no effect.' },
     handler: async (ctx, { params, query }) => {
       const { db, storage } = ctx.services;
-      const profile = await authorProfile(db, publicUrlOf(storage), params.author_id, query.locale, { limit: query.limit, offset: query.offset });
-      if (!profile) throw errors.notFound('Author not found.');
-      ctx.body = profile;
+      const answer = await ctx.catalogCache.answer(
+        ['author', params.author_id, query.locale, query.limit, query.offset].join('\u0000'),
+        () => authorProfile(db, publicUrlOf(storage), params.author_id, query.locale, { limit: query.limit, offset: query.offset }),
+      );
+      if (!answer) throw errors.notFound('Author not found.');
+      sendCatalogAnswer(ctx, answer);
     },
   }),
 ];

@@ -33,7 +33,7 @@ export async function fileComplaint(
   complaint: { effect: string; userId: string; reason: ComplaintReason; note: string | null },
   policy: ComplaintPolicy,
 ): Promise<boolean> {
-  const effect = await db('effects').where(byIdOrSlug(complaint.effect)).andWhere({ hidden: false }).first('id');
+  const effect = await db('effects').where(byIdOrSlug(complaint.effect)).andWhere({ hidden: false }).whereNull('private_to').first('id');
   if (!effect) return false;
   await db.raw(
     `insert into complaints (effect_id, user_id, reason, note) values (:effectId, :userId, :reason, :note)

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { page, type Page, type Paging } from '../http/paging';
+import type { Freshness } from './catalog-cache';
 import { availableEffect, categoryPlacement, curatedOrder, filterConditions, withTag, type EffectFilters, type IdPage } from './catalog-order';
 import { findEnabledCategoryId } from './categories';
 import { loadEffects, type Effect, type PublicUrl } from './effect-view';
@@ -29,61 +30,100 @@ export interface EffectListRequest {
 }
 
 /**
+ * Where the ordered id lists of the flat list and the categories are kept between requests (the
+ * catalog cache) so a page is a slice; without one, each request computes its list.
+ */
+export interface IdListStore {
+  /** `within`: the freshness of what is made from the list, limited to the list's. */
+  remember(key: string, bytes: (ids: string[]) => number, compute: (freshness: Freshness) => Promise<string[]>, within?: Freshness): Promise<string[]>;
+}
+
+const computeEveryTime: IdListStore = {
+  remember: (_key, _bytes, compute) => compute({ until: Number.POSITIVE_INFINITY, limitTo() {} }),
+};
+
+/**
  * `GET /v1/effects`: the flat list in curated order, a category in its own order (rule 3), or
  * search results (rule 4); filters combine with each other and with search. An unknown or disabled
  * category and an unknown tag are an empty list, not an error: links to them outlive them.
+ *
+ * The flat list and each category (with or without a tag) are one ordered list of ids, computed
+ * once per catalog version (`lists`) and sliced per page; search asks the database for its page.
+ * `freshness`: how long the page is true, limited here to its list's.
  */
-export async function listEffects(db: Knex, url: PublicUrl, request: EffectListRequest): Promise<Page<Effect>> {
+export async function listEffects(
+  db: Knex,
+  url: PublicUrl,
+  request: EffectListRequest,
+  lists: IdListStore = computeEveryTime,
+  freshness?: Freshness,
+): Promise<Page<Effect>> {
   const { locale, paging } = request;
   const query = parseSearch(request.search);
   const empty = page<Effect>([], 0, paging);
   if (query.kind === 'nothing') return empty;
 
-  const filters: EffectFilters = { categoryId: null, tagId: null };
-  // An empty parameter (`category=`) is no filter, as clients build query strings.
-  if (request.category) {
-    filters.categoryId = await findEnabledCategoryId(db, request.category);
-    if (!filters.categoryId) return empty;
-  }
-  if (request.tag) {
-    filters.tagId = await findTagId(db, request.tag);
-    if (!filters.tagId) return empty;
-  }
-
   let found: IdPage;
   if (query.kind === 'words') {
+    const filters = await resolveFilters(db, request);
+    if (!filters) return empty;
     const asked = request.search!.trim();
     const thematicIds = request.thematic && asked.length >= minThematicQueryLength
       ? await request.thematic.closestEffects(asked, locale)
       : [];
     found = await searchEffectIds(db, { words: query.words, locale, filters, paging, thematicIds });
-  } else if (filters.categoryId) {
-    found = await categoryEffectIds(db, filters, paging, request.newEffects);
   } else {
-    found = await flatEffectIds(db, filters, paging);
+    const key = `ids\u0000${request.category ?? ''}\u0000${request.tag ?? ''}`;
+    const ids = await lists.remember(key, (list) => 64 + list.length * 48, async (listFreshness) => {
+      const filters = await resolveFilters(db, request);
+      if (!filters) return [];
+      return filters.categoryId
+        ? categoryEffectIds(db, filters, request.newEffects, listFreshness)
+        : flatEffectIds(db, filters);
+    }, freshness);
+    found = { ids: ids.slice(paging.offset, paging.offset + paging.limit), total: ids.length };
   }
   return page(await loadEffects(db, url, found.ids, locale), found.total, paging);
 }
 
-/** The flat list: curated order, each effect once whatever its number of categories. */
-async function flatEffectIds(db: Knex, filters: EffectFilters, paging: Paging): Promise<IdPage> {
-  const listed = `from effects e where ${availableEffect('e')} and ${filterConditions('e.id')}`;
-  const { rows } = await db.raw<{ rows: IdPage[] }>(
-    `select (select count(*) ${listed}) as total,
-       array(select e.id ${listed} order by ${curatedOrder('e')} limit :limit offset :offset) as ids`,
-    { ...filters, ...paging },
-  );
-  return rows[0];
+/** The category and tag filters as ids, or null when one names nothing listable (an empty list). */
+async function resolveFilters(db: Knex, request: EffectListRequest): Promise<EffectFilters | null> {
+  const filters: EffectFilters = { categoryId: null, tagId: null };
+  // An empty parameter (`category=`) is no filter, as clients build query strings.
+  if (request.category) {
+    filters.categoryId = await findEnabledCategoryId(db, request.category);
+    if (!filters.categoryId) return null;
+  }
+  if (request.tag) {
+    filters.tagId = await findTagId(db, request.tag);
+    if (!filters.tagId) return null;
+  }
+  return filters;
 }
 
-/** One category in its server-side order (rule 3). */
-async function categoryEffectIds(db: Knex, filters: EffectFilters, paging: Paging, newEffects: NewEffectSlots): Promise<IdPage> {
-  const { rows } = await db.raw<{ rows: IdPage[] }>(
+/** The flat list: curated order, each effect once whatever its number of categories. */
+async function flatEffectIds(db: Knex, filters: EffectFilters): Promise<string[]> {
+  const { rows } = await db.raw<{ rows: { ids: string[] }[] }>(
+    `select array(select e.id from effects e where ${availableEffect('e')} and ${filterConditions('e.id')}
+       order by ${curatedOrder('e')}) as ids`,
+    { ...filters },
+  );
+  return rows[0].ids;
+}
+
+/**
+ * One category in its server-side order (rule 3), whole. The order changes by itself when a new
+ * effect stops being new: the list says when (`freshness`).
+ */
+async function categoryEffectIds(db: Knex, filters: EffectFilters, newEffects: NewEffectSlots, freshness: Freshness): Promise<string[]> {
+  const { rows } = await db.raw<{ rows: { ids: string[]; new_until: Date | null }[] }>(
     `with placement as (${categoryPlacement}),
      listed as (select effect_id, rank from placement where ${withTag('placement.effect_id')})
-     select (select count(*) from listed) as total,
-       array(select effect_id from listed order by rank limit :limit offset :offset) as ids`,
-    { ...filters, ...paging, newEffectSlots: newEffects.slots, newEffectDays: newEffects.days },
+     select array(select effect_id from listed order by rank) as ids,
+       (select min(ec.new_since + make_interval(days => :newEffectDays)) from effect_categories ec
+        where ec.category_id = :categoryId and ec.new_since + make_interval(days => :newEffectDays) > now()) as new_until`,
+    { ...filters, newEffectSlots: newEffects.slots, newEffectDays: newEffects.days },
   );
-  return rows[0];
+  if (rows[0].new_until) freshness.limitTo(new Date(rows[0].new_until).getTime());
+  return rows[0].ids;
 }

@@ -59,6 +59,16 @@ export interface Effect {
 const focusSchema = schema.nullable(schema.response({ x: { type: 'number' }, y: { type: 'number' } }, { title: 'FocusPoint' }));
 const url = schema.string();
 
+/** One person an effect takes (Effect and UserEffect `characters`). */
+export const characterSchema: JsonSchema = schema.response({ min_photos: schema.integer({ minimum: 0 }), max_photos: schema.integer({ minimum: 1 }) }, { title: 'Character' });
+
+/** The `preview` object of an Effect (contract B), also the preview of a user effect. */
+export const effectPreviewSchema: JsonSchema = schema.response({
+  thumb: url, card: url, full: url, animation: schema.nullable(url), video: schema.nullable(url),
+  width: schema.integer(), height: schema.integer(), blurhash: schema.nullable(schema.string()),
+  focus: focusSchema, video_focus: focusSchema,
+}, { title: 'EffectPreview' });
+
 export const effectSchema: JsonSchema = schema.response({
   id: schema.uuid(),
   slug: schema.string(),
@@ -69,13 +79,9 @@ export const effectSchema: JsonSchema = schema.response({
   preview_url: url,
   preview_video_url: schema.nullable(url),
   preview_animation_url: schema.nullable(url),
-  preview: schema.nullable(schema.response({
-    thumb: url, card: url, full: url, animation: schema.nullable(url), video: schema.nullable(url),
-    width: schema.integer(), height: schema.integer(), blurhash: schema.nullable(schema.string()),
-    focus: focusSchema, video_focus: focusSchema,
-  }, { title: 'EffectPreview' })),
+  preview: schema.nullable(effectPreviewSchema),
   cost: schema.integer(),
-  characters: schema.array(schema.response({ min_photos: schema.integer({ minimum: 0 }), max_photos: schema.integer({ minimum: 1 }) }, { title: 'Character' })),
+  characters: schema.array(characterSchema),
   max_inputs: schema.integer(),
   min_inputs: schema.integer(),
   output_type: schema.string({ enum: ['image', 'video'] }),
@@ -135,7 +141,8 @@ interface EffectRow extends PreviewColumns {
   tags: string[];
 }
 
-function previewOf(preview: StoredPreview, row: EffectRow, url: PublicUrl): EffectPreviewView {
+/** A stored preview as clients see it: URLs for keys, and the points to keep in frame. */
+export function previewView(preview: StoredPreview, focus: { focus: FocusPoint | null; video_focus: FocusPoint | null }, url: PublicUrl): EffectPreviewView {
   return {
     thumb: url(preview.thumb),
     card: url(preview.card),
@@ -145,8 +152,8 @@ function previewOf(preview: StoredPreview, row: EffectRow, url: PublicUrl): Effe
     width: preview.width,
     height: preview.height,
     blurhash: preview.blurhash,
-    focus: row.focus,
-    video_focus: preview.video ? row.video_focus : null,
+    focus: focus.focus,
+    video_focus: preview.video ? focus.video_focus : null,
   };
 }
 
@@ -161,7 +168,7 @@ function effectOf(row: EffectRow, url: PublicUrl): Effect {
     preview_url: url(row.poster_key),
     preview_video_url: row.preview_video_key && url(row.preview_video_key),
     preview_animation_url: row.preview_animation_key && url(row.preview_animation_key),
-    preview: row.preview && previewOf(row.preview, row, url),
+    preview: row.preview && previewView(row.preview, row, url),
     cost: row.cost,
     characters: row.characters,
     max_inputs: row.characters.reduce((sum, character) => sum + character.max_photos, 0),

@@ -15,6 +15,10 @@ export interface LaunchableEffect {
   model_max_photos: number | null;
   /** Hidden by a moderator: the caller decides whether that still launches. */
   hidden: boolean;
+  /** A private user effect's: only this user may launch it. */
+  private_to: string | null;
+  /** A user effect's prompt, sent to the provider with the photos; null for the operator's effects. */
+  prompt: string | null;
 }
 
 /**
@@ -22,8 +26,10 @@ export interface LaunchableEffect {
  * rule 1: an effect with no enabled category (or none at all) still opens and launches by direct id.
  */
 export async function findLaunchableEffect(db: Knex, idOrSlug: string): Promise<LaunchableEffect | null> {
-  const row = await db('effects')
-    .where(byIdOrSlug(idOrSlug))
-    .first('id', 'slug', 'cost', 'characters', 'output_type', 'model', 'model_max_photos', 'hidden');
+  const key = byIdOrSlug(idOrSlug);
+  const row = await db('effects as e')
+    .leftJoin('user_effects as ue', 'ue.effect_id', 'e.id')
+    .where('id' in key ? { 'e.id': key.id } : { 'e.slug': key.slug })
+    .first('e.id', 'e.slug', 'e.cost', 'e.characters', 'e.output_type', 'e.model', 'e.model_max_photos', 'e.hidden', 'e.private_to', 'ue.prompt');
   return row ?? null;
 }

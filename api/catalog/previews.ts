@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { buildEffectPreview, type EffectPreviewRole } from '../../media/effect-preview';
+import { buildEffectPreview, storePreviewFiles } from '../../media/effect-preview';
 import { imageFileType, videoFileType } from '../../media/file-types';
 import type { Storage } from '../../media/storage';
 import type { FocusPoint, PreviewColumns } from './effect-view';
@@ -12,15 +12,6 @@ export interface PreviewMedia {
   focus?: FocusPoint | null;
   videoFocus?: FocusPoint | null;
 }
-
-const fileNames: Record<EffectPreviewRole, string> = {
-  thumb: 'thumb.webp',
-  card: 'card.webp',
-  full: 'full.webp',
-  video: 'video.mp4',
-  animation: 'animation.mp4',
-  animation_webp: 'animation.webp',
-};
 
 /**
  * Preview URLs are immutable (contract: a new poster gets new addresses), so clients and CDNs may
@@ -64,12 +55,7 @@ export async function storePreviewCopies(
 ): Promise<Pick<PreviewColumns, 'preview' | 'preview_video_key' | 'preview_animation_key'>> {
   const folder = previewFolder(effectId, media);
   const built = await buildEffectPreview({ poster: media.poster, clip: media.clip ?? undefined });
-  const keys = new Map<EffectPreviewRole, string>();
-  await Promise.all(built.files.map(async (file) => {
-    const key = `${folder}/${fileNames[file.role]}`;
-    await storage.put(key, file.body, file.contentType);
-    keys.set(file.role, key);
-  }));
+  const keys = await storePreviewFiles(storage, folder, built);
   return {
     preview: {
       thumb: keys.get('thumb')!,

@@ -86,17 +86,17 @@ export async function searchEffectIds(
          count(*) filter (where level = 1) as in_description
        from word_levels group by effect_id
      ),
-     matches as (
-       select s.*, row_number() over (
-           order by s.matched desc, s.in_name desc, s.in_tags desc, s.in_description desc, ${curatedOrder('e')}
-         ) as rank
-       from scored s join effects e on e.id = s.effect_id
-       where ${availableEffect('e')} and ${filterConditions('e.id')}
+     word_count as (select count(*) as n from stemmed),
+     complete as (
+       select s.* from scored s join effects e on e.id = s.effect_id
+       where s.matched = (select n from word_count) and ${availableEffect('e')} and ${filterConditions('e.id')}
      ),
+     -- Partial matches are ranked only when no effect has every word (none is complete).
      chosen as (
-       select effect_id, rank from matches
-       where matched = (select count(*) from stemmed)
-          or not exists (select 1 from matches where matched = (select count(*) from stemmed))
+       select * from complete
+       union all
+       select s.* from scored s join effects e on e.id = s.effect_id
+       where not exists (select 1 from complete) and ${availableEffect('e')} and ${filterConditions('e.id')}
      ),
      thematic as (
        select e.id as effect_id, suggested.rank
@@ -108,12 +108,17 @@ export async function searchEffectIds(
        limit ${maxThematicEffects}
      ),
      ranked as (
-       select effect_id, 0 as part, rank from chosen
+       select effect_id, 0 as part, matched, in_name, in_tags, in_description, 0 as thematic_rank from chosen
        union all
-       select effect_id, 1 as part, rank from thematic
+       select effect_id, 1, 0, 0, 0, 0, rank from thematic
      )
      select (select count(*) from ranked) as total,
-       array(select effect_id from ranked order by part, rank limit :limit offset :offset) as ids`,
+       array(
+         -- Only the page is sorted in full (a top-N sort), not every match.
+         select r.effect_id from ranked r join effects e on e.id = r.effect_id
+         order by r.part, r.matched desc, r.in_name desc, r.in_tags desc, r.in_description desc, r.thematic_rank, ${curatedOrder('e')}
+         limit :limit offset :offset
+       ) as ids`,
     {
       words,
       locale,

@@ -121,9 +121,10 @@ export async function checkedUploads(
 
 /** The checks of an effect generation that need no transaction, in the contract's order; throws the first refusal. */
 async function planEffectGeneration(services: Services, userId: string, body: CreateGenerationBody): Promise<GenerationPlan> {
-  // 1. The effect and every upload exist and are the caller's. A hidden effect is gone for launching.
+  // 1. The effect and every upload exist and are the caller's. A hidden effect is gone for
+  // launching; a private user effect's launches for its author only.
   const effect = await findLaunchableEffect(services.db, body.effect_id);
-  if (!effect || effect.hidden) throw errors.notFound('Effect not found.');
+  if (!effect || effect.hidden || (effect.private_to !== null && effect.private_to !== userId)) throw errors.notFound('Effect not found.');
   // 1 and 2. The uploads: absent or another's, then not completed or above 15 MB.
   const places = uploadLocations(body);
   const byId = await checkedUploads(services, userId, uploadIdsOf(body), (id) => places.get(id)!);
@@ -138,7 +139,7 @@ async function planEffectGeneration(services: Services, userId: string, body: Cr
     kind: 'effect',
     effectId: effect.id,
     studioCategoryId: null,
-    prompt: null,
+    prompt: effect.prompt,
     cost: effect.cost,
     outputType: effect.output_type,
     model: effect.model,

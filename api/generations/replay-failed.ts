@@ -101,6 +101,7 @@ async function replayPlan({ db }: Services, generation: GenerationRow): Promise<
   }
   const effect = await findLaunchableEffect(db, generation.effect_id!);
   if (!effect || effect.hidden) return 'the effect is gone or hidden';
+  if (effect.private_to !== null && effect.private_to !== generation.user_id) return 'the effect is its author\'s only now';
   if (effect.cost <= 0) return 'the effect has no price';
   return { kind: 'effect', effectId: effect.id, studioCategoryId: null, cost: effect.cost, outputType: effect.output_type, model: effect.model, ...same };
 }

@@ -12,6 +12,8 @@ import { openStream, type StreamKind } from './streams';
  */
 export interface RowStream<State> {
   kind: StreamKind;
+  /** Who may open it: any token (the default) or a registered account only (guests `403 registration_required`). */
+  access?: 'token' | 'registered';
   channel: Channel;
   table: string;
   columns: (keyof State & string)[];
@@ -27,7 +29,7 @@ export interface RowStream<State> {
  */
 export function rowStreamRoute<State>(path: string, summary: string, events: RouteResponse, stream: RowStream<State>): Route {
   return defineRoute<unknown, unknown, { id: string }>({
-    method: 'GET', path, access: 'token', limits: [readBudget()],
+    method: 'GET', path, access: stream.access ?? 'token', limits: [readBudget()],
     summary,
     responses: { 200: { contentType: 'text/event-stream', schema: { type: 'string' }, ...events } },
     errors: {

@@ -1,25 +1,31 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import { announceTerminalStatus } from './announce';
+import { recordEarning, type EarningTerms } from '../user-effects/record-earning';
 import type { GenerationRow, StoredGenerationPreview } from './model';
 
 /**
  * processing -> succeeded, once the result is stored and its preview made (or its copy failed:
- * `preview` null). Counts the success for the catalog's popularity order.
+ * `preview` null). Counts the success for the catalog's popularity order; with an approved user
+ * effect of another user, its author's pending earning is recorded in the same transaction.
  */
 export async function succeedGeneration(
   trx: Knex.Transaction,
   boss: PgBoss,
   outcome: { generationId: string; preview: StoredGenerationPreview | null },
+  earnings: EarningTerms,
 ): Promise<boolean> {
-  const { rows: [row] } = await trx.raw<{ rows: Pick<GenerationRow, 'id' | 'user_id' | 'effect_id'>[] }>(
+  const { rows: [row] } = await trx.raw<{ rows: Pick<GenerationRow, 'id' | 'user_id' | 'effect_id' | 'cost'>[] }>(
     `update generations set status = 'succeeded', preview = :preview, finished_at = now()
      where id = :generationId and status = 'processing' and (result_key is not null or result_text is not null)
-     returning id, user_id, effect_id`,
+     returning id, user_id, effect_id, cost`,
     { generationId: outcome.generationId, preview: outcome.preview ? JSON.stringify(outcome.preview) : null },
   );
   if (!row) return false;
-  if (row.effect_id !== null) await trx.raw('update effects set success_count = success_count + 1 where id = ?', [row.effect_id]);
+  if (row.effect_id !== null) {
+    await trx.raw('update effects set success_count = success_count + 1 where id = ?', [row.effect_id]);
+    await recordEarning(trx, { id: row.id, userId: row.user_id, effectId: row.effect_id, cost: row.cost }, earnings);
+  }
   await announceTerminalStatus(trx, boss, { id: row.id, user_id: row.user_id, status: 'succeeded', error_code: null });
   return true;
 }

@@ -21,6 +21,8 @@ export interface ProviderRequest {
    * reference and account, and `findTask` finds it again when the answer to the submission was lost.
    */
   clientReference: string;
+  /** Where the provider calls back when the task finishes (`pool/provider/task-callback.ts`); polling covers a lost call. */
+  callbackUrl?: string;
 }
 
 /**

@@ -26,8 +26,9 @@ interface Answer {
 }
 
 /**
- * The provider's HTTP API (`POST /v1/tasks` with a `client_reference`, `GET /v1/tasks/{id}`,
- * `GET /v1/tasks?client_reference=`, result links) over fetch.
+ * The provider's HTTP API (`POST /v1/tasks` with a `client_reference` and an optional `callback_url`
+ * the provider POSTs the finished task to, `GET /v1/tasks/{id}`, `GET /v1/tasks?client_reference=`,
+ * result links) over fetch.
  */
 export class HttpProviderAdapter implements ProviderAdapter {
   private readonly baseUrl: string;
@@ -45,8 +46,9 @@ export class HttpProviderAdapter implements ProviderAdapter {
   }
 
   async submit(account: ProviderAccount, request: ProviderRequest): Promise<SubmitOutcome> {
-    const { clientReference, ...task } = request;
-    const answer = await this.call(account, 'POST', '/v1/tasks', this.submitTimeoutMs, { ...task, client_reference: clientReference });
+    const { clientReference, callbackUrl, ...task } = request;
+    const payload = { ...task, client_reference: clientReference, ...(callbackUrl === undefined ? {} : { callback_url: callbackUrl }) };
+    const answer = await this.call(account, 'POST', '/v1/tasks', this.submitTimeoutMs, payload);
     if ('kind' in answer) return { kind: 'unavailable', reason: answer.reason, maybeAccepted: answer.sent };
     const { status, headers, body } = answer;
     if (isSuccess(status)) {

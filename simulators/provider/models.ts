@@ -2,9 +2,13 @@ import { rm } from 'node:fs/promises';
 import type sharp from 'sharp';
 import { ffmpegCommand } from '../../media/ffmpeg';
 import { stillImage, type Still } from './input-photo';
+import { writeModerationVerdict } from './moderation-model';
 import { answerToPrompt, drawPrompt, editPhoto } from './studio-models';
 
-/** What a task gives its model: the first photo (when it was sent) and the studio prompt ('' for an effect). */
+/**
+ * What a task gives its model: the first photo (when it was sent and could be decoded) and the
+ * prompt ('' for an effect).
+ */
 export interface ModelInput {
   still: Still | null;
   prompt: string;
@@ -22,6 +26,8 @@ export type ModelBehaviour =
       contentType: string;
       heavy: boolean;
       needsPhoto: boolean;
+      /** Takes a photo it cannot decode as its input (null `still`) instead of refusing the task: the moderation model judges it. */
+      judgesPhotos?: boolean;
       render(input: ModelInput, outputPath: string, signal: AbortSignal): Promise<void>;
     }
   | { kind: 'fails'; errorType: string; message: string };
@@ -42,6 +48,8 @@ const behaviours = new Map<string, ModelBehaviour>([
   ['text_to_image', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: false, render: drawPrompt }],
   ['photo_edit', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: true, render: editPhoto }],
   ['ask', { kind: 'renders', extension: 'txt', contentType: 'text/plain; charset=utf-8', heavy: false, needsPhoto: false, render: answerToPrompt }],
+  // The marketplace's moderation model (README, "Marketplace of user effects"): a verdict as JSON.
+  ['moderation', { kind: 'renders', extension: 'json', contentType: 'application/json', heavy: false, needsPhoto: false, judgesPhotos: true, render: writeModerationVerdict }],
   ['safety', { kind: 'fails', errorType: 'safety', message: 'the content was refused by the safety filter' }],
   ['error', { kind: 'fails', errorType: 'internal_error', message: 'the model failed' }],
 ]);

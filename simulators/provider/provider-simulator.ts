@@ -38,6 +38,11 @@ export interface ProviderSimulatorStats {
   completed: number;
   rejectedBusy: number;
   /**
+   * Per accepted submission that took a slot an earlier task had freed: ms from that task's end to
+   * this submission (slot time the caller wasted), in order.
+   */
+  slotGapsMs: number[];
+  /**
    * Submissions of a client reference that already had a task: answered with that task, as an
    * idempotent provider does; a provider without idempotency would have run (and billed) it twice.
    */
@@ -59,6 +64,8 @@ interface Task {
   apiKey: string;
   clientReference: string | null;
   slot: Slot;
+  /** Where to POST the finished task, as real providers' webhooks do (once, no retry: a lost call is the caller's to cover). */
+  callbackUrl: string | null;
   state: { status: 'running' } | TaskOutcome;
 }
 
@@ -68,6 +75,7 @@ interface TaskRequest {
   inputs: ProviderInput[];
   prompt?: string;
   clientReference: string | null;
+  callbackUrl?: string;
 }
 
 /** The options, checked and with their defaults. */
@@ -88,6 +96,8 @@ const MAX_INPUTS = 16;
 const MAX_REFERENCE_LENGTH = 200;
 const DEFAULT_CONCURRENCY = 4;
 const DEFAULT_RESULT_TTL_MS = 15 * 60_000;
+/** Before each attempt of a task callback. */
+const callbackBackoffMs = [0, 50, 250];
 /** Heavy renders (video encodes) run a few at a time, so a load test leaves the machine usable. */
 const HEAVY_RENDERS = Math.max(1, Math.floor(os.availableParallelism() / 2));
 
@@ -119,6 +129,9 @@ class Simulator {
   private readonly heavyRenders = pLimit(HEAVY_RENDERS);
   private readonly sweeper: NodeJS.Timeout;
   private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0 };
+  /** By API key: when each freed slot became free, oldest first, until a submission takes it. */
+  private readonly freedAt = new Map<string, number[]>();
+  private readonly slotGapsMs: number[] = [];
   private url = '';
   private stopping: Promise<void> | null = null;
 
@@ -139,7 +152,7 @@ class Simulator {
   }
 
   stats(): ProviderSimulatorStats {
-    return { running: this.slots.running(), ...this.counts };
+    return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs] };
   }
 
   stop(): Promise<void> {
@@ -200,19 +213,24 @@ class Simulator {
       res.setHeader('retry-after', String(this.slots.retryAfterS(apiKey, Date.now())));
       return sendError(res, 429, 'rate_limited', 'the account runs its concurrency cap of tasks');
     }
+    const freed = this.freedAt.get(apiKey)?.shift();
+    if (freed !== undefined) this.slotGapsMs.push(Date.now() - freed);
     let still: Still | null = null;
     try {
       const photos = await downloadPhotos(request.inputs.map((input) => input.url), this.lifetime.signal);
       if (photos.length) still = await decodeStill(photos[0]);
     } catch (error) {
-      this.slots.release(slot);
-      if (error instanceof BadInputImageError) return sendError(res, 400, 'bad_input_image', error.message);
-      throw error;
+      const judged = error instanceof BadInputImageError && behaviour.kind === 'renders' && behaviour.judgesPhotos;
+      if (!judged) {
+        this.slots.release(slot);
+        if (error instanceof BadInputImageError) return sendError(res, 400, 'bad_input_image', error.message);
+        throw error;
+      }
     }
     // The same reference may have been submitted again while these photos downloaded.
     if (this.answeredAgain(res, apiKey, request.clientReference)) return this.slots.release(slot);
 
-    const task: Task = { id: randomUUID(), apiKey, clientReference: request.clientReference, slot, state: { status: 'running' } };
+    const task: Task = { id: randomUUID(), apiKey, clientReference: request.clientReference, slot, callbackUrl: request.callbackUrl ?? null, state: { status: 'running' } };
     slot.finishAt = Date.now() + latencyMs;
     this.tasks.set(task.id, task);
     if (task.clientReference !== null) this.byReference.set(referenceKey(apiKey, task.clientReference), task);
@@ -248,8 +266,36 @@ class Simulator {
     if (this.lifetime.signal.aborted) return;
     task.state = state;
     this.slots.release(task.slot);
+    const freed = this.freedAt.get(task.apiKey) ?? [];
+    this.freedAt.set(task.apiKey, freed);
+    freed.push(Date.now());
     this.expiring.push({ task, expiresAt: Date.now() + this.settings.resultTtlMs });
     this.counts.completed += 1;
+    if (task.callbackUrl) await this.callBack(task, task.callbackUrl);
+  }
+
+  /** POSTs the finished task to its callback URL; a 5xx or a network error is tried again, twice. */
+  private async callBack(task: Task, url: string): Promise<void> {
+    for (const [attempt, backoffMs] of callbackBackoffMs.entries()) {
+      if (backoffMs) await delay(backoffMs, undefined, { signal: this.lifetime.signal }).catch(() => undefined);
+      if (this.lifetime.signal.aborted) return;
+      try {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(this.view(task)),
+          signal: AbortSignal.any([this.lifetime.signal, AbortSignal.timeout(5000)]),
+        });
+        await response.body?.cancel();
+        if (response.status < 500) {
+          if (!response.ok) this.settings.log?.warn({ taskId: task.id, status: response.status }, 'task callback refused');
+          return;
+        }
+      } catch (error) {
+        if (this.lifetime.signal.aborted) return;
+        if (attempt === callbackBackoffMs.length - 1) this.settings.log?.warn({ err: error, taskId: task.id }, 'task callback failed');
+      }
+    }
   }
 
   /** A submission of a reference that already has a task is answered with that task (`200`), once more counted. */
@@ -290,6 +336,7 @@ class Simulator {
     sendJson(res, 200, this.view(task));
   }
 
+  /** A task as `GET /v1/tasks/{id}` and the callback show it. */
   private view(task: Task): object {
     const { state } = task;
     return {
@@ -395,7 +442,7 @@ function referenceKey(apiKey: string, clientReference: string): string {
 /** The task request, or what is wrong with it. */
 function parseTaskRequest(body: unknown): TaskRequest | string {
   if (typeof body !== 'object' || body === null) return 'the body must be a JSON object';
-  const { model, inputs, prompt, client_reference: clientReference } = body as { model?: unknown; inputs?: unknown; prompt?: unknown; client_reference?: unknown };
+  const { model, inputs, prompt, client_reference: clientReference, callback_url: callbackUrl } = body as { model?: unknown; inputs?: unknown; prompt?: unknown; client_reference?: unknown; callback_url?: unknown };
   if (clientReference !== undefined && clientReference !== null && (typeof clientReference !== 'string' || clientReference === '' || clientReference.length > MAX_REFERENCE_LENGTH)) {
     return `client_reference must be a string of 1 to ${MAX_REFERENCE_LENGTH} characters`;
   }
@@ -406,11 +453,13 @@ function parseTaskRequest(body: unknown): TaskRequest | string {
     if (typeof input?.url !== 'string' || !/^https?:\/\//.test(input.url)) return 'every input needs an http(s) url';
     if (!Number.isInteger(input.person) || (input.person as number) < 0) return 'every input needs a person index >= 0';
   }
+  if (callbackUrl !== undefined && (typeof callbackUrl !== 'string' || !/^https?:\/\//.test(callbackUrl))) return 'callback_url must be an http(s) url';
   return {
     model,
     inputs: inputs as ProviderInput[],
     ...(prompt === undefined ? {} : { prompt: prompt as string }),
     clientReference: (clientReference as string | null | undefined) ?? null,
+    ...(callbackUrl === undefined ? {} : { callbackUrl: callbackUrl as string }),
   };
 }
 

@@ -83,11 +83,12 @@ describe('a web process stopping under keep-alive traffic', function () {
     expect(await streamEnded).to.equal(true);
     // Each connection gets the answers it was already waiting for, and then is closed: a handful, not
     // thousands. Answers written before the signal was handled may still be on the way (at most the
-    // pipeline's depth per connection); after an answer that says close, nothing comes.
-    expect(afterSignal.length, 'answers after the signal').to.be.at.most(connections * depth);
+    // pipeline's depth per connection, and one round more while a loaded machine delivers the signal);
+    // after an answer that says close, nothing comes.
+    expect(afterSignal.length, 'answers after the signal').to.be.at.most(2 * connections * depth);
     for (let connection = 0; connection < connections; connection += 1) {
       const own = afterSignal.filter((answer) => answer.connection === connection);
-      expect(own.filter((answer) => answer.keptAlive).length, `connection ${connection}: answers after the signal that kept it open`).to.be.at.most(depth);
+      expect(own.filter((answer) => answer.keptAlive).length, `connection ${connection}: answers after the signal that kept it open`).to.be.at.most(2 * depth);
       const closedAt = own.findIndex((answer) => !answer.keptAlive);
       if (closedAt >= 0) expect(own.length - 1, `connection ${connection}: answers after the one that said close`).to.equal(closedAt);
     }

@@ -16,6 +16,7 @@ import { coolDownAccount } from '../../pool/cool-down-account';
 import { countFreeSlots } from '../../pool/count-free-slots';
 import { leaseSlots, type Lease } from '../../pool/lease-slots';
 import type { ProviderAdapter, SubmitOutcome } from '../../pool/provider/adapter';
+import { taskCallbackUrl } from '../../pool/provider/task-callback';
 import { releaseSlotLease } from '../../pool/release-slot-lease';
 import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
@@ -26,6 +27,8 @@ import { unusableInputPhoto } from './input-photos';
 const inputLinkTtlS = 3600;
 /** After the provider was unreachable, this process waits this long before submitting again. */
 const unavailablePauseMs = 1000;
+/** A task callback stays valid this long past the provider timeout (a late callback still saves a poll). */
+const callbackGraceS = 300;
 /** Photo checks ahead of the slot that one process runs at once. */
 const checksAhead = 4;
 
@@ -49,8 +52,8 @@ interface Submission {
  * across a database blip, and one that may or may not have reached the provider is left to the
  * sweeps, which look it up by its client reference (`sweeps.ts`).
  *
- * Wakes at once when a generation is created (NOTIFY), when a slot is released in this process,
- * and otherwise every DISPATCH_TICK_MS.
+ * Wakes at once when a generation is created (NOTIFY), when a slot is released in this process or
+ * by a provider's callback (NOTIFY), and otherwise every DISPATCH_TICK_MS.
  */
 export async function startDispatcher(
   services: Services,
@@ -73,7 +76,8 @@ export async function startDispatcher(
     handle: (submission) => dispatcher.submit(submission),
     // A round that started something and left room may have left more behind: go again at once.
     nextRoundInMs: ({ claimed, roomLeft }) => (claimed > 0 && roomLeft > 0 ? 0 : services.config.generations.dispatchTickMs),
-    wakeOn: [{ channel: 'generation_status', when: (event) => event.status === 'pending' }],
+    // A new generation, or a slot the provider's callback freed in any process.
+    wakeOn: [{ channel: 'generation_status', when: (event) => event.status === 'pending' }, { channel: 'provider_task_done' }],
     wakeup: wiring.wakeup,
   });
   return {
@@ -188,7 +192,7 @@ class Dispatcher {
         person: input.person,
       })));
       const prompt = generation.prompt === null ? {} : { prompt: generation.prompt };
-      outcome = await this.adapter.submit(account, { model: generation.model, inputs, ...prompt, clientReference: generation.id });
+      outcome = await this.adapter.submit(account, { model: generation.model, inputs, ...prompt, clientReference: generation.id, callbackUrl: this.callbackUrl(generation.id) });
     } catch (error) {
       log.error({ err: error, ...context }, 'submission failed before reaching the provider; the generation waits');
       // If even this fails, the claim ends and the sweeps find no task for it and put it back in line.
@@ -217,6 +221,13 @@ class Dispatcher {
       // twice); the claim ends and the sweeps look the task up by its client reference.
       log.error({ err: error, ...context }, 'could not record the outcome of a submission; the sweeps resolve it');
     }
+  }
+
+  /** The signed URL the provider calls when the task is done: valid as long as the provider may take. */
+  private callbackUrl(generationId: string): string {
+    const { config } = this.services;
+    const expiresS = Math.ceil(Date.now() / 1000) + config.generations.providerTimeoutS + callbackGraceS;
+    return taskCallbackUrl(config.providerCallbackBaseUrl, config.tokenSecret, generationId, expiresS);
   }
 
   /**

@@ -17,7 +17,7 @@ import { resultFileType, resultText, storeResult } from './store-result';
  * The poll loop, one per worker process, on the job loop, shared with every other worker through
  * the database (`claimDuePolls`). No handler ever sleeps while a provider works: each task has its
  * `next_poll_at` and the loop wakes for the earliest one (any worker's), at most DISPATCH_TICK_MS
- * apart.
+ * apart, or at once when the provider calls back that a task is done (`api/generations/task-callback.ts`).
  */
 export async function startPollLoop(
   services: Services,
@@ -46,6 +46,8 @@ export async function startPollLoop(
       const dueInMs = await nextPollDueInMs(db);
       return dueInMs === null ? settings.dispatchTickMs : Math.max(5, Math.min(settings.dispatchTickMs, dueInMs));
     },
+    // The provider called back: that task's poll is due now.
+    wakeOn: [{ channel: 'provider_task_done' }],
     wakeup: wiring.wakeup,
   });
 }

@@ -2,6 +2,7 @@ import type { Job } from 'pg-boss';
 import { claimPreview, type StoredResult } from '../../db/generations/claim-preview';
 import type { StoredGenerationPreview } from '../../db/generations/model';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
+import { earningTerms } from '../../db/user-effects/record-earning';
 import { bossIn, type QueuePayloads } from '../../db/queues';
 import { isUnreachable } from '../../db/unreachable';
 import { buildGenerationPreview } from '../../media/generation-preview';
@@ -29,7 +30,7 @@ async function makePreview(services: Services, job: Job<QueuePayloads['generatio
   // A text answer has no file and no preview.
   const preview = row.result_key === null ? null : await copyPreview(services, row, row.result_key);
   await db.transaction(async (trx) => {
-    await succeedGeneration(trx, boss, { generationId: row.id, preview });
+    await succeedGeneration(trx, boss, { generationId: row.id, preview }, earningTerms(services.config));
     // The job ends with the transition: a crash in between leaves both undone, and the retry is a no-op.
     await boss.complete('generation-media', job.id, null, { db: bossIn(trx) });
   });

@@ -12,6 +12,7 @@ import { releaseDeadPollClaims } from '../../db/generations/release-dead-poll-cl
 import { releasePreviewClaim } from '../../db/generations/release-preview-claim';
 import { returnSubmitJob, sendSubmitJob } from '../../db/generations/submit-ticket';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
+import { earningTerms } from '../../db/user-effects/record-earning';
 import { takeBackStalledDispatch } from '../../db/generations/take-back-stalled-dispatch';
 import { bossIn } from '../../db/queues';
 import { keyFingerprint, type AccountKeys } from '../../pool/accounts';
@@ -159,7 +160,7 @@ export async function finishStuckMedia(services: Services): Promise<number> {
   const { db, boss, config } = services;
   let finished = 0;
   for (const id of await findStuckPreviews(db, config.generations.mediaTimeoutS, batch)) {
-    if (await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }))) finished += 1;
+    if (await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }, earningTerms(config)))) finished += 1;
   }
   return finished;
 }

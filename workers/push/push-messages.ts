@@ -19,6 +19,13 @@ const texts: Record<'ru' | 'en', Record<PushKind, Record<string, Text>>> = {
       3: { title: 'Подписка', body: 'Через 3 дня заканчивается период подписки: неизрасходованные кредиты плана сгорят.' },
       1: { title: 'Подписка', body: 'Завтра заканчивается период подписки: успейте потратить кредиты плана.' },
     },
+    // By `status`.
+    effect_earned: {
+      settled: { title: 'Вы заработали кредиты', body: 'Кредиты за ваш эффект зачислены на баланс.' },
+    },
+    effect_removed: {
+      archived: { title: 'Эффект снят с публикации', body: 'Модератор убрал ваш эффект из каталога.' },
+    },
   },
   en: {
     generation: {
@@ -29,11 +36,17 @@ const texts: Record<'ru' | 'en', Record<PushKind, Record<string, Text>>> = {
       3: { title: 'Subscription', body: 'Your subscription period ends in 3 days: unused plan credits will expire.' },
       1: { title: 'Subscription', body: 'Your subscription period ends tomorrow: use your plan credits before they expire.' },
     },
+    effect_earned: {
+      settled: { title: 'You earned credits', body: 'Credits for your effect are on your balance.' },
+    },
+    effect_removed: {
+      archived: { title: 'Effect removed', body: 'A moderator removed your effect from the catalog.' },
+    },
   },
 };
 
 /** The data field that picks the text of each kind. */
-const textKey: Record<PushKind, string> = { generation: 'status', subscription_reminder: 'days_left' };
+const textKey: Record<PushKind, string> = { generation: 'status', subscription_reminder: 'days_left', effect_earned: 'status', effect_removed: 'status' };
 
 /** The push's title and body in the user's language; null for a kind or data it has no text for. */
 export function pushText(locale: string, job: Pick<PushJob, 'kind' | 'data'>): Text | null {

@@ -1,11 +1,13 @@
 import { expect } from 'chai';
 import { burnPlanCredits, credit, debit, debitUpTo, grantPlanCredits } from '../../../db/credits/ledger';
+import { settleEarning } from '../../../db/user-effects/settle-earning';
 import { expireGuests } from '../../../workers/accounts/expire-guests';
 import { expectLedgerConsistent, newEmail, password, type Api } from '../../accounts';
 import { startFakeUserinfo, type FakeUserinfo } from '../../api/identity/fake-providers';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, type TestApp } from '../../harness';
 import { expectPlanBucketsConsistent, periodPaymentOf } from '../../plan-buckets';
+import { earningOf } from '../../user-effect-fixtures';
 
 /** A small seeded generator, so a failing sequence can be replayed from its seed. */
 function random(seed: number): () => number {
@@ -130,6 +132,13 @@ describe('ledger invariant under a random mix of account operations and plan cre
           await expireGuests(services());
           accounts.splice(accounts.indexOf(idle), 1);
         },
+        async () => {
+          // An author's earning comes due and is settled (`effect_earned`); a second settlement changes nothing.
+          const author = pick(accounts);
+          if (!author || !(await db('users').where({ id: author.id }).first('id'))) return;
+          const { earningId } = await earningOf(author.id, { amount: 1 + Math.floor(next() * 30) });
+          for (let attempt = 0; attempt < 2; attempt += 1) await db.transaction((trx) => settleEarning(trx, services().boss, earningId));
+        },
       ];
 
       for (let step = 1; step <= 120; step += 1) {
@@ -151,6 +160,12 @@ describe('ledger invariant under a random mix of account operations and plan cre
       expect(negative).to.deep.equal([]);
       const { rows: [{ count }] } = await db.raw('select count(*)::integer as count from credit_transactions');
       expect(count, 'the run did something').to.be.above(10);
+      const { rows: unsettled } = await db.raw(`
+        select e.id from user_effect_earnings e
+        where e.status = 'settled' and (select count(*) from credit_transactions t where t.kind = 'effect_earned' and t.reference = e.id::text) <> 1`);
+      expect(unsettled, 'each settled earning is credited exactly once').to.deep.equal([]);
+      const { rows: [{ settled }] } = await db.raw("select count(*)::integer as settled from user_effect_earnings where status = 'settled'");
+      expect(settled, 'the run settled author earnings').to.be.above(0);
       const { rows: planKinds } = await db.raw("select distinct kind from credit_transactions where plan_share is not null order by kind");
       expect(planKinds.map((row: { kind: string }) => row.kind), 'the run granted, spent and burned plan credits').to.include.members(['plan_expired', 'plan_grant', 'reserve']);
     });

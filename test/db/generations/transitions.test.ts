@@ -6,6 +6,7 @@ import { failGeneration } from '../../../db/generations/fail-generation';
 import { markProcessing } from '../../../db/generations/mark-processing';
 import { markResultStored } from '../../../db/generations/mark-result-stored';
 import { succeedGeneration } from '../../../db/generations/succeed-generation';
+import { earningTerms } from '../../../db/user-effects/record-earning';
 import { syncProviderAccounts } from '../../../pool/accounts';
 import { leaseSlots } from '../../../pool/lease-slots';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
@@ -47,7 +48,7 @@ describe('generation state machine', () => {
   const processing = (id: string) => transaction((trx) => markProcessing(trx, services().boss, { generationId: id, accountId: 1, taskId: 'task-1', firstPollInMs: 100 }));
   const failed = (id: string, from: 'pending' | 'processing', errorCode = 'provider_error') => transaction((trx) => failGeneration(trx, services().boss, { generationId: id, from, errorCode }));
   const stored = (id: string) => transaction((trx) => markResultStored(trx, services().boss, { generationId: id, key: `results/${user.id}/${id}.jpg`, contentType: 'image/jpeg' }));
-  const succeeded = (id: string) => transaction((trx) => succeedGeneration(trx, services().boss, { generationId: id, preview: null }));
+  const succeeded = (id: string) => transaction((trx) => succeedGeneration(trx, services().boss, { generationId: id, preview: null }, earningTerms(services().config)));
 
   async function pushJobs() {
     const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' order by created_on");

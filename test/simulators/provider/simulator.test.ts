@@ -150,6 +150,33 @@ describe('provider simulator over HTTP', function () {
     expect(answer.body.error?.type).to.equal('invalid_request');
   });
 
+  describe('moderation model (README, "Marketplace of user effects")', () => {
+    const moderate = (prompt: string, photo = 'blue.jpg') => api(sim, 'key', 'POST', '/v1/tasks', { model: 'moderation', inputs: [input(photo)], prompt });
+    const verdictOf = async (prompt: string, photo?: string) => {
+      const accepted = await moderate(prompt, photo);
+      expect(accepted.status).to.equal(202);
+      const task = await finished(sim, 'key', accepted.body.id!);
+      expect(task.status).to.equal('succeeded');
+      const answer = await download(task.result!.url);
+      expect(answer.contentType).to.equal('application/json');
+      return JSON.parse(answer.bytes.toString('utf8'));
+    };
+
+    it('approves clean texts with a decodable photo', async () => {
+      expect(await verdictOf('Neon portrait\nGlowing\na neon portrait')).to.deep.equal({ verdict: 'approved' });
+    });
+
+    it('rejects with content_policy when the texts hold the word forbidden in any case', async () => {
+      expect(await verdictOf('Nice\nThis is FoRbIdDeN stuff\nprompt')).to.deep.equal({ verdict: 'rejected', reason: 'content_policy' });
+    });
+
+    for (const photo of ['broken.jpg', 'missing.jpg']) {
+      it(`rejects with bad_sample a sample that is no decodable photo (${photo}) instead of refusing the task`, async () => {
+        expect(await verdictOf('clean texts', photo)).to.deep.equal({ verdict: 'rejected', reason: 'bad_sample' });
+      });
+    }
+  });
+
   describe('studio models and speech (README, "Studio, voice input, queue position and cancel")', () => {
     const task = async (model: string, prompt: string, inputs: { url: string; person: number }[] = []) => {
       const accepted = await api(sim, 'key', 'POST', '/v1/tasks', { model, inputs, prompt });

@@ -9,6 +9,7 @@ import { startProviderSimulator, type ProviderSimulator } from '../../../simulat
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
 import { insertEffect, photo, storedUpload } from '../../generation-fixtures';
 import { resetDatabase, services, testConfig, serviceEnv } from '../../harness';
+import { listeningProcesses } from '../../service-processes';
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 
@@ -17,15 +18,6 @@ interface Worker {
   exited: Promise<number | null>;
 }
 
-/** Dispatchers listening for new generations: one per worker process that finished starting (this process's hub aside). */
-async function listeningWorkers(): Promise<number> {
-  const { rows } = await services().db.raw(
-    `select count(*)::integer as count from pg_stat_activity
-     where application_name = 'effects-backend-listen' and query = 'LISTEN "generation_status"' and pid <> ?`,
-    [services().listenHub.backendPid() ?? 0],
-  );
-  return rows[0].count;
-}
 
 /** `node dist/main.js worker` on this test run's database and storage. */
 function spawnWorker(env: NodeJS.ProcessEnv): Worker {
@@ -74,7 +66,7 @@ describe('crash of a worker process mid-flight', function () {
     };
     workers.push(spawnWorker(env), spawnWorker(env));
     // Logs are buffered (pino, 4 KB): readiness is read from the database instead.
-    await eventually(async () => (await listeningWorkers()) >= 2, Boolean, 60_000);
+    await eventually(async () => (await listeningProcesses()) >= 2, Boolean, 60_000);
     const [doomed, survivor] = workers;
 
     const { db } = services();

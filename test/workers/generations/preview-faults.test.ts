@@ -52,7 +52,7 @@ describe('previews under faults', function () {
       holding = await startHoldingProxy(serviceEnv().S3_ENDPOINT, (request) => request.method === 'GET' && (request.url ?? '').includes('/results/'));
       const doomed = spawnService(['media'], { S3_ENDPOINT: holding.url });
       children.push(doomed);
-      await untilListening('generation_media', 1);
+      await untilListening(1);
       const id = await oneGeneration();
       await eventually(() => holding.held.length, (count) => count === 1, 20_000);
       await kill(doomed);

@@ -48,7 +48,7 @@ describe('a submission whose answer was lost', function () {
     const env = { ...defaultLeases, PROVIDER_ACCOUNTS: 'lost-answer:2' };
     const doomed = spawnService(['worker'], { ...env, PROVIDER_URL: holding.url });
     children.push(doomed);
-    await untilListening('generation_status', 1);
+    await untilListening(1);
     media = await startPreviewConsumer(services());
 
     const id = await oneGeneration();

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { failGeneration } from '../../../db/generations/fail-generation';
 import { succeedGeneration } from '../../../db/generations/succeed-generation';
+import { earningTerms } from '../../../db/user-effects/record-earning';
 import type { RunningPart } from '../../../services';
 import { generationPush, subscriptionReminderPush } from '../../../db/push/push-job';
 import { sendPush, startPushSend } from '../../../workers/push/push-send';
@@ -41,7 +42,7 @@ describe('push for terminal generation statuses (push-send jobs)', function () {
     await services().db('generations').where({ id }).update({ result_key: `results/${id}.png` });
 
     const { db, boss } = services();
-    expect(await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }))).to.equal(true);
+    expect(await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }, earningTerms(services().config)))).to.equal(true);
 
     const rows = await eventually(() => pushLog(id), (found) => found.length === 2);
     expect(rows.map((row) => row.device_id).sort()).to.deep.equal([...devices].sort());

@@ -6,6 +6,7 @@ import { pushSenderFromConfig } from '../../../../workers/push/gateways/from-con
 import { PlatformPushSender } from '../../../../workers/push/gateways/platform-router';
 import { RecordingPushSender } from '../../../../workers/push/push-sender';
 import { succeedGeneration } from '../../../../db/generations/succeed-generation';
+import { earningTerms } from '../../../../db/user-effects/record-earning';
 import type { RunningPart } from '../../../../services';
 import { capturingLogger, resetDatabase, services, testConfig } from '../../../harness';
 import { insertGeneration } from '../../../generation-fixtures';
@@ -109,7 +110,7 @@ describe('push through the real gateways (FCM and APNs), end to end', function (
     const id = await insertGeneration(user.id, 'processing');
     await services().db('generations').where({ id }).update({ result_key: `results/${id}.png` });
     const { db, boss } = services();
-    expect(await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }))).to.equal(true);
+    expect(await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }, earningTerms(services().config)))).to.equal(true);
 
     const pushLog = () => db('push_log').where({ kind: 'generation', reference: id }).select('device_id', 'platform', 'title');
     // First run: Android and the healthy iPhone get it, the dead token is forgotten, the job fails.

@@ -1,0 +1,264 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Config } from '../../config';
+import type { ListenHub } from '../../db/listen-hub';
+import type { Logger } from '../../logger';
+import type { ApiContext } from '../http/context';
+
+/**
+ * The catalog at memory speed: one web process's cache of catalog answers and of the lists they
+ * page through, dropped whole whenever the catalog changes.
+ *
+ * Every transaction that changes the catalog bumps `catalog_version` and announces it on
+ * `catalog_changed` (triggers, migration `catalog_version`); this cache listens on the process's
+ * LISTEN hub and empties itself when the announcement arrives, milliseconds after the commit. What
+ * was being computed when a change arrived is handed to the requests that asked for it but never
+ * stored. While the hub is not listening (not yet subscribed, or its connection lost) nothing is
+ * served from memory; after a reconnect the cache starts empty, since announcements were missed.
+ *
+ * Time still changes two things without a version: the new-effect slots of a category (an effect
+ * stops being new) and popularity (success counts bump no version, they change with every
+ * generation). An entry says when it stops being true (`Freshness.until`); nothing lives longer than
+ * `CATALOG_CACHE_TTL_S`.
+ *
+ * Everything cached is the same for every caller: answers never depend on who asks. Per-user parts
+ * (ARCHITECTURE.md, "The catalog cache") are layered on top of a shared answer, never cached in it.
+ */
+export interface Freshness {
+  /** Epoch ms after which the value may be wrong; a computation lowers it (`limitTo`). */
+  until: number;
+  limitTo(epochMs: number): void;
+}
+
+interface Entry {
+  value: unknown;
+  bytes: number;
+  until: number;
+}
+
+/** A catalog answer ready to send: its JSON bytes and strong ETag (a hash of them), or null for `404`. */
+export interface CatalogAnswer<T> {
+  value: T;
+  body: Buffer;
+  etag: string;
+}
+
+export class CatalogCache {
+  /** Which catalog this process has heard of: bumped by every announcement and every reconnect. */
+  private epoch = 0;
+  private listening = false;
+  private subscribing: Promise<void> | null = null;
+  private unsubscribe: (() => void) | null = null;
+  private stopped = false;
+  /** In least-recently-used order (a Map keeps insertion order; a hit moves its key to the end). */
+  private readonly entries = new Map<string, Entry>();
+  private bytes = 0;
+  /** Computations under way, per epoch and key: a burst of misses for one key computes it once. */
+  private computing = new Map<string, Promise<{ value: unknown; until: number }>>();
+  private readonly probes = new Map<string, () => void>();
+  /** The highest catalog version announced to this process. */
+  private version = 0;
+
+  constructor(
+    private readonly hub: ListenHub,
+    private readonly settings: Config['catalog'],
+    private readonly log: Logger,
+  ) {}
+
+  /** Subscribes on the LISTEN hub; until it is listening, answers are computed, not cached. */
+  start(): Promise<void> {
+    if (this.listening || this.stopped || this.settings.cacheBytes === 0) return Promise.resolve();
+    this.subscribing ??= this.hub
+      .subscribe('catalog_changed', null, {
+        notify: (payload) => this.heard(payload),
+        resync: () => this.forget(),
+      })
+      .then(
+        (unsubscribe) => {
+          if (this.stopped) return unsubscribe();
+          this.unsubscribe = unsubscribe;
+          this.forget();
+          this.listening = true;
+        },
+        (error) => this.log.warn({ err: error }, 'catalog cache not listening; answers are computed uncached'),
+      )
+      .finally(() => {
+        this.subscribing = null;
+      });
+    return this.subscribing;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.listening = false;
+    this.unsubscribe?.();
+    this.forget();
+  }
+
+  /** The latest catalog version this process heard announced (0 before any). */
+  heardVersion(): number {
+    return this.version;
+  }
+
+  /**
+   * Resolves once every catalog change committed before the call has reached this process: it
+   * announces a probe of its own, and notifications arrive in commit order. Tests read after writing
+   * with it; a production reader never needs it (a change arrives within milliseconds).
+   */
+  async settled(notify: (payload: { probe: string }) => Promise<void>, timeoutMs = 5000): Promise<void> {
+    if (!this.isLive()) return;
+    const probe = randomUUID();
+    const arrived = new Promise<void>((resolve) => this.probes.set(probe, resolve));
+    const timer = setTimeout(() => this.probes.get(probe)?.(), timeoutMs);
+    try {
+      await notify({ probe });
+      await arrived;
+    } finally {
+      clearTimeout(timer);
+      this.probes.delete(probe);
+    }
+  }
+
+  /**
+   * The value of `key`, from memory while the catalog is unchanged and `until` has not passed,
+   * otherwise from `compute` (once for all concurrent callers of the same key). `bytes` sizes it
+   * for the memory budget. `within`, the freshness of something made from this value, is limited
+   * to this value's.
+   */
+  async remember<T>(key: string, bytes: (value: T) => number, compute: (freshness: Freshness) => Promise<T>, within?: Freshness): Promise<T> {
+    if (!this.isLive()) {
+      // Kick a new subscription after a failed one; this request is answered uncached.
+      void this.start();
+      return compute(freshnessUntil(Number.POSITIVE_INFINITY));
+    }
+    const now = Date.now();
+    const hit = this.entries.get(key);
+    if (hit && hit.until > now) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      within?.limitTo(hit.until);
+      return hit.value as T;
+    }
+    if (hit) this.drop(key);
+    const epoch = this.epoch;
+    const flightKey = `${epoch}\u0000${key}`;
+    let flight = this.computing.get(flightKey);
+    if (!flight) {
+      const freshness = freshnessUntil(now + this.settings.cacheTtlMs);
+      flight = compute(freshness).then((value) => ({ value, until: freshness.until }));
+      this.computing.set(flightKey, flight);
+      flight.then(
+        ({ value, until }) => {
+          if (this.computing.get(flightKey) === flight) this.computing.delete(flightKey);
+          // A change announced meanwhile may be missing from the value: hand it out, never keep it.
+          if (epoch === this.epoch && this.isLive() && until > Date.now()) this.store(key, value, bytes(value as T), until);
+        },
+        () => {
+          if (this.computing.get(flightKey) === flight) this.computing.delete(flightKey);
+        },
+      );
+    }
+    const { value, until } = await flight;
+    within?.limitTo(until);
+    return value as T;
+  }
+
+  /** A whole answer, serialized once: the JSON bytes with their ETag, or null (a `404` to throw). */
+  answer<T>(key: string, compute: (freshness: Freshness) => Promise<T | null>): Promise<CatalogAnswer<T> | null> {
+    return this.remember<CatalogAnswer<T> | null>(
+      `answer\u0000${key}`,
+      // The value and its bytes are both kept: count the bytes twice and a little more.
+      (answer) => (answer ? answer.body.length * 3 : 64),
+      async (freshness) => {
+        const value = await compute(freshness);
+        if (value === null) return null;
+        const body = Buffer.from(JSON.stringify(value));
+        return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
+      },
+    );
+  }
+
+  private isLive(): boolean {
+    return this.listening && this.hub.backendPid() !== null;
+  }
+
+  private heard(payload: Record<string, unknown>): void {
+    if (typeof payload.probe === 'string') {
+      this.probes.get(payload.probe)?.();
+      return;
+    }
+    if (typeof payload.version === 'number' && payload.version > this.version) this.version = payload.version;
+    this.forget();
+  }
+
+  /** Empties the cache: what is being computed finishes for its callers but is not kept. */
+  private forget(): void {
+    this.epoch += 1;
+    this.entries.clear();
+    this.bytes = 0;
+    this.computing = new Map();
+  }
+
+  private store(key: string, value: unknown, bytes: number, until: number): void {
+    if (bytes > this.settings.cacheBytes) return;
+    this.drop(key);
+    this.entries.set(key, { value, bytes, until });
+    this.bytes += bytes;
+    for (const [oldest, entry] of this.entries) {
+      if (this.bytes <= this.settings.cacheBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= entry.bytes;
+    }
+  }
+
+  private drop(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.bytes -= entry.bytes;
+  }
+}
+
+function freshnessUntil(until: number): Freshness {
+  return {
+    until,
+    limitTo(epochMs) {
+      if (epochMs < this.until) this.until = epochMs;
+    },
+  };
+}
+
+declare module '../http/context' {
+  interface ApiContextExtras {
+    /** The catalog cache of this process; `createApp` makes one per app. */
+    catalogCache: CatalogCache;
+  }
+}
+
+/** The answer to a client that already has the current catalog answer (`sendCatalogAnswer`), for the route tables. */
+export const notModified = { 304: { description: 'Not modified: the `If-None-Match` ETag is the current one; no body' } } as const;
+
+/**
+ * Sends a cached catalog answer with its strong `ETag`, or `304` without a body when the client
+ * already has it (`If-None-Match`). `Cache-Control` lets a CDN keep an anonymous answer (`public`);
+ * an answer to a request with a token is `private`, so a shared cache never hands a signed-in
+ * caller's answer to someone else (and never swallows a request whose token counts something).
+ */
+export function sendCatalogAnswer(ctx: ApiContext, answer: CatalogAnswer<unknown>): void {
+  const maxAge = ctx.services.config.catalog.httpMaxAgeS;
+  const scope = ctx.get('Authorization') ? 'private' : 'public';
+  ctx.set('Cache-Control', maxAge > 0 ? `${scope}, max-age=${maxAge}` : `${scope}, no-cache`);
+  ctx.set('ETag', answer.etag);
+  if (matchesEtag(ctx.get('If-None-Match'), answer.etag)) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.body = answer.body;
+}
+
+/** RFC 9110 13.1.2: `*`, or any listed tag equal to ours under the weak comparison. */
+function matchesEtag(header: string, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}

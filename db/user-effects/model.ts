@@ -1,0 +1,83 @@
+import type { Knex } from 'knex';
+import { notify } from '../channels';
+
+/** Statuses of a user effect (contract B, "Marketplace statuses"; README, "Marketplace of user effects"). */
+export type UserEffectStatus = 'processing' | 'approved' | 'rejected' | 'archived' | 'private';
+export const userEffectStatuses: UserEffectStatus[] = ['processing', 'approved', 'rejected', 'archived', 'private'];
+/** The stream closes at these (contract B, "SSE streams"). */
+export const streamClosingStatuses: UserEffectStatus[] = ['approved', 'rejected', 'archived', 'private'];
+
+export type Visibility = 'public' | 'private';
+export type RejectionReason = 'content_policy' | 'bad_sample';
+export type EarningStatus = 'pending' | 'settled' | 'reversed';
+
+/** The copies of the sample as object keys, in the shape of `effects.preview` (the catalog effect gets them as they are). */
+export interface StoredUserEffectPreview {
+  thumb: string;
+  card: string;
+  full: string;
+  animation: null;
+  video: null;
+  width: number;
+  height: number;
+  blurhash: string | null;
+}
+
+export interface UserEffectRow {
+  id: string;
+  user_id: string;
+  status: UserEffectStatus;
+  visibility: Visibility;
+  effect_id: string | null;
+  name: string;
+  description: string;
+  prompt: string;
+  output_type: 'image' | 'video';
+  characters: { min_photos: number; max_photos: number }[];
+  cost: number;
+  sample_key: string;
+  poster_key: string | null;
+  preview: StoredUserEffectPreview | null;
+  rejection_reason: RejectionReason | null;
+  moderation_round: number;
+  verdict: 'approved' | 'rejected' | null;
+  verdict_reason: RejectionReason | null;
+  rejected_at: Date | null;
+  archived_by: 'author' | 'operator' | null;
+  archive_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface EarningRow {
+  id: string;
+  user_effect_id: string;
+  effect_id: string;
+  generation_id: string;
+  user_id: string;
+  amount: number;
+  status: EarningStatus;
+  settles_at: Date;
+  settled_at: Date | null;
+  reversed_at: Date | null;
+  created_at: Date;
+}
+
+/** What the stream shows (contract B: `{id, status, effect_id}`); `user_id` lets a listener filter. */
+export interface UserEffectStatusEvent {
+  id: string;
+  user_id: string;
+  status: UserEffectStatus;
+  effect_id: string | null;
+}
+
+/** Every status change of a user effect is announced in its transaction (`user_effect_status`, the streams). */
+export async function announceUserEffect(trx: Knex.Transaction, row: Pick<UserEffectRow, 'id' | 'user_id' | 'status' | 'effect_id'>): Promise<void> {
+  await notify(trx, 'user_effect_status', { id: row.id, user_id: row.user_id, status: row.status, effect_id: row.effect_id });
+}
+
+/** The server's price of a generation with a user effect (README, "Marketplace of user effects"). */
+export const userEffectCost: Record<'image' | 'video', number> = { image: 10, video: 40 };
+
+/** The provider model a user effect's generations run on: the ordinary effect models. */
+export const userEffectModel: Record<'image' | 'video', string> = { image: 'image', video: 'video' };

@@ -1,0 +1,31 @@
+import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
+import { effectRemovedPush } from '../push/push-job';
+import { enqueue } from '../queues';
+import { archiveUserEffect } from './archive-user-effect';
+import type { UserEffectRow } from './model';
+import { reversePendingEarnings } from './reverse-pending-earnings';
+
+export type OperatorRemoval =
+  | { outcome: 'archived'; userEffect: UserEffectRow; reversedEarnings: number }
+  | { outcome: 'not_found' }
+  | { outcome: 'already_archived' };
+
+/**
+ * An operator removes a user effect (README, "Marketplace of user effects"; `npm run user-effects -- archive`, and the
+ * operator console later): archived with the reason, its catalog effect hidden, its pending
+ * earnings reversed and the author told by push, all in one transaction. The author's own removal
+ * (`DELETE /v1/user-effects/{id}`) sends no push and reverses nothing.
+ */
+export async function removeByOperator(db: Knex, boss: PgBoss, removal: { userEffectId: string; reason: string }): Promise<OperatorRemoval> {
+  return db.transaction(async (trx) => {
+    const archived = await archiveUserEffect(trx, { userEffectId: removal.userEffectId, userId: null, by: 'operator', reason: removal.reason });
+    if (!archived) {
+      const exists = await trx('user_effects').where({ id: removal.userEffectId }).first('id');
+      return { outcome: exists ? 'already_archived' : 'not_found' };
+    }
+    const reversedEarnings = await reversePendingEarnings(trx, archived.id);
+    await enqueue(boss, trx, 'push-send', effectRemovedPush(archived));
+    return { outcome: 'archived', userEffect: archived, reversedEarnings };
+  });
+}

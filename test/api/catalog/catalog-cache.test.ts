@@ -1,0 +1,215 @@
+import { expect } from 'chai';
+import { startService, type ServiceProcess } from '../../../scripts/bench-processes';
+import { client, type Api } from '../../client';
+import { resetDatabase, serviceEnv, services, startTestApp, type TestApp } from '../../harness';
+import { makeUser } from '../../users';
+import { addAuthor, addCategory, addEffect, addTag, slugsOf } from './fixtures';
+
+/** The catalog version announced so far (the sequence the triggers take from). */
+async function catalogVersion(): Promise<number> {
+  const { rows } = await services().db.raw<{ rows: { last_value: string; is_called: boolean }[] }>('select last_value, is_called from catalog_version');
+  return rows[0].is_called ? Number(rows[0].last_value) : 0;
+}
+
+/** Polls `probe` until `accept`, returning how long that took; fails after `limitMs`. */
+async function msUntil<T>(probe: () => Promise<T>, accept: (value: T) => boolean, limitMs: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (accept(value)) return Date.now() - started;
+    if (Date.now() - started > limitMs) throw new Error(`not fresh after ${limitMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('catalog cache', function () {
+  this.timeout(60_000);
+
+  describe('the catalog version', () => {
+    beforeEach(() => resetDatabase());
+
+    it('is bumped once per transaction that changes the catalog, never by counting a success', async () => {
+      const { db } = services();
+      await addCategory('portraits');
+      const effectId = await addEffect('a', { categories: ['portraits'] });
+      const before = await catalogVersion();
+      await db.transaction(async (trx) => {
+        await trx('effects').where({ id: effectId }).update({ name_en: 'Renamed' });
+        await trx('categories').where({ slug: 'portraits' }).update({ icon: '*' });
+      });
+      expect(await catalogVersion()).to.equal(before + 1);
+      await db.raw('update effects set success_count = success_count + 1, updated_at = now() where id = ?', [effectId]);
+      expect(await catalogVersion()).to.equal(before + 1);
+      await db('effects').where({ id: effectId }).update({ cost: 11 });
+      await db('tags').insert({ slug: 'retro', name_ru: 'ретро', name_en: 'retro' });
+      await db('authors').insert({ name: 'A' });
+      expect(await catalogVersion()).to.equal(before + 4);
+      await db.raw('truncate effect_tags cascade');
+      expect(await catalogVersion()).to.equal(before + 5);
+    });
+  });
+
+  describe('a second web process', () => {
+    let second: ServiceProcess;
+    let api: Api;
+    // Long enough that a loaded machine reads twice within it, short enough to wait out.
+    const ttlS = 5;
+
+    before(async () => {
+      // Another process, as in production: it hears the catalog change only through Postgres.
+      second = await startService(['web'], serviceEnv({ LOG_LEVEL: 'warn', CATALOG_CACHE_TTL_S: String(ttlS) }));
+      api = client(second.url);
+    });
+    after(() => second.stop());
+    beforeEach(() => resetDatabase());
+
+    it('reads a committed change of an effect, a category, a tag link and an author within a fraction of a second', async () => {
+      const { db } = services();
+      await addCategory('portraits');
+      await addTag('retro');
+      const authorId = await addAuthor({ name: 'Ann' });
+      const effectId = await addEffect('a', { categories: ['portraits'], name: { ru: 'Старое', en: 'Old' }, authorId });
+      const list = () => api.get('/v1/effects?locale=en');
+      // Warm: the same answer twice from the cache.
+      const warm = await list();
+      expect(warm.body.items[0].name).to.equal('Old');
+      expect((await list()).headers.get('etag')).to.equal(warm.headers.get('etag'));
+
+      const delays: number[] = [];
+      await db('effects').where({ id: effectId }).update({ name_en: 'New' });
+      delays.push(await msUntil(list, (answer) => answer.body.items[0]?.name === 'New', 2000));
+      await db('authors').where({ id: authorId }).update({ name: 'Bob' });
+      delays.push(await msUntil(list, (answer) => answer.body.items[0]?.author_name === 'Bob', 2000));
+      await db('effect_tags').insert({ effect_id: effectId, tag_id: db('tags').where({ slug: 'retro' }).select('id') });
+      delays.push(await msUntil(() => api.get('/v1/effects?tag=retro'), (answer) => answer.body.total === 1, 2000));
+      await db('categories').where({ slug: 'portraits' }).update({ enabled: false });
+      delays.push(await msUntil(list, (answer) => answer.body.total === 0, 2000));
+      for (const delay of delays) expect(delay).to.be.below(500);
+    });
+
+    it('keeps a cached answer across success counts (they bump no version) until its time limit', async () => {
+      await addCategory('portraits');
+      const low = await addEffect('low', { categories: ['portraits'], successCount: 1, position: 2 });
+      await addEffect('high', { categories: ['portraits'], successCount: 5, position: 1 });
+      const page = () => api.get('/v1/effects?category=portraits');
+      // The fixtures' own announcements must have reached the other process before it caches.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const cachedAt = Date.now();
+      expect(slugsOf(await page())).to.deep.equal(['high', 'low']);
+      await services().db.raw('update effects set success_count = 10 where id = ?', [low]);
+      // Still the cached order: nothing announced a change.
+      expect(slugsOf(await page())).to.deep.equal(['high', 'low']);
+      expect(Date.now() - cachedAt, 'both reads within the time limit').to.be.below(ttlS * 1000);
+      // CATALOG_CACHE_TTL_S bounds how long popularity lags.
+      await msUntil(page, (answer) => slugsOf(answer)[0] === 'low', (ttlS + 2) * 1000);
+      expect(Date.now() - cachedAt).to.be.below((ttlS + 2) * 1000);
+    });
+
+    it('reorders a category when an effect stops being new, without any change announced', async () => {
+      await addCategory('portraits');
+      const days = 14;
+      // New for two more seconds: in the new-effect slot ahead of the more popular effect.
+      await addEffect('fresh', { categories: [{ slug: 'portraits', newSince: new Date(Date.now() - days * 86_400_000 + 2000) }], position: 2 });
+      await addEffect('popular', { categories: ['portraits'], successCount: 5, position: 1 });
+      const page = () => api.get('/v1/effects?category=portraits');
+      expect(slugsOf(await page())).to.deep.equal(['fresh', 'popular']);
+      const version = await catalogVersion();
+      await msUntil(page, (answer) => slugsOf(answer)[0] === 'popular', 4000);
+      expect(await catalogVersion()).to.equal(version);
+    });
+  });
+
+  describe('validators and per-caller answers', () => {
+    let app: TestApp;
+    let api: Api;
+
+    before(async () => {
+      app = await startTestApp();
+      api = client(app.url);
+    });
+    after(() => app.close());
+    beforeEach(async () => {
+      await resetDatabase();
+      await addCategory('portraits');
+      await addEffect('a', { categories: ['portraits'] });
+      await app.catalogSettled();
+    });
+
+    const paths = ['/v1/effects', '/v1/effects?category=portraits', '/v1/effects?search=nothing', '/v1/effects/a', '/v1/categories', '/v1/tags'];
+
+    for (const path of paths) {
+      it(`answers ${path} with a strong ETag, public no-cache, and 304 without a body to a client that has it`, async () => {
+        const first = await api.get(path);
+        expect(first.status).to.equal(200);
+        const etag = first.headers.get('etag')!;
+        expect(etag).to.match(/^"[A-Za-z0-9_-]+"$/);
+        expect(first.headers.get('cache-control')).to.equal('public, no-cache');
+        expect(first.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+
+        const again = await api.get(path, { headers: { 'if-none-match': etag } });
+        expect(again.status).to.equal(304);
+        expect(again.text).to.equal('');
+        expect(again.headers.get('etag')).to.equal(etag);
+        expect(again.headers.get('cache-control')).to.equal('public, no-cache');
+      });
+    }
+
+    it('compares If-None-Match as RFC 9110 says: a list, a weak form, *, and anything else is a full answer', async () => {
+      const etag = (await api.get('/v1/effects')).headers.get('etag')!;
+      expect((await api.get('/v1/effects', { headers: { 'if-none-match': `"other", ${etag}` } })).status).to.equal(304);
+      expect((await api.get('/v1/effects', { headers: { 'if-none-match': `W/${etag}` } })).status).to.equal(304);
+      expect((await api.get('/v1/effects', { headers: { 'if-none-match': '*' } })).status).to.equal(304);
+      const other = await api.get('/v1/effects', { headers: { 'if-none-match': '"other"' } });
+      expect(other.status).to.equal(200);
+      expect(other.body.items).to.have.length(1);
+      // A different page is a different answer.
+      expect((await api.get('/v1/effects?limit=1&offset=1', { headers: { 'if-none-match': etag } })).status).to.equal(200);
+    });
+
+    it('gives a new ETag after a change and the same one when the answer is the same again', async () => {
+      const { db } = services();
+      const before = (await api.get('/v1/effects')).headers.get('etag')!;
+      await db('effects').where({ slug: 'a' }).update({ cost: 99 });
+      await app.catalogSettled();
+      const changed = await api.get('/v1/effects', { headers: { 'if-none-match': before } });
+      expect(changed.status).to.equal(200);
+      expect(changed.body.items[0].cost).to.equal(99);
+      await db('effects').where({ slug: 'a' }).update({ cost: 10 });
+      await app.catalogSettled();
+      expect((await api.get('/v1/effects', { headers: { 'if-none-match': before } })).status).to.equal(304);
+    });
+
+    it('answers 404 from the cache too, and shows the effect once it exists', async () => {
+      expect((await api.get('/v1/effects/b')).status).to.equal(404);
+      expect((await api.get('/v1/effects/b')).status).to.equal(404);
+      await addEffect('b', { categories: ['portraits'] });
+      await app.catalogSettled();
+      expect((await api.get('/v1/effects/b')).status).to.equal(200);
+    });
+
+    it('marks an answer to a request with a token private, and still counts each viewer of a cached effect', async () => {
+      const authorId = await addAuthor({ name: 'Ann' });
+      await addEffect('community', { categories: ['portraits'], authorId });
+      await app.catalogSettled();
+      const [first, second] = [await makeUser(), await makeUser()];
+      const one = await api.get('/v1/effects/community', { token: first.token });
+      expect(one.headers.get('cache-control')).to.equal('private, no-cache');
+      const two = await api.get('/v1/effects/community', { token: second.token });
+      expect(two.body).to.deep.equal(one.body);
+      const [{ count }] = await services().db('author_views').where({ author_id: authorId }).count<{ count: string }[]>('* as count');
+      expect(Number(count)).to.equal(2);
+    });
+
+    it('serves nothing from memory while its LISTEN connection is lost, and starts empty when it is back', async () => {
+      const { db, listenHub } = services();
+      expect((await api.get('/v1/effects?locale=en')).body.items[0].name).to.equal('Effect a');
+      await db.raw('select pg_terminate_backend(?, 5000)', [listenHub.backendPid()]);
+      await db('effects').where({ slug: 'a' }).update({ name_en: 'Changed while deaf' });
+      // Whether the hub has noticed yet or is already back, the answer is the committed state.
+      expect((await api.get('/v1/effects?locale=en')).body.items[0].name).to.equal('Changed while deaf');
+      await msUntil(async () => listenHub.backendPid(), (pid) => pid !== null, 5000);
+      await db('effects').where({ slug: 'a' }).update({ name_en: 'After reconnect' });
+      await msUntil(() => api.get('/v1/effects?locale=en'), (answer) => answer.body.items[0].name === 'After reconnect', 2000);
+    });
+  });
+});

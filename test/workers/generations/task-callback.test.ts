@@ -1,0 +1,132 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { freeLoopbackPort } from '../../../db/postgres';
+import { taskCallbackUrl } from '../../../pool/provider/task-callback';
+import { insertDemoEffects, insertGeneration, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
+import { resetDatabase, services, useTestApp } from '../../harness';
+import { makeUser } from '../../users';
+
+describe('provider task callbacks', function () {
+  this.timeout(60_000);
+  const t = useTestApp();
+  beforeEach(() => resetDatabase());
+
+  describe('the callback route', () => {
+    let generationId: string;
+    let otherId: string;
+    const hourS = () => Math.ceil(Date.now() / 1000) + 3600;
+    const signed = (id: string, expiresS = hourS()) => taskCallbackUrl(t.app.url, t.app.services.config.tokenSecret, id, expiresS);
+    const call = (url: string, body: unknown = { id: 'task-1', status: 'succeeded' }) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    /** Everything a callback may change: the generation's poll and callback mark, and who holds the slots. */
+    const state = async () => ({
+      generation: await services().db('generations').where({ id: generationId }).first('status', 'next_poll_at', 'task_callback_at'),
+      slots: await services().db('provider_slots').orderBy('slot_no').select('slot_no', 'generation_id', 'lease_expires_at'),
+    });
+
+    beforeEach(async () => {
+      const { db } = services();
+      const user = await makeUser();
+      generationId = await insertGeneration(user.id, 'processing');
+      otherId = await insertGeneration(user.id, 'pending');
+      await db('generations').where({ id: generationId }).update({ provider_task_id: 'task-1', next_poll_at: db.raw("now() + interval '1 hour'") });
+      const [account] = await db('provider_accounts').insert({ key_fingerprint: 'fp', label: 'a…z', slots: 2 }).returning('id');
+      await db('provider_slots').insert([
+        { account_id: account.id, slot_no: 1, generation_id: generationId, lease_expires_at: db.raw("now() + interval '1 hour'") },
+        { account_id: account.id, slot_no: 2, generation_id: null, lease_expires_at: null },
+      ]);
+    });
+
+    it('changes nothing for a made-up signature, another generation\'s, a changed expiry or an expired one (403)', async () => {
+      const before = await state();
+      const valid = new URL(signed(generationId));
+      const forged = new URL(valid);
+      forged.searchParams.set('signature', 'A'.repeat(43));
+      const moved = new URL(signed(otherId));
+      moved.pathname = valid.pathname;
+      const extended = new URL(valid);
+      extended.searchParams.set('expires', String(Number(valid.searchParams.get('expires')) + 1));
+      const expired = signed(generationId, Math.floor(Date.now() / 1000) - 1);
+      const unsigned = new URL(valid);
+      unsigned.search = '';
+      for (const url of [forged.toString(), moved.toString(), extended.toString(), expired, unsigned.toString()]) {
+        const answer = await call(url);
+        expect(answer.status, url).to.equal(403);
+      }
+      expect(await state()).to.deep.equal(before);
+    });
+
+    it('frees the slot, makes the poll due and wakes every worker, once; a replay changes nothing', async () => {
+      const woken: unknown[] = [];
+      const unsubscribe = await services().listenHub.subscribe('provider_task_done', null, { notify: (payload) => woken.push(payload), resync: () => undefined });
+      try {
+        const url = signed(generationId);
+        expect((await call(url)).status).to.equal(200);
+        const after = await state();
+        expect(after.slots[0]).to.include({ generation_id: null, lease_expires_at: null });
+        expect(after.generation.task_callback_at).to.be.an.instanceOf(Date);
+        expect(after.generation.next_poll_at.getTime()).to.be.at.most(Date.now());
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(woken).to.deep.equal([{ id: generationId }]);
+
+        // The freed slot goes to the next generation; the same callback again must not take it back.
+        await services().db('provider_slots').where({ slot_no: 1 }).update({ generation_id: otherId, lease_expires_at: services().db.raw("now() + interval '1 hour'") });
+        const leased = await state();
+        expect((await call(url)).status).to.equal(200);
+        expect(await state()).to.deep.equal(leased);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(woken).to.have.length(1);
+      } finally {
+        unsubscribe();
+      }
+    });
+
+    it('changes nothing for another task of the generation, or a task still running (200)', async () => {
+      const before = await state();
+      expect((await call(signed(generationId), { id: 'task-orphan', status: 'succeeded' })).status).to.equal(200);
+      expect((await call(signed(generationId), { id: 'task-1', status: 'running' })).status).to.equal(200);
+      expect(await state()).to.deep.equal(before);
+    });
+
+    it('asks for a retry (503) when the submission is not recorded yet, and refuses other methods (405)', async () => {
+      expect((await call(signed(otherId))).status).to.equal(503);
+      expect((await fetch(signed(generationId))).status).to.equal(405);
+      expect((await call(signed(randomUUID()))).status).to.equal(200);
+    });
+  });
+
+  describe('in the pipeline', () => {
+    let pipeline: Pipeline | null = null;
+    afterEach(async () => {
+      await pipeline?.stop();
+      pipeline = null;
+    });
+
+    // The first poll comes 3 s after the submission: only a callback can bring the result sooner.
+    const slowPolls = { SLOT_LEASE_S: '10', POLL_MIN_INTERVAL_MS: '3000', POLL_MAX_INTERVAL_MS: '4000' };
+
+    async function runOne(callbackBase: string): Promise<{ storedAfterMs: number; calledBack: boolean }> {
+      pipeline = await startPipeline({ config: { ...slowPolls, PROVIDER_CALLBACK_BASE_URL: callbackBase }, simulator: { latencyMs: 300 } });
+      const effects = await insertDemoEffects();
+      const user = await makeUser({ guest: true, balance: 100 });
+      const upload = await storedUpload(user.id, await photo());
+      const answer = await t.api.post('/v1/generations', { effect_id: effects['winter-portrait'], characters: [[upload]] }, { token: user.token });
+      expect(answer.status, answer.text).to.equal(202);
+      expect(await waitForTerminal(answer.body.id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      const row = await services().db('generations').where({ id: answer.body.id }).first('started_at', 'result_stored_at', 'task_callback_at');
+      return { storedAfterMs: row.result_stored_at.getTime() - row.started_at.getTime(), calledBack: row.task_callback_at !== null };
+    }
+
+    it('stores the result as soon as the provider calls back, long before the first poll', async () => {
+      const { storedAfterMs, calledBack } = await runOne(t.app.url);
+      expect(calledBack).to.equal(true);
+      expect(storedAfterMs).to.be.below(2500);
+    });
+
+    it('still finishes by polling when the callback never arrives', async () => {
+      const { storedAfterMs, calledBack } = await runOne(`http://127.0.0.1:${await freeLoopbackPort()}`);
+      expect(calledBack).to.equal(false);
+      expect(storedAfterMs).to.be.at.least(2900);
+    });
+  });
+});
