@@ -28,6 +28,13 @@ export interface Infrastructure {
   stop(): Promise<void>;
 }
 
+/** Runs every stop in order (they were pushed to the front, so the last started goes first), logging failures. */
+function stopAll(stops: (() => Promise<void>)[], log: Logger): () => Promise<void> {
+  return async () => {
+    for (const stop of stops) await stop().catch((error) => log.error({ err: error }, 'error while stopping'));
+  };
+}
+
 /** Postgres migrated to the latest schema and object storage with its bucket, configured or embedded. */
 async function startStores(config: Config, log: Logger, stops: (() => Promise<void>)[]) {
   const postgres = await startPostgres(config, log);
@@ -59,14 +66,11 @@ async function startStores(config: Config, log: Logger, stops: (() => Promise<vo
  */
 export async function startStoresOnly(config: Config, log: Logger): Promise<{ databaseUrl: string; storageSettings: StorageSettings; stop(): Promise<void> }> {
   const stops: (() => Promise<void>)[] = [];
-  const stopAll = async () => {
-    for (const stop of stops) await stop().catch((error) => log.error({ err: error }, 'error while stopping'));
-  };
   try {
     const { postgres, storageSettings } = await startStores(config, log, stops);
-    return { databaseUrl: postgres.url, storageSettings, stop: stopAll };
+    return { databaseUrl: postgres.url, storageSettings, stop: stopAll(stops, log) };
   } catch (error) {
-    await stopAll();
+    await stopAll(stops, log)();
     throw error;
   }
 }
@@ -102,12 +106,10 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
       databaseUrl: postgres.url,
       storageSettings,
       embeddedDefault: postgres.startedHere && !config.s3,
-      stop: async () => {
-        for (const stop of stops) await stop().catch((error) => log.error({ err: error }, 'error while stopping'));
-      },
+      stop: stopAll(stops, log),
     };
   } catch (error) {
-    for (const stop of stops) await stop().catch(() => undefined);
+    await stopAll(stops, log)();
     throw error;
   }
 }

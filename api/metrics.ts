@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Knex } from 'knex';
 import type { Logger } from '../logger';
+import { freeSlot } from '../pool/free-slot';
 import type { ApiContext } from './http/context';
 import {
   metricsRegistry, providerSlotsLeased, providerSlots, queueJobsDeferred, queueJobsWaiting, queueOldestJobAge,
@@ -56,7 +57,7 @@ async function refreshQueues(db: Knex): Promise<void> {
 async function refreshProviderSlots(db: Knex): Promise<void> {
   const { rows } = await db.raw<{ rows: { account: string; leased: number; slots: number }[] }>(
     `select a.label as account, a.slots,
-       count(s.generation_id) filter (where s.lease_expires_at > now()) as leased
+       count(s.account_id) filter (where not ${freeSlot('s')} and s.slot_no < a.slots) as leased
      from provider_accounts a left join provider_slots s on s.account_id = a.id
      where a.enabled group by a.id, a.label, a.slots`,
   );

@@ -67,8 +67,8 @@ reasons) as generic.
 
 ## Idempotent retries
 
-\`POST /v1/generations\`, \`POST /v1/studio/generations\`, \`POST /v1/payments\` (and, once built,
-\`POST /v1/subscriptions\`) take an optional \`Idempotency-Key\` header: 16..64 characters from
+\`POST /v1/generations\`, \`POST /v1/studio/generations\`, \`POST /v1/payments\` and
+\`POST /v1/subscriptions\` take an optional \`Idempotency-Key\` header: 16..64 characters from
 \`A-Z a-z 0-9 _ -\`. The same key with the same body returns the object the first request created,
 with the same status code and its current state, and charges once; with another body it is
 \`409 idempotency_key_reused\`. Generations and studio generations share one key space, payments and
@@ -79,9 +79,11 @@ never expire. \`409 request_in_progress\` (payments) lasts at most about 1.5 min
 
 Paged lists answer \`{items, total, limit, offset}\`: \`limit\` 1..100 (default 20), \`offset\`
 0..10000 (default 0); outside those bounds is \`422\`. Rate limits are token buckets: each sign-in
-operation per client address; writes (creating generations, uploads, payments, complaints, push
-devices) per user; reads under a token (\`/me\`, \`/credits\`, \`/generations\`, \`/referral\`,
-\`/payments\`, streams) share one budget per user; voice input has its own. Above the limit the
+operation per client address; writes (creating generations and studio generations, uploads,
+payments, subscriptions and their cancellation, complaints, push devices, submitting, publishing and
+deleting user effects) per user; reads under a token (\`/me\`, \`/credits\`, \`/generations\`,
+\`/referral\`, \`/payments\`, \`/subscriptions\`, \`/user-effects\`, the studio estimate, streams)
+share one budget per user; voice input has its own. Above the limit the
 answer is \`429 rate_limited\`.
 
 ## Photos and generations
@@ -102,8 +104,8 @@ answer is \`429 rate_limited\`.
 
 ## Streams (Server-Sent Events)
 
-\`GET /v1/generations/{id}/stream\` and \`GET /v1/payments/{id}/stream\` answer
-\`text/event-stream\`. The first event is a snapshot of the current state (even when it is already
+\`GET /v1/generations/{id}/stream\`, \`GET /v1/payments/{id}/stream\` and
+\`GET /v1/user-effects/{id}/stream\` answer \`text/event-stream\`. The first event is a snapshot of the current state (even when it is already
 final); later events come on changes; comment lines (\`: ping\`) keep the connection alive. The
 server closes the stream at a final status. After a broken connection, reopen it: the snapshot
 restores the state. Opening a stream counts against the read budget and a per-user cap of open

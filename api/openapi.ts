@@ -85,7 +85,7 @@ const tags: Record<string, { name: string; description: string }> = {
   payments: { name: 'Payments', description: 'Credit packs sold through the external payment processor, which hosts the payment page.' },
   offers: { name: 'Special offers', description: 'Time-limited discounted products shown after the main paywall is closed (registered accounts).' },
   subscriptions: { name: 'Subscriptions', description: 'Plans charged to a saved card every period, each period granting plan credits that burn at its end: list the plans, subscribe (the first period is paid on the processor page, like a payment), follow, cancel with a reason.' },
-  'user-effects': { name: 'Marketplace', description: 'Effects made by users, moderated, earning their authors a share. Not implemented yet: the paths answer 501.' },
+  'user-effects': { name: 'Marketplace', description: 'Effects made by users: submit a prompt and a sample photo, follow the moderation, keep it private or publish it in the community category, earn a share of every paid launch.' },
 };
 
 function tagOf(route: Route): { name: string; description?: string } {

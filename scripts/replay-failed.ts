@@ -32,7 +32,7 @@ function describe(outcome: ReplayOutcome): string {
 }
 
 /** The options of a command line, or null for `--help`; a mistake is a UsageError. */
-export function parseReplayArguments(argv: string[]): ReplayOptions | null {
+function parseReplayArguments(argv: string[]): ReplayOptions | null {
   let values;
   try {
     ({ values } = parseArgs({

@@ -33,3 +33,8 @@ export async function findLaunchableEffect(db: Knex, idOrSlug: string): Promise<
     .first('e.id', 'e.slug', 'e.cost', 'e.characters', 'e.output_type', 'e.model', 'e.model_max_photos', 'e.hidden', 'e.private_to', 'ue.prompt');
   return row ?? null;
 }
+
+/** Whether `userId` may launch it: not hidden, and a private user effect only by its author. */
+export function launchableBy(effect: LaunchableEffect | null, userId: string): effect is LaunchableEffect {
+  return effect !== null && !effect.hidden && (effect.private_to === null || effect.private_to === userId);
+}

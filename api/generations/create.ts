@@ -4,7 +4,7 @@ import { debit } from '../../db/credits/ledger';
 import { insertPending, type NewGeneration } from '../../db/generations/insert-pending';
 import type { GenerationStatus } from '../../db/generations/model';
 import type { Services } from '../../services';
-import { findLaunchableEffect } from '../catalog/launchable';
+import { findLaunchableEffect, launchableBy } from '../catalog/launchable';
 import { errors, invalidField } from '../http/errors';
 import type { IdempotencyKey } from '../http/idempotency';
 import { isUuid } from '../http/validation';
@@ -124,7 +124,7 @@ async function planEffectGeneration(services: Services, userId: string, body: Cr
   // 1. The effect and every upload exist and are the caller's. A hidden effect is gone for
   // launching; a private user effect's launches for its author only.
   const effect = await findLaunchableEffect(services.db, body.effect_id);
-  if (!effect || effect.hidden || (effect.private_to !== null && effect.private_to !== userId)) throw errors.notFound('Effect not found.');
+  if (!launchableBy(effect, userId)) throw errors.notFound('Effect not found.');
   // 1 and 2. The uploads: absent or another's, then not completed or above 15 MB.
   const places = uploadLocations(body);
   const byId = await checkedUploads(services, userId, uploadIdsOf(body), (id) => places.get(id)!);

@@ -1,7 +1,8 @@
+import { debitCoverage } from '../../db/credits/ledger';
 import { recordReplay } from '../../db/generations/record-replay';
 import type { GenerationRow } from '../../db/generations/model';
 import type { Services } from '../../services';
-import { findLaunchableEffect } from '../catalog/launchable';
+import { findLaunchableEffect, launchableBy } from '../catalog/launchable';
 import { isUuid } from '../http/validation';
 import { findStudioCategory } from '../studio/categories';
 import { reserveAndQueue, type GenerationPlan } from './create';
@@ -61,8 +62,8 @@ export async function replayFailed(services: Services, options: ReplayOptions): 
     const missing = (await Promise.all(generation.inputs.map((input) => storage.stat(input.object_key)))).some((object) => object === null);
     if (missing) { skip('a photo is no longer in storage'); continue; }
     if (!options.apply) {
-      const user: { balance: number } | undefined = await db('users').where({ id: generation.user_id }).first('balance');
-      if (!user || user.balance < plan.cost) skip(`the user cannot pay ${plan.cost} (balance ${user?.balance ?? 0})`);
+      const { balance, enough } = await debitCoverage(db, generation.user_id, plan.cost);
+      if (!enough) skip(`the user cannot pay ${plan.cost} (balance ${balance})`);
       else outcomes.push({ failedId: generation.id, userId: generation.user_id, action: 'would replay', newId: null, reason: `cost ${plan.cost}` });
       continue;
     }
@@ -100,8 +101,7 @@ async function replayPlan({ db }: Services, generation: GenerationRow): Promise<
     return { kind: 'studio', effectId: null, studioCategoryId: category.id, cost: category.cost, outputType: category.output_type, model: category.model, ...same };
   }
   const effect = await findLaunchableEffect(db, generation.effect_id!);
-  if (!effect || effect.hidden) return 'the effect is gone or hidden';
-  if (effect.private_to !== null && effect.private_to !== generation.user_id) return 'the effect is its author\'s only now';
+  if (!launchableBy(effect, generation.user_id)) return 'the effect is gone, hidden or its author\'s only';
   if (effect.cost <= 0) return 'the effect has no price';
   return { kind: 'effect', effectId: effect.id, studioCategoryId: null, cost: effect.cost, outputType: effect.output_type, model: effect.model, ...same };
 }

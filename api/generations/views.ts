@@ -139,9 +139,9 @@ export async function findOwnGeneration(db: Knex, userId: string, id: string): P
 }
 
 export async function generationDetail(db: Knex, storage: Storage, row: GenerationRow, ttlS: number): Promise<GenerationDetail> {
-  const locale = await userLocale(db, row.user_id);
+  const effectId = row.effect_id;
   const [effect, preview, resultUrl, queue] = await Promise.all([
-    row.effect_id === null ? null : effectView(db, storage, row.effect_id, locale === 'en' ? 'en' : 'ru'),
+    effectId === null ? null : userLocale(db, row.user_id).then((locale) => effectView(db, storage, effectId, locale === 'en' ? 'en' : 'ru')),
     previewView(storage, row, ttlS),
     row.status === 'succeeded' && row.result_key ? storage.presignedGet(row.result_key, ttlS) : null,
     queueFiguresOf(db, row),

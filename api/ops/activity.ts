@@ -22,7 +22,7 @@ export interface Activity {
   hours: HourCounts[];
 }
 
-export const activityHours = 24;
+const activityHours = 24;
 
 export async function readActivity(db: Knex): Promise<Activity> {
   const { rows: hours } = await db.raw<{ rows: HourCounts[] }>(

@@ -12,6 +12,9 @@ import { consolePage, formTokenField, relativeTime, table, utcTime } from './vie
 export const failureWindowS = 24 * 3600;
 const listed = 50;
 
+/** A failure still waiting for a replay: not replayed yet, and not a cancellation by its owner. */
+export const awaitingReplay = "replayed_as is null and error_code <> 'canceled'";
+
 export interface FailureCount {
   error_code: string;
   count: number;
@@ -38,7 +41,7 @@ export interface Failures {
 
 export async function readFailures(db: Knex, code: string | null): Promise<Failures> {
   const { rows: byCode } = await db.raw<{ rows: FailureCount[] }>(
-    `select error_code, count(*)::int as count, count(*) filter (where replayed_as is null and error_code <> 'canceled')::int as not_replayed,
+    `select error_code, count(*)::int as count, count(*) filter (where ${awaitingReplay})::int as not_replayed,
        max(finished_at) as last_at
      from generations where status = 'failed' and finished_at > now() - :window * interval '1 second'
      group by error_code order by count(*) desc, error_code`,

@@ -22,7 +22,7 @@ export function formToken(config: Config, nowMs = Date.now()): string {
   return `${issuedAtS}.${signature(config, issuedAtS)}`;
 }
 
-export function isValidFormToken(config: Config, token: unknown, nowMs = Date.now()): boolean {
+function isValidFormToken(config: Config, token: unknown, nowMs = Date.now()): boolean {
   if (typeof token !== 'string') return false;
   const match = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!match) return false;

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { html } from '../../media/pages/html';
 import { readQueueSizes } from '../queue-sizes';
-import { failureWindowS } from './failures';
+import { awaitingReplay, failureWindowS } from './failures';
 import { readOpenPayments } from './payments';
 import { readPool } from './pool';
 import { consolePage } from './view';
@@ -17,19 +17,24 @@ export interface Overview {
 }
 
 export async function readOverview(db: Knex): Promise<Overview> {
-  const accounts = (await readPool(db)).filter((account) => account.enabled);
-  const { rows: [failed] } = await db.raw<{ rows: { count: number }[] }>(
-    `select count(*)::int as count from generations
-     where status = 'failed' and finished_at > now() - :window * interval '1 second' and replayed_as is null and error_code <> 'canceled'`,
-    { window: failureWindowS },
-  );
+  const [pool, failed, queues, payments] = await Promise.all([
+    readPool(db),
+    db.raw<{ rows: { count: number }[] }>(
+      `select count(*)::int as count from generations
+       where status = 'failed' and finished_at > now() - :window * interval '1 second' and ${awaitingReplay}`,
+      { window: failureWindowS },
+    ),
+    readQueueSizes(db),
+    readOpenPayments(db),
+  ]);
+  const accounts = pool.filter((account) => account.enabled);
   return {
     slotsLeased: accounts.reduce((sum, account) => sum + account.leased, 0),
     slots: accounts.reduce((sum, account) => sum + account.slots, 0),
     coolingAccounts: accounts.filter((account) => account.cooldown_until).length,
-    jobsWaiting: (await readQueueSizes(db)).reduce((sum, queue) => sum + queue.waiting, 0),
-    failedNotReplayed: failed.count,
-    paymentsOpen: (await readOpenPayments(db)).total,
+    jobsWaiting: queues.reduce((sum, queue) => sum + queue.waiting, 0),
+    failedNotReplayed: failed.rows[0].count,
+    paymentsOpen: payments.total,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { html } from '../../media/pages/html';
+import { freeSlot } from '../../pool/free-slot';
 import { consolePage, relativeTime, seconds, table, utcTime } from './view';
 
 /**
@@ -21,7 +22,7 @@ export interface PoolAccount {
   errors: { error_code: string; count: number; last_at: Date }[];
 }
 
-export const recentWindowS = 3600;
+const recentWindowS = 3600;
 
 export async function readPool(db: Knex): Promise<PoolAccount[]> {
   const { rows } = await db.raw<{ rows: Omit<PoolAccount, 'errors'>[] }>(
@@ -35,7 +36,7 @@ export async function readPool(db: Knex): Promise<PoolAccount[]> {
        where finished_at > now() - :window * interval '1 second' and provider_account_id is not null
        group by provider_account_id
      ), slots as (
-       select a.id, count(s.generation_id) filter (where s.lease_expires_at > now() and s.slot_no < a.slots)::int as leased
+       select a.id, count(s.account_id) filter (where not ${freeSlot('s')} and s.slot_no < a.slots)::int as leased
        from provider_accounts a left join provider_slots s on s.account_id = a.id
        group by a.id
      )

@@ -8,8 +8,8 @@ import { errors, invalidField } from '../http/errors';
 import { receiveUpload } from '../http/multipart';
 
 /** Decisions.md 7.4: a recording is at most 10 MB and 120 s. */
-export const maxRecordingBytes = 10 * 1024 * 1024;
-export const maxRecordingS = 120;
+const maxRecordingBytes = 10 * 1024 * 1024;
+const maxRecordingS = 120;
 
 export interface Transcription {
   text: string;

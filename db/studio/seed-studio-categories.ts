@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
  * start they go into an empty table only (an operator's changes survive restarts, as with the
  * payment showcase); `npm run seed` adds the ones missing by slug and changes none.
  */
-export const demoStudioCategories = [
+const demoStudioCategories = [
   {
     slug: 'text-to-image', position: 0, output_type: 'image', cost: 8, min_photos: 0, max_photos: 0, model: 'text_to_image',
     name_ru: 'Картинка по описанию', name_en: 'Text to image',

@@ -4,6 +4,7 @@ import { openSse } from '../../scripts/loadtest/sse-client';
 import { changeStatus, insertGeneration } from '../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../harness';
 import { sample } from './monitoring/exposition';
+import { userEffectIn } from '../user-effect-fixtures';
 import { makeUser } from '../users';
 
 describe('GET /metrics', () => {
@@ -33,19 +34,21 @@ describe('GET /metrics', () => {
     expect(sample(text, 'queue_jobs_waiting', { queue: 'push-send' })).to.equal(0);
   });
 
-  it('reports leased and total slots per provider account', async () => {
+  it('reports leased and total slots per provider account, a moderation among the leased', async () => {
     const { db } = services();
-    const [account] = await db('provider_accounts').insert({ key_fingerprint: randomUUID(), label: 'sim-a…1', slots: 3 }).returning('id');
+    const [account] = await db('provider_accounts').insert({ key_fingerprint: randomUUID(), label: 'sim-a…1', slots: 4 }).returning('id');
     const generations = [await insertGeneration((await makeUser()).id, 'processing'), await insertGeneration((await makeUser()).id, 'processing')];
+    const moderated = await userEffectIn((await makeUser()).id, 'processing');
     await db('provider_slots').insert([
-      { account_id: account.id, slot_no: 1, generation_id: generations[0], lease_expires_at: new Date(Date.now() + 60_000) },
-      { account_id: account.id, slot_no: 2, generation_id: generations[1], lease_expires_at: new Date(Date.now() - 1000) },
-      { account_id: account.id, slot_no: 3, generation_id: null, lease_expires_at: null },
+      { account_id: account.id, slot_no: 0, generation_id: generations[0], lease_expires_at: new Date(Date.now() + 60_000) },
+      { account_id: account.id, slot_no: 1, generation_id: generations[1], lease_expires_at: new Date(Date.now() - 1000) },
+      { account_id: account.id, slot_no: 2, generation_id: null, lease_expires_at: null },
+      { account_id: account.id, slot_no: 3, user_effect_id: moderated.id, lease_expires_at: new Date(Date.now() + 60_000) },
     ]);
     const { text } = await t.api.get('/metrics');
-    // The second lease ran out: that slot is free again.
-    expect(sample(text, 'provider_slots_leased', { account: 'sim-a…1' })).to.equal(1);
-    expect(sample(text, 'provider_slots', { account: 'sim-a…1' })).to.equal(3);
+    // The second lease ran out: that slot is free again; the moderation holds the fourth.
+    expect(sample(text, 'provider_slots_leased', { account: 'sim-a…1' })).to.equal(2);
+    expect(sample(text, 'provider_slots', { account: 'sim-a…1' })).to.equal(4);
   });
 
   it('counts generations that became terminal, by status and error code, and their time to terminal', async () => {

@@ -51,6 +51,22 @@ describe('scripts/replay-failed', () => {
     expect(await balanceOf(poor.userId)).to.equal(3);
   });
 
+  it('skips an effect its user may no longer launch, and a dry run counts what the user can pay', async () => {
+    const hidden = await failedGeneration(50, 'provider_error');
+    await services().db('effects').where({ id: effectId }).update({ hidden: true });
+    expect(await replayFailed(services(), options({ ids: [hidden.id] }))).to.deep.equal([
+      { failedId: hidden.id, userId: hidden.userId, action: 'skipped', newId: null, reason: 'the effect is gone, hidden or its author\'s only' },
+    ]);
+    await services().db('effects').where({ id: effectId }).update({ hidden: false });
+    const other = await failedGeneration(50, 'provider_error');
+    const own = await failedGeneration(50, 'provider_error');
+    await services().db('effects').where({ id: effectId }).update({ private_to: own.userId });
+    await services().db('users').where({ id: own.userId }).update({ balance: 4 });
+    const outcomes = await replayFailed(services(), options({ ids: [other.id, own.id] }));
+    expect(outcomes.find((outcome) => outcome.failedId === other.id)).to.include({ action: 'skipped', reason: 'the effect is gone, hidden or its author\'s only' });
+    expect(outcomes.find((outcome) => outcome.failedId === own.id)).to.include({ action: 'skipped', reason: 'the user cannot pay 10 (balance 4)' });
+  });
+
   it('selects by id and by time window, and refuses to select everything', async () => {
     const first = await failedGeneration(50, 'provider_error');
     const second = await failedGeneration(50, 'provider_error');

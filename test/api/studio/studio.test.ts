@@ -221,6 +221,22 @@ describe('studio (README, "Studio")', () => {
       });
     });
 
+    it('429 rate_limited from the write budget it shares with uploads and generations (decisions 7.3), nothing charged', async () => {
+      const limited = await startTestApp({ config: { RATE_WRITE_BURST: '2', RATE_WRITE_PER_MINUTE: '1' } });
+      try {
+        const limitedApi = client(limited.url);
+        expect((await limitedApi.post('/v1/uploads', { content_type: 'image/jpeg' }, { token: user.token })).status).to.equal(201);
+        expect((await limitedApi.post('/v1/studio/generations', { category_id: 'text-to-image', prompt: 'a cat' }, { token: user.token })).status).to.equal(202);
+        const refused = await limitedApi.post('/v1/studio/generations', { category_id: 'text-to-image', prompt: 'a dog' }, { token: user.token });
+        expectError(refused, 429, 'rate_limited');
+        expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
+        expect(await balanceOf(user.id)).to.equal(92);
+        expect((await limitedApi.get('/v1/studio/categories', { token: user.token })).status, 'reads are another budget').to.equal(200);
+      } finally {
+        await limited.close();
+      }
+    });
+
     describe('Idempotency-Key, paired with POST /v1/generations', () => {
       const key = 'studio-retry-key-0123456789';
       const body = { category_id: 'text-to-image', prompt: 'a red fox in the snow' };
