@@ -3,7 +3,6 @@ import sharp from 'sharp';
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { readdirSync, readFileSync } from 'node:fs';
 import { reserveAndQueue } from '../api/generations/create';
 import { signAccessToken } from '../api/tokens/access-token';
 import { credit } from '../db/credits/ledger';
@@ -15,7 +14,7 @@ import { storedUpload } from '../test/generation-fixtures';
 import { freePort, resetDatabase, services as testServices, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
 import { reportFigure } from './bench-figures';
 import { pgBossThroughput } from './bench-pg-boss';
-import { processCpuMs } from './load';
+import { postgresCpuMs, processCpuMs } from './load';
 
 /**
  * `node dist/scripts/bench-generations.js [--count 300] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 8]`
@@ -214,27 +213,6 @@ async function startPipelineProcesses(services: Services, latencyMs: number, slo
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const [web, worker, media] = children.map((child) => child.pid!);
   return { simulator, webUrl, pids: { web, worker, media }, stop };
-}
-
-/**
- * CPU ms the Postgres server has used: the postmaster with the children it has reaped, and its
- * live children (backends, walwriter…), from /proc (Linux).
- */
-async function postgresCpuMs(services: Services): Promise<number> {
-  const { rows } = await services.db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
-  const parentOf = (pid: number | string) => Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-  const postmaster = parentOf(rows[0].pid);
-  const fields = readFileSync(`/proc/${postmaster}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  let ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (parentOf(entry) === postmaster) ticks += processCpuMs(Number(entry)) / 10;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return ticks * 10;
 }
 
 /** CPU ms of sharp's WebP thumb and blurhash (the preview's own work) of `image`, averaged here. */

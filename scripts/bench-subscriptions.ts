@@ -16,6 +16,7 @@ import { resetDatabase, serviceEnv, services as testServices, startSharedInfrast
 import { credentials, notificationSecret, startTestbed, type Testbed } from '../test/payment-testbed';
 import { pgBossThroughput } from './bench-pg-boss';
 import { startRole } from './bench-processes';
+import { postgresCpuMs, processCpuMs } from './load';
 
 /**
  * `node dist/scripts/bench-subscriptions.js [--count 10000] [--schedulers 2] [--workers 2]`
@@ -42,6 +43,8 @@ export interface SubscriptionBenchResult {
   renewalsPerSecond: number;
   doubleCharges: number;
   extraAttempts: number;
+  /** CPU ms per renewal, from the moment they fell due until the last was done, by process role. */
+  cpuMsPerRenewal: { schedulers: number; workers: number; webAndSimulator: number; postgres: number };
 }
 
 /**
@@ -109,8 +112,17 @@ export async function benchSubscriptions(services: Services, options: Subscripti
     const setupSeconds = (Date.now() - setupStarted) / 1000;
 
     const jobEnv = { ...env, PUBLIC_BASE_URL: bed.app.url, PAYMENT_PROCESSOR_URL: `${bed.app.url}/sim/processor` };
-    for (let index = 0; index < options.schedulers; index += 1) roles.push(await startRole('scheduler', jobEnv));
-    for (let index = 0; index < options.workers; index += 1) roles.push(await startRole('worker', jobEnv));
+    const schedulers: Awaited<ReturnType<typeof startRole>>[] = [];
+    const workers: Awaited<ReturnType<typeof startRole>>[] = [];
+    for (let index = 0; index < options.schedulers; index += 1) schedulers.push(await startRole('scheduler', jobEnv));
+    for (let index = 0; index < options.workers; index += 1) workers.push(await startRole('worker', jobEnv));
+    roles.push(...schedulers, ...workers);
+    const cpuNow = async () => ({
+      schedulers: schedulers.reduce((sum, role) => sum + processCpuMs(role.child.pid!), 0),
+      workers: workers.reduce((sum, role) => sum + processCpuMs(role.child.pid!), 0),
+      webAndSimulator: process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000,
+      postgres: await postgresCpuMs(services),
+    });
 
     // Every period ends at the same moment, a little ahead: each clock (which looks at least every
     // 5 s) sees it before, and sleeps until exactly then.
@@ -121,7 +133,10 @@ export async function benchSubscriptions(services: Services, options: Subscripti
     );
     await db.raw('update plan_credit_buckets set expires_at = ? where burned_at is null', [due]);
 
+    const cpuBefore = await cpuNow();
     await until(async () => (await countWhere(db, "status = 'active' and period = 2")) === options.count, 600_000, 'renewals');
+    const cpuAfter = await cpuNow();
+    const perRenewal = (role: keyof typeof cpuBefore) => (cpuAfter[role] - cpuBefore[role]) / options.count;
     const { rows: [timing] } = await db.raw<{ rows: { last_done_s: number }[] }>(
       'select extract(epoch from max(paid_at) - ?::timestamptz)::float8 as last_done_s from payments where period = 2',
       [due],
@@ -141,6 +156,7 @@ export async function benchSubscriptions(services: Services, options: Subscripti
       renewalsPerSecond: options.count / timing.last_done_s,
       doubleCharges: charges.double_charges,
       extraAttempts: charges.extra_attempts,
+      cpuMsPerRenewal: { schedulers: perRenewal('schedulers'), workers: perRenewal('workers'), webAndSimulator: perRenewal('webAndSimulator'), postgres: perRenewal('postgres') },
     };
   } finally {
     for (const role of roles) await role.stop();
@@ -150,6 +166,7 @@ export async function benchSubscriptions(services: Services, options: Subscripti
 }
 
 export function formatSubscriptionBench(result: SubscriptionBenchResult, options: SubscriptionBenchOptions): string {
+  const cpu = result.cpuMsPerRenewal;
   return [
     `## Subscription renewals (${options.schedulers} scheduler and ${options.workers} worker processes, processor simulator at zero latency in the bench's web app)`,
     `raw pg-boss, same database: ${result.pgBossJobsPerSecond.toFixed(0)} no-op jobs/s (insert + 8 work() loops of batch 200)`,
@@ -158,6 +175,9 @@ export function formatSubscriptionBench(result: SubscriptionBenchResult, options
     `${result.renewalsPerSecond.toFixed(0)} renewals/s = ${((result.renewalsPerSecond / result.pgBossJobsPerSecond) * 100).toFixed(1)}% of raw pg-boss jobs/s`
       + ' (a renewal is a burn, a payment and a job in one transaction, three processor calls, a notification and the period\'s start in another)',
     `double charges: ${result.doubleCharges} (must be 0); charge attempts beyond one per period: ${result.extraAttempts}`,
+    `CPU ms per renewal: schedulers ${cpu.schedulers.toFixed(1)}, workers ${cpu.workers.toFixed(1)}, web + processor simulator (this process) ${cpu.webAndSimulator.toFixed(1)},`
+      + ` Postgres ${cpu.postgres.toFixed(1)}; in all ${(cpu.schedulers + cpu.workers + cpu.webAndSimulator + cpu.postgres).toFixed(1)}`
+      + ` (the goal's budget on 2 cores: ${((2 * 60_000) / 10_000).toFixed(1)})`,
   ].join('\n');
 }
 

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import type { Knex } from 'knex';
 
 /**
  * A small closed-loop load generator: `concurrency` loops run a step back to back for `durationMs`
@@ -102,6 +103,27 @@ export function processCpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
   // utime and stime are the 12th and 13th fields after the command name, in clock ticks (100 Hz).
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * CPU ms the Postgres server has used: the postmaster with the children it has reaped, and its
+ * live children (backends, walwriter…), from /proc (Linux).
+ */
+export async function postgresCpuMs({ db }: { db: Knex }): Promise<number> {
+  const { rows } = await db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
+  const parentOf = (pid: number | string) => Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  const postmaster = parentOf(rows[0].pid);
+  const fields = readFileSync(`/proc/${postmaster}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  let ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (parentOf(entry) === postmaster) ticks += processCpuMs(Number(entry)) / 10;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * 10;
 }
 
 /**

@@ -27,7 +27,8 @@ export async function claimDueSubscriptions(db: Knex, limit: number, leaseS: num
 /** Seconds until the next subscription is due (0 when one is due now), or null when none waits. */
 export async function secondsUntilNextDue(db: Knex): Promise<number | null> {
   const { rows: [row] } = await db.raw<{ rows: { seconds: number | null }[] }>(
-    'select greatest(0, extract(epoch from min(next_action_at) - now()))::float8 as seconds from subscriptions where next_action_at is not null',
+    'select extract(epoch from min(next_action_at) - now())::float8 as seconds from subscriptions where next_action_at is not null',
   );
-  return row.seconds;
+  // Null when none waits (greatest() would have made that 0: "due now", forever).
+  return row.seconds === null ? null : Math.max(0, row.seconds);
 }

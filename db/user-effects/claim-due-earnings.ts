@@ -16,7 +16,8 @@ export async function findDueEarnings(db: Knex, limit: number): Promise<string[]
 /** Seconds until the next pending earning settles (0 when one is due), or null when none waits. */
 export async function secondsUntilNextSettlement(db: Knex): Promise<number | null> {
   const { rows: [row] } = await db.raw<{ rows: { seconds: number | null }[] }>(
-    "select greatest(0, extract(epoch from min(settles_at) - now()))::float8 as seconds from user_effect_earnings where status = 'pending'",
+    "select extract(epoch from min(settles_at) - now())::float8 as seconds from user_effect_earnings where status = 'pending'",
   );
-  return row.seconds;
+  // Null when none waits (greatest() would have made that 0: "due now", forever).
+  return row.seconds === null ? null : Math.max(0, row.seconds);
 }

@@ -13,6 +13,7 @@ import { reminderDays } from '../../db/subscriptions/schedule';
 import { scheduleNextAction } from '../../db/subscriptions/schedule-next-action';
 import { startRenewal } from '../../db/subscriptions/start-renewal';
 import type { RunningPart, Services } from '../../services';
+import { clockRounds, clockSleepMs } from '../runtime/clock-rounds';
 import { startJobLoop } from '../runtime/job-loop';
 
 /**
@@ -36,14 +37,6 @@ export type ClockStep = 'renewal' | 'reminder' | 'expired' | 'nothing';
 
 /** How long a claimed subscription is left to its handler before another clock may take it. */
 const claimLeaseS = 30;
-/**
- * The longest the clock sleeps: a moment set by another process meanwhile (a retry after a decline,
- * a cancelled `past_due` one) is found at least this often; a tenth of a billing day when days are
- * short (demos, tests), so it is never late by more than that.
- */
-function longestSleepMs(billingDayS: number): number {
-  return Math.min(5000, Math.max(50, billingDayS * 100));
-}
 const concurrency = 8;
 
 export async function advanceSubscription(services: Services, subscriptionId: string): Promise<ClockStep> {
@@ -113,19 +106,13 @@ async function remind(trx: Knex.Transaction, services: Services, subscription: S
 
 export async function startSubscriptionClock(services: Services): Promise<RunningPart> {
   const { db } = services;
-  const sleepMs = longestSleepMs(services.config.billingDayS);
+  const sleepMs = clockSleepMs(services.config.billingDayS);
   return startJobLoop(services, {
     name: 'subscription-clock',
     concurrency,
     idleMs: sleepMs,
     claim: async (room) => (room > 0 ? claimDueSubscriptions(db, room, claimLeaseS) : []),
     handle: async (subscription: SubscriptionRow) => { await advanceSubscription(services, subscription.id); },
-    nextRoundInMs: async ({ claimed, room, roomLeft }) => {
-      if (room > 0 && claimed >= room) return 0;
-      // Every slot busy: a finished one wakes the loop.
-      if (roomLeft === 0) return sleepMs;
-      const seconds = await secondsUntilNextDue(db);
-      return seconds === null ? sleepMs : Math.min(sleepMs, Math.ceil(seconds * 1000));
-    },
+    nextRoundInMs: clockRounds(sleepMs, () => secondsUntilNextDue(db)),
   });
 }

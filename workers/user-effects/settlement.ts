@@ -1,6 +1,7 @@
 import { findDueEarnings, secondsUntilNextSettlement } from '../../db/user-effects/claim-due-earnings';
 import { settleEarning } from '../../db/user-effects/settle-earning';
 import type { RunningPart, Services } from '../../services';
+import { clockRounds, clockSleepMs } from '../runtime/clock-rounds';
 import { startJobLoop } from '../runtime/job-loop';
 
 /**
@@ -14,13 +15,9 @@ import { startJobLoop } from '../runtime/job-loop';
 const batch = 50;
 const concurrency = 4;
 
-function longestSleepMs(billingDayS: number): number {
-  return Math.min(5000, Math.max(50, billingDayS * 100));
-}
-
 export async function startEarningSettlement(services: Services): Promise<RunningPart> {
   const { db, boss } = services;
-  const sleepMs = longestSleepMs(services.config.billingDayS);
+  const sleepMs = clockSleepMs(services.config.billingDayS);
   return startJobLoop(services, {
     name: 'earning-settlement',
     concurrency,
@@ -29,11 +26,6 @@ export async function startEarningSettlement(services: Services): Promise<Runnin
     handle: async (earningId: string) => {
       await db.transaction((trx) => settleEarning(trx, boss, earningId));
     },
-    nextRoundInMs: async ({ claimed, room, roomLeft }) => {
-      if (room > 0 && claimed >= room) return 0;
-      if (roomLeft === 0) return sleepMs;
-      const seconds = await secondsUntilNextSettlement(db);
-      return seconds === null ? sleepMs : Math.min(sleepMs, Math.ceil(seconds * 1000));
-    },
+    nextRoundInMs: clockRounds(sleepMs, () => secondsUntilNextSettlement(db)),
   });
 }
