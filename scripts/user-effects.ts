@@ -2,7 +2,7 @@ import '../runtime-check';
 import { parseArgs } from 'node:util';
 import { isUuid } from '../api/http/validation';
 import { loadConfig } from '../config';
-import { removeByOperator, type OperatorRemoval } from '../db/user-effects/remove-by-operator';
+import { removalReason, removalReasonMaxLength, removeByOperator, type OperatorRemoval } from '../db/user-effects/remove-by-operator';
 import { startInfrastructure } from '../infrastructure';
 import { createLogger, flushLogs } from '../logger';
 
@@ -12,10 +12,11 @@ usage: npm run user-effects -- archive <user effect id> --reason <text>
 
   archive <id>     removes the user effect: archived, its catalog effect hidden from everyone, its
                    pending earnings reversed (settled ones stay), and the author told by push
-  --reason <text>  why (kept on the user effect for the record; required, up to 1000 characters)
+  --reason <text>  why (kept on the user effect for the record; required, up to ${removalReasonMaxLength} characters)
   --help           this text
 
-The operator console will call the same function (db/user-effects/remove-by-operator.ts).`;
+The operator console's Archive button (/ops/marketplace) calls the same function
+(db/user-effects/remove-by-operator.ts).`;
 
 /** A mistake in the command line: printed with the usage, never as a stack trace. */
 export class UsageError extends Error {}
@@ -25,6 +26,12 @@ export interface ArchiveCommand {
   userEffectId: string;
   reason: string;
 }
+
+const reasonProblems = {
+  blank: 'archive needs --reason <text>',
+  too_long: `--reason is longer than ${removalReasonMaxLength} characters`,
+  nul: '--reason must not contain the NUL character',
+};
 
 /** The command of a command line, or null for `--help`; a mistake is a UsageError. */
 export function parseUserEffectsArguments(argv: string[]): ArchiveCommand | null {
@@ -46,10 +53,9 @@ export function parseUserEffectsArguments(argv: string[]): ArchiveCommand | null
   if (id === undefined) throw new UsageError('archive needs the id of a user effect');
   if (!isUuid(id)) throw new UsageError(`not a user effect id: ${id}`);
   if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
-  const reason = values.reason?.trim() ?? '';
-  if (!reason) throw new UsageError('archive needs --reason <text>');
-  if (reason.length > 1000) throw new UsageError('--reason is longer than 1000 characters');
-  return { action, userEffectId: id.toLowerCase(), reason };
+  const reason = removalReason(values.reason ?? '');
+  if ('problem' in reason) throw new UsageError(reasonProblems[reason.problem]);
+  return { action, userEffectId: id.toLowerCase(), reason: reason.reason };
 }
 
 export function describeRemoval(id: string, removal: OperatorRemoval): string {

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { databaseUrlOf } from '../../db/knex';
+import { removeByOperator } from '../../db/user-effects/remove-by-operator';
 import { sendPage } from '../../media/pages/headers';
 import type { RunningPart, Services } from '../../services';
 import { replayFailed } from '../generations/replay-failed';
@@ -12,6 +13,7 @@ import { isConsolePath, operatorAccess } from './access';
 import { readActivity, activityPage } from './activity';
 import { failuresPage, failureWindowS, readFailures, replayResultPage } from './failures';
 import { checkFormToken, sameOriginWrites } from './form-guard';
+import { archiveForm, marketplacePage, readMarketplace } from './marketplace';
 import { overviewPage, readOverview } from './overview';
 import { paymentsPage, readOpenPayments } from './payments';
 import { poolPage, readPool } from './pool';
@@ -60,6 +62,25 @@ function consoleRouter(): Router<ApiContext['state'], ApiContext> {
     sendPage(ctx, { html: replayResultPage(outcomes) });
   });
   router.get('/ops/payments', async (ctx) => sendPage(ctx, { html: paymentsPage(await readOpenPayments(ctx.services.db)) }));
+  router.get('/ops/marketplace', async (ctx) => {
+    sendPage(ctx, { html: marketplacePage(ctx.services.config, await readMarketplace(ctx.services.db, ctx.query)), policy: formPolicy });
+  });
+  router.post('/ops/marketplace/archive', async (ctx) => {
+    checkFormToken(ctx);
+    const form = archiveForm(ctx.request.body as Record<string, unknown>);
+    const { services } = ctx;
+    const removal = await removeByOperator(services.db, services.boss, form);
+    services.log.info({
+      operator: services.config.ops.user,
+      userEffectId: form.userEffectId,
+      reason: form.reason,
+      outcome: removal.outcome,
+      ...(removal.outcome === 'archived' ? { authorId: removal.userEffect.user_id, reversedEarnings: removal.reversedEarnings } : {}),
+    }, 'ops: archive of a user effect');
+    // Back to the page (303: the browser gets it, and a reload does not post again), which says what happened.
+    ctx.status = 303;
+    ctx.redirect(`/ops/marketplace?${removal.outcome}=${form.userEffectId}`);
+  });
   return router;
 }
 

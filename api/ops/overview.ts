@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { html } from '../../media/pages/html';
 import { readQueueSizes } from '../queue-sizes';
 import { awaitingReplay, failureWindowS } from './failures';
+import { readMarketplaceFigures, slowModerationS } from './marketplace';
 import { readOpenPayments } from './payments';
 import { readPool } from './pool';
 import { consolePage } from './view';
@@ -14,10 +15,12 @@ export interface Overview {
   jobsWaiting: number;
   failedNotReplayed: number;
   paymentsOpen: number;
+  moderationWaiting: number;
+  moderationSlow: number;
 }
 
 export async function readOverview(db: Knex): Promise<Overview> {
-  const [pool, failed, queues, payments] = await Promise.all([
+  const [pool, failed, queues, payments, marketplace] = await Promise.all([
     readPool(db),
     db.raw<{ rows: { count: number }[] }>(
       `select count(*)::int as count from generations
@@ -26,6 +29,7 @@ export async function readOverview(db: Knex): Promise<Overview> {
     ),
     readQueueSizes(db),
     readOpenPayments(db),
+    readMarketplaceFigures(db),
   ]);
   const accounts = pool.filter((account) => account.enabled);
   return {
@@ -35,6 +39,8 @@ export async function readOverview(db: Knex): Promise<Overview> {
     jobsWaiting: queues.reduce((sum, queue) => sum + queue.waiting, 0),
     failedNotReplayed: failed.rows[0].count,
     paymentsOpen: payments.total,
+    moderationWaiting: marketplace.waiting,
+    moderationSlow: marketplace.slow,
   };
 }
 
@@ -44,6 +50,7 @@ export function overviewPage(overview: Overview): string {
 <a class="figure" href="/ops/activity"><strong id="overview-waiting">${overview.jobsWaiting}</strong>jobs waiting in the queues</a>
 <a class="figure${overview.failedNotReplayed ? ' bad' : ''}" href="/ops/failed"><strong id="overview-failed">${overview.failedNotReplayed}</strong>failed generations not replayed (24 h)</a>
 <a class="figure${overview.paymentsOpen ? ' bad' : ''}" href="/ops/payments"><strong id="overview-payments">${overview.paymentsOpen}</strong>payments that need attention</a>
+<a class="figure${overview.moderationSlow ? ' bad' : ''}" href="/ops/marketplace"><strong id="overview-moderation">${overview.moderationWaiting}</strong>user effects waiting for moderation${overview.moderationSlow ? `, ${overview.moderationSlow} longer than ${slowModerationS / 60} min` : ''}</a>
 </div>
 <p class="hint">Metrics for dashboards and alerts: <span class="mono">GET /metrics</span> (docs/monitoring). Jobs one by one: <a href="/ops/queues">the pg-boss dashboard</a>.</p>`);
 }

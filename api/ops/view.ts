@@ -10,6 +10,7 @@ export const consolePages = [
   { path: '/ops/activity', label: 'Queues and generations' },
   { path: '/ops/failed', label: 'Failed generations' },
   { path: '/ops/payments', label: 'Payments' },
+  { path: '/ops/marketplace', label: 'Marketplace' },
   { path: '/ops/queues', label: 'pg-boss dashboard' },
 ] as const;
 
@@ -28,13 +29,17 @@ export function utcTime(value: Date | null): string {
   return `${value.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
+/** `40 s`, `3 min`, `2 h 5 min`: a span of time, to the second under a minute. */
+export function duration(spanS: number): string {
+  const span = Math.round(Math.abs(spanS));
+  return span < 60 ? `${span} s` : span < 3600 ? `${Math.floor(span / 60)} min` : `${Math.floor(span / 3600)} h ${Math.floor((span % 3600) / 60)} min`;
+}
+
 /** `3 min ago`, `2 h 5 min ago`, `in 40 s`: how far a time is from now. */
 export function relativeTime(value: Date | null, nowMs = Date.now()): string {
   if (!value) return '—';
   const seconds = Math.round((nowMs - value.getTime()) / 1000);
-  const span = Math.abs(seconds);
-  const text = span < 60 ? `${span} s` : span < 3600 ? `${Math.floor(span / 60)} min` : `${Math.floor(span / 3600)} h ${Math.floor((span % 3600) / 60)} min`;
-  return seconds >= 0 ? `${text} ago` : `in ${text}`;
+  return seconds >= 0 ? `${duration(seconds)} ago` : `in ${duration(seconds)}`;
 }
 
 export function seconds(value: number | null): string {

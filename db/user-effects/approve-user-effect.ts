@@ -9,7 +9,7 @@ import { announceUserEffect, type UserEffectRow } from './model';
  */
 export async function approveUserEffect(trx: Knex.Transaction, target: { userEffectId: string; round: number }): Promise<UserEffectRow | null> {
   const { rows: [row] } = await trx.raw<{ rows: UserEffectRow[] }>(
-    `update user_effects set status = 'approved', rejection_reason = null, updated_at = now()
+    `update user_effects set status = 'approved', rejection_reason = null, approved_at = now(), updated_at = now()
      where id = :userEffectId and status = 'processing' and moderation_round = :round
        and verdict = 'approved' and visibility = 'public' and preview is not null
      returning *`,

@@ -45,6 +45,10 @@ export interface UserEffectRow {
   rejected_at: Date | null;
   archived_by: 'author' | 'operator' | null;
   archive_reason: string | null;
+  /** When the current moderation round was asked for: the submission, or the latest publish. */
+  submitted_at: Date;
+  /** When it was last approved (published). */
+  approved_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }

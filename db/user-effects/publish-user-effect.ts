@@ -11,7 +11,7 @@ import { announceUserEffect, type UserEffectRow } from './model';
 export async function publishUserEffect(trx: Knex.Transaction, boss: PgBoss, target: { userEffectId: string; userId: string }): Promise<UserEffectRow | null> {
   const { rows: [row] } = await trx.raw<{ rows: UserEffectRow[] }>(
     `update user_effects set status = 'processing', visibility = 'public', moderation_round = moderation_round + 1,
-       verdict = null, verdict_reason = null, updated_at = now()
+       verdict = null, verdict_reason = null, submitted_at = now(), updated_at = now()
      where id = :userEffectId and user_id = :userId and status = 'private'
      returning *`,
     target,

@@ -42,7 +42,7 @@ body.console{display:block;padding:0;font-size:15px}
 .console>nav a{color:var(--accent);font-weight:600;text-decoration:none;padding:6px 0}
 .console>nav a[aria-current=page]{color:var(--text);border-bottom:2px solid var(--accent)}
 .console>nav .brand{color:var(--text);font-weight:700;margin-right:8px}
-.console main{max-width:1120px;margin:16px auto;padding:20px 16px;border-radius:12px;text-align:left;overflow-wrap:normal}
+.console main{max-width:1240px;margin:16px auto;padding:20px 16px;border-radius:12px;text-align:left;overflow-wrap:normal}
 .console h1{font-size:22px}
 .console h2{font-size:18px;margin:28px 0 8px}
 .console p{font-size:15px;margin:0 0 12px}
@@ -72,6 +72,22 @@ body.console{display:block;padding:0;font-size:15px}
 .legend .succeeded{color:var(--ok)}
 .legend .failed{color:var(--bad)}
 .inline{display:inline}
+.id{display:block;white-space:nowrap;color:var(--muted);font-size:12px}
+.nowrap{white-space:nowrap}
+.time{display:block;white-space:nowrap;color:var(--muted);font-size:12px}
+.button.danger{background:var(--bad)}
+.console input[type=text]{min-width:0;min-height:36px;padding:6px 8px;border:1px solid var(--line);border-radius:8px;background:var(--bg);color:var(--text);font:inherit;font-size:14px}
+.console input:focus-visible{outline:2px solid var(--accent);outline-offset:1px}
+.archive{display:flex;gap:6px;align-items:center}
+.archive input{width:13em}
+.archive-by-id{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:flex-end;margin:0 0 12px}
+.archive-by-id label{display:flex;flex-direction:column;gap:4px;color:var(--muted);font-size:13px}
+.archive-by-id input{width:22em;max-width:100%}
+.flash{padding:10px 12px;border:1px solid var(--line);border-left-width:4px;border-radius:8px;color:var(--text)}
+.flash.ok{border-left-color:var(--ok)}
+.flash.wait{border-left-color:var(--wait)}
+.flash.bad{border-left-color:var(--bad)}
+td.slow,td.slow .time{color:var(--bad)}
 `.trim();
 
 // A constant of this file, inserted as it is: the hash covers its exact text (quotes included).

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Response } from 'playwright-core';
 import { laptop, layoutFacts, phone, screenshot, useBrowser, visit, type Visit, type VisitOptions } from '../../browser';
 import { resetDatabase, services, startTestApp, type TestApp } from '../../harness';
-import { operator, opsConfig, seedConsoleData, type ConsoleData } from './ops-fixtures';
+import { operator, opsConfig, scriptedName, seedConsoleData, seedMarketplace, type ConsoleData } from './ops-fixtures';
 
 /**
  * The operator console in real Chromium (Debian's, through playwright-core): what an operator sees
@@ -155,8 +155,50 @@ describe('operator console in Chromium', function () {
     await screenshot(opened.page, 'ops-payments');
   });
 
+  it('the marketplace: the moderation queue oldest first; an Archive clicked on the page takes the effect out of the live list, once', async () => {
+    const market = await seedMarketplace();
+    const { db } = services();
+    // Tall enough to show both lists in the screenshot.
+    const opened = await open('/ops/marketplace', { viewport: { ...laptop, height: 1180 } });
+    await expectConsolePage(opened, 'Marketplace moderation');
+    expect(await opened.page.innerText('#moderation-waiting')).to.equal('5');
+    const queued = await opened.page.locator('tr[data-queued]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-queued')));
+    const { slow, withModel, verdict, gaveUp, republished } = market.queued;
+    expect(queued).to.deep.equal([slow, withModel, verdict, gaveUp, republished]);
+    expect(await cellText(opened, `tr[data-queued="${withModel}"]`, 4)).to.equal('with the moderation model\nslot busy…001 #3');
+    expect(await cellText(opened, `tr[data-queued="${slow}"]`, 6)).to.match(/^40 min\n\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+    // What a user typed is shown as they typed it, never run.
+    expect(await cellText(opened, `tr[data-live="${market.live.scripted}"]`, 0)).to.equal(`${scriptedName}\n${market.live.scripted}`);
+    expect(opened.errors()).to.deep.equal([]);
+    await screenshot(opened.page, 'ops-marketplace');
+
+    const row = `tr[data-live="${market.live.earning}"]`;
+    // Without a reason the browser does not send the form.
+    await opened.page.click(`${row} button`);
+    expect(await opened.page.locator(`${row} input[name=reason]`).evaluate((input) => (input as unknown as { validity: { valueMissing: boolean } }).validity.valueMissing)).to.equal(true);
+    expect(await db('user_effects').where({ id: market.live.earning }).first('status')).to.deep.equal({ status: 'approved' });
+
+    await opened.page.fill(`${row} input[name=reason]`, 'stolen sample');
+    await Promise.all([opened.page.waitForURL(/\/ops\/marketplace\?archived=/), opened.page.click(`${row} button`)]);
+    expect(await opened.page.innerText('#flash')).to.equal(`Archived “Old favourite” (${market.live.earning}) by an operator: “stolen sample”. 2 pending earning(s) reversed (5 credits); the author is told by push.`);
+    expect(await opened.page.locator(row).count()).to.equal(0);
+    expect(await opened.page.locator('tr[data-live]').count()).to.equal(2);
+    expect(await opened.page.innerText('#live-count')).to.equal('2');
+    expect(await db('user_effects').where({ id: market.live.earning }).first('status', 'archived_by', 'archive_reason'))
+      .to.deep.equal({ status: 'archived', archived_by: 'operator', archive_reason: 'stolen sample' });
+    expect(await opened.violations()).to.deep.equal([]);
+    await screenshot(opened.page, 'ops-marketplace-archived');
+
+    // The page after the archive is a GET: reloading it archives nothing and sends no second push.
+    await opened.page.reload();
+    expect(await opened.page.innerText('#flash')).to.contain('Archived “Old favourite”');
+    const { rows } = await db.raw("select 1 from pgboss.job where name = 'push-send' and data->>'kind' = 'effect_removed'");
+    expect(rows).to.have.length(1);
+  });
+
   it('on a phone: the navigation wraps, wide tables scroll inside their box, the page never sideways', async () => {
-    for (const path of ['/ops', '/ops/pool', '/ops/activity', '/ops/failed', '/ops/payments']) {
+    await seedMarketplace();
+    for (const path of ['/ops', '/ops/pool', '/ops/activity', '/ops/failed', '/ops/payments', '/ops/marketplace']) {
       const opened = await open(path, { viewport: phone });
       const facts = await layoutFacts(opened.page);
       expect(facts.innerWidth, path).to.equal(phone.width);

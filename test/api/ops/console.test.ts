@@ -5,7 +5,7 @@ import { loadConfig } from '../../../config';
 import { formToken } from '../../../api/ops/form-guard';
 import { balanceOf } from '../../generation-fixtures';
 import { capturingLogger, databaseUrl, resetDatabase, services, startTestApp, testConfig, type TestApp } from '../../harness';
-import { basic, formTokenOf, operator, operatorHeaders, opsConfig, rowCells, seedConsoleData, type ConsoleData } from './ops-fixtures';
+import { basic, formTokenOf, operator, operatorHeaders, opsConfig, rowCells, scriptedName, seedConsoleData, seedMarketplace, type ConsoleData, type MarketplaceData } from './ops-fixtures';
 
 /**
  * The operator console over real HTTP against real Postgres: nothing under /ops without the
@@ -29,9 +29,24 @@ describe('operator console /ops', function () {
     redirect: 'manual',
   });
 
+  /** Forms a console page's post must be refused with (403): a missing, forged, stale or foreign token, or a cross-site post of the page's own token. */
+  const crossSiteRefusals = (pagePath: string): [string, () => Promise<Record<string, string>>, () => Record<string, string>][] => {
+    const pageToken = async () => ({ csrf: formTokenOf(await (await get(pagePath)).text()) });
+    return [
+      ['no form token', async () => ({}), () => ({})],
+      ['a made-up token', async () => ({ csrf: `${Math.floor(Date.now() / 1000)}.${'A'.repeat(43)}` }), () => ({})],
+      ['a token older than 12 hours', async () => ({ csrf: formToken(app.services.config, Date.now() - 13 * 3600_000) }), () => ({})],
+      ['a token signed for another operator', async () => ({ csrf: formToken({ ...app.services.config, ops: { ...app.services.config.ops, user: 'someone-else' } }) }), () => ({})],
+      ['a token from a page, sent from another site', pageToken, () => ({ origin: 'https://evil.example' })],
+      ['a token from a page, Origin null', pageToken, () => ({ origin: 'null' })],
+      ['a token from a page, a cross-site fetch without Origin', pageToken, () => ({ 'sec-fetch-site': 'cross-site' })],
+      ['a token from a page, a same-site (another subdomain) post with the console as Origin', pageToken, () => ({ 'sec-fetch-site': 'same-site', origin: app.url })],
+    ];
+  };
+
   describe('credentials', () => {
     const consolePaths = ['/ops', '/ops/', '/ops/pool', '/ops/activity', '/ops/failed', '/ops/failed?code=safety', '/ops/payments',
-      '/ops/queues', '/ops/queues/', '/ops/queues.data', '/ops/queues/queues', '/ops/queues/assets/root.css', '/ops/no-such-page'];
+      '/ops/marketplace', '/ops/marketplace/archive', '/ops/queues', '/ops/queues/', '/ops/queues.data', '/ops/queues/queues', '/ops/queues/assets/root.css', '/ops/no-such-page'];
     const wrong: [string, Record<string, string>][] = [
       ['no Authorization', {}],
       ['a wrong password', { authorization: basic(operator.user, 'wrong-password-0123456') }],
@@ -69,13 +84,27 @@ describe('operator console /ops', function () {
       expect(await services().db('generations').where({ id: target.id }).first('replayed_as')).to.deep.equal({ replayed_as: null });
     });
 
+    it('the archive form without credentials archives nothing', async () => {
+      await resetDatabase();
+      await seedConsoleData();
+      const market = await seedMarketplace();
+      const answer = await fetch(`${app.url}/ops/marketplace/archive`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ id: market.live.recent, reason: 'spam', csrf: formToken(app.services.config) }).toString(),
+        redirect: 'manual',
+      });
+      expect(answer.status).to.equal(401);
+      expect(await services().db('user_effects').where({ id: market.live.recent }).first('status')).to.deep.equal({ status: 'approved' });
+    });
+
     it('paths beside /ops are not the console: /opsx, /ops.data', async () => {
       for (const url of ['/opsx', '/ops.data']) expect((await fetch(app.url + url)).status, url).to.equal(404);
     });
 
     it('with the right credentials every page answers 200 under the strict page policy, an unknown one 404', async () => {
       await resetDatabase();
-      for (const url of ['/ops', '/ops/pool', '/ops/activity', '/ops/failed', '/ops/payments']) {
+      for (const url of ['/ops', '/ops/pool', '/ops/activity', '/ops/failed', '/ops/payments', '/ops/marketplace']) {
         const answer = await get(url);
         expect(answer.status, url).to.equal(200);
         expect(answer.headers.get('content-type')).to.equal('text/html; charset=utf-8');
@@ -87,6 +116,7 @@ describe('operator console /ops', function () {
         expect(page).not.to.match(/<script|\son[a-z]+=|style="/i);
       }
       expect((await get('/ops/failed')).headers.get('content-security-policy')).to.contain("form-action 'self'");
+      expect((await get('/ops/marketplace')).headers.get('content-security-policy')).to.contain("form-action 'self'");
       expect((await get('/ops/pool')).headers.get('content-security-policy')).to.contain("form-action 'none'");
       expect((await get('/ops/no-such-page')).status).to.equal(404);
       expect((await fetch(`${app.url}/ops/pool`, { method: 'DELETE', headers: operatorHeaders })).status).to.equal(405);
@@ -307,16 +337,7 @@ describe('operator console /ops', function () {
     });
 
     describe('cross-site protection', () => {
-      const refusals: [string, () => Promise<Record<string, string>>, () => Record<string, string>][] = [
-        ['no form token', async () => ({}), () => ({})],
-        ['a made-up token', async () => ({ csrf: `${Math.floor(Date.now() / 1000)}.${'A'.repeat(43)}` }), () => ({})],
-        ['a token older than 12 hours', async () => ({ csrf: formToken(app.services.config, Date.now() - 13 * 3600_000) }), () => ({})],
-        ['a token signed for another operator', async () => ({ csrf: formToken({ ...app.services.config, ops: { ...app.services.config.ops, user: 'someone-else' } }) }), () => ({})],
-        ['a token from a page, sent from another site', async () => ({ csrf: formTokenOf(await (await get('/ops/failed')).text()) }), () => ({ origin: 'https://evil.example' })],
-        ['a token from a page, Origin null', async () => ({ csrf: formTokenOf(await (await get('/ops/failed')).text()) }), () => ({ origin: 'null' })],
-        ['a token from a page, a cross-site fetch without Origin', async () => ({ csrf: formTokenOf(await (await get('/ops/failed')).text()) }), () => ({ 'sec-fetch-site': 'cross-site' })],
-        ['a token from a page, a same-site (another subdomain) post with the console as Origin', async () => ({ csrf: formTokenOf(await (await get('/ops/failed')).text()) }), () => ({ 'sec-fetch-site': 'same-site', origin: app.url })],
-      ];
+      const refusals = crossSiteRefusals('/ops/failed');
       for (const [what, tokenField, headers] of refusals) {
         it(`${what}: 403, nothing replayed`, async () => {
           const target = data.failed.providerError[0];
@@ -336,6 +357,212 @@ describe('operator console /ops', function () {
         expect((await post('/ops/failed/replay', { id: second.id, csrf: token }, { 'sec-fetch-site': 'same-origin', origin: 'null' })).status).to.equal(200);
         expect(await services().db('generations').whereNotNull('replayed_as').count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 2 }]);
       });
+    });
+  });
+
+  describe('the marketplace: moderation queue and archive', () => {
+    let market: MarketplaceData;
+    const db = () => services().db;
+    const statusOf = async (id: string) => (await db()('user_effects').where({ id }).first('status', 'archived_by', 'archive_reason'));
+    const removedPushes = async () => (await db().raw("select data from pgboss.job where name = 'push-send' and data->>'kind' = 'effect_removed' order by created_on")).rows
+      .map((row: { data: { reference: string; userId: string } }) => ({ reference: row.data.reference, userId: row.data.userId }));
+    const earningStatuses = async () => Object.fromEntries((await db()('user_effect_earnings').where({ user_effect_id: market.live.earning }).select('id', 'status'))
+      .map((row: { id: string; status: string }) => [row.id, row.status]));
+    const listed = (page: string, attribute: string) => [...page.matchAll(new RegExp(`<tr data-${attribute}="([^"]+)"`, 'g'))].map((match) => match[1]);
+
+    beforeEach(async () => {
+      await resetDatabase();
+      await seedConsoleData();
+      market = await seedMarketplace();
+    });
+
+    async function archiveForm(form: Record<string, string | string[]>, headers: Record<string, string> = { origin: app.url }) {
+      const token = formTokenOf(await (await get('/ops/marketplace')).text());
+      const body = new URLSearchParams({ csrf: token });
+      for (const [name, value] of Object.entries(form)) for (const one of [value].flat()) body.append(name, one);
+      return fetch(`${app.url}/ops/marketplace/archive`, {
+        method: 'POST',
+        headers: { ...operatorHeaders, 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: body.toString(),
+        redirect: 'manual',
+      });
+    }
+
+    it('the moderation queue: every processing user effect, oldest round first, with its stage, slot, tries and wait; the counts', async () => {
+      const page = await (await get('/ops/marketplace')).text();
+      const { slow, withModel, verdict, gaveUp, republished } = market.queued;
+      expect(listed(page, 'queued')).to.deep.equal([slow, withModel, verdict, gaveUp, republished]);
+      const cells = (id: string) => rowCells(page, 'queued', id);
+      expect(cells(slow).slice(0, 6)).to.deep.equal([`Slow portrait ${slow}`, `Ada &#60;b&#62;Author&#60;/b&#62; ${market.authorId.slice(0, 8)}…`, 'image · public', '1', 'waiting for a provider slot', '7']);
+      expect(cells(slow)[6]).to.match(/^40 min \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+      expect(cells(withModel).slice(4, 6)).to.deep.equal(['with the moderation model slot busy…001 #3', '0']);
+      expect(cells(withModel)[6]).to.match(/^10 min /);
+      expect(cells(verdict).slice(4, 6)).to.deep.equal(['approved, preview being built', '0']);
+      expect(cells(gaveUp).slice(2, 5)).to.deep.equal(['image · private', '1', 'moderation job failed']);
+      // Published again from private: round 2, in line by the publish, not by its creation two days ago.
+      expect(cells(republished).slice(3, 5)).to.deep.equal(['2', 'waiting for a provider slot']);
+      expect(cells(republished)[6]).to.match(/^\d+ s /);
+      expect(page).to.contain('<strong id="moderation-waiting">5</strong>waiting for moderation, the oldest for 40 min');
+      expect(page).to.match(/<div class="figure bad"><strong id="moderation-slow">1<\/strong>/);
+      expect(page).to.contain('<strong id="moderation-now">1</strong>').and.contain('<strong id="live-count">3</strong>');
+      // The queue rows offer no archive of their own; the by-id form does.
+      expect(page.match(/<tr data-queued="[^"]+">[\s\S]*?<\/tr>/g)!.join('')).not.to.contain('<form');
+    });
+
+    it('live effects: approved ones newest first, each with an Archive form (token, id, a required reason); other statuses in neither list', async () => {
+      const page = await (await get('/ops/marketplace')).text();
+      const { scripted, recent, earning } = market.live;
+      expect(listed(page, 'live')).to.deep.equal([scripted, recent, earning]);
+      const cells = rowCells(page, 'live', earning);
+      expect([cells[0], cells[2], ...cells.slice(4)]).to.deep.equal([`Old favourite ${earning}`, 'image', '0', '2 (5 cr.)', 'Archive']);
+      expect(cells[3]).to.match(/^3 h 0 min ago \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+      expect(rowCells(page, 'live', recent)[5]).to.equal('0');
+      expect(rowCells(page, 'live', scripted)[3]).to.match(/^\d+ s ago \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
+      const form = new RegExp(`<tr data-live="${recent}">[\\s\\S]*?</tr>`).exec(page)![0];
+      expect(form).to.contain('<form class="archive" method="post" action="/ops/marketplace/archive">');
+      expect(form).to.match(/<input type="hidden" name="csrf" value="\d+\.[A-Za-z0-9_-]{43}">/);
+      expect(form).to.contain(`<input type="hidden" name="id" value="${recent}">`);
+      expect(form).to.contain('<input type="text" name="reason" required maxlength="1000" pattern=".*\\S.*"');
+      for (const id of Object.values(market.elsewhere)) expect(page).not.to.contain(id);
+    });
+
+    it('a user effect\'s name and its author\'s name are shown as text, escaped', async () => {
+      const page = await (await get('/ops/marketplace')).text();
+      expect(page).not.to.contain(scriptedName).and.not.to.contain('<b>Author');
+      expect(page).to.contain('&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62; &#38; co');
+      expect(page).to.contain('Ada &#60;b&#62;Author&#60;/b&#62;');
+      expect(page).to.contain(`title="${market.authorId}"`);
+      expect(rowCells(page, 'live', market.live.scripted)[0]).to.equal(`&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62; &#38; co ${market.live.scripted}`);
+      expect(page).not.to.match(/<script|\son[a-z]+=|style="/i);
+    });
+
+    it('the overview: user effects waiting for moderation, red while one waits longer than 15 min, a link to the page', async () => {
+      const page = await (await get('/ops')).text();
+      expect(page).to.contain('<a class="figure bad" href="/ops/marketplace"><strong id="overview-moderation">5</strong>user effects waiting for moderation, 1 longer than 15 min</a>');
+      await db()('user_effects').where({ id: market.queued.slow }).update({ submitted_at: new Date() });
+      expect(await (await get('/ops')).text()).to.contain('<a class="figure" href="/ops/marketplace"><strong id="overview-moderation">5</strong>user effects waiting for moderation</a>');
+    });
+
+    it('Archive: archived by the operator with the reason, pending earnings reversed (settled stay), one push to the author, out of the live list; 303 back with what happened', async () => {
+      const { earning } = market.live;
+      const answer = await archiveForm({ id: earning.toUpperCase(), reason: '  stolen sample  ' });
+      expect(answer.status).to.equal(303);
+      expect(answer.headers.get('location')).to.equal(`/ops/marketplace?archived=${earning}`);
+      expect(await statusOf(earning)).to.deep.equal({ status: 'archived', archived_by: 'operator', archive_reason: 'stolen sample' });
+      expect(await earningStatuses()).to.deep.equal({ [market.earnings.pending[0]]: 'reversed', [market.earnings.pending[1]]: 'reversed', [market.earnings.settled]: 'settled' });
+      expect(await removedPushes()).to.deep.equal([{ reference: earning, userId: market.authorId }]);
+      const { effect_id: effectId } = await db()('user_effects').where({ id: earning }).first('effect_id');
+      expect(await db()('effects').where({ id: effectId }).first('hidden')).to.deep.equal({ hidden: true });
+
+      const page = await (await get(answer.headers.get('location')!)).text();
+      expect(page).to.contain(`<p class="flash ok" id="flash" role="status">Archived “Old favourite” (<span class="mono">${earning}</span>) by an operator: “stolen sample”. 2 pending earning(s) reversed (5 credits); the author is told by push.</p>`);
+      expect(listed(page, 'live')).to.deep.equal([market.live.scripted, market.live.recent]);
+      expect(page).to.contain('<strong id="live-count">2</strong>');
+      // Nothing else moved.
+      for (const id of [...Object.values(market.queued), market.live.scripted, market.live.recent]) expect((await statusOf(id)).status).to.not.equal('archived');
+    });
+
+    it('a reason of exactly 1000 characters is kept; one of 1001 is 422', async () => {
+      expect((await archiveForm({ id: market.live.recent, reason: 'x'.repeat(1001) })).status).to.equal(422);
+      expect((await archiveForm({ id: market.live.recent, reason: 'y'.repeat(1000) })).status).to.equal(303);
+      expect((await statusOf(market.live.recent)).archive_reason).to.equal('y'.repeat(1000));
+    });
+
+    it('archiving again, or a user effect its author removed, changes nothing and says so: 303 to ?already_archived', async () => {
+      const { recent } = market.live;
+      expect((await archiveForm({ id: recent, reason: 'spam' })).status).to.equal(303);
+      const again = await archiveForm({ id: recent, reason: 'another reason' });
+      expect(again.status).to.equal(303);
+      expect(again.headers.get('location')).to.equal(`/ops/marketplace?already_archived=${recent}`);
+      expect(await statusOf(recent)).to.deep.equal({ status: 'archived', archived_by: 'operator', archive_reason: 'spam' });
+      expect(await removedPushes()).to.have.length(1);
+      const page = await (await get(again.headers.get('location')!)).text();
+      expect(page).to.contain(`<p class="flash wait" id="flash" role="status">“Recent hit” (<span class="mono">${recent}</span>) was archived already by an operator: “spam”. Nothing changed.</p>`);
+
+      const byAuthor = market.elsewhere.archived;
+      const removed = await archiveForm({ id: byAuthor, reason: 'spam' });
+      expect(removed.headers.get('location')).to.equal(`/ops/marketplace?already_archived=${byAuthor}`);
+      expect(await statusOf(byAuthor)).to.deep.equal({ status: 'archived', archived_by: 'author', archive_reason: null });
+      expect(await (await get(removed.headers.get('location')!)).text()).to.contain('was archived already by its author. Nothing changed.');
+      expect(await removedPushes()).to.have.length(1);
+    });
+
+    it('an unknown id archives nothing: 303 to ?not_found, and the page says so', async () => {
+      const unknown = '00000000-0000-4000-8000-000000000000';
+      const answer = await archiveForm({ id: unknown, reason: 'spam' });
+      expect(answer.status).to.equal(303);
+      expect(answer.headers.get('location')).to.equal(`/ops/marketplace?not_found=${unknown}`);
+      const page = await (await get(answer.headers.get('location')!)).text();
+      expect(page).to.contain(`<p class="flash bad" id="flash" role="status">No user effect <span class="mono">${unknown}</span>: nothing archived.</p>`);
+      expect(await db()('user_effects').where({ archived_by: 'operator' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 0 }]);
+      expect(await removedPushes()).to.deep.equal([]);
+    });
+
+    it('any status but archived may be archived by id, as with the CLI: a round in the queue stops there', async () => {
+      const { slow } = market.queued;
+      expect((await archiveForm({ id: slow, reason: 'offensive name' })).headers.get('location')).to.equal(`/ops/marketplace?archived=${slow}`);
+      expect((await statusOf(slow)).status).to.equal('archived');
+      expect(listed(await (await get('/ops/marketplace')).text(), 'queued')).not.to.include(slow);
+    });
+
+    it('a flash names what the user effect is now: a link that claims an archive of a live effect or of one its author removed, or a malformed id, shows none', async () => {
+      for (const query of [`archived=${market.live.recent}`, `archived=${market.elsewhere.archived}`, 'archived=not-a-uuid', `already_archived=${market.live.recent}`, 'not_found=%3Cscript%3E']) {
+        const page = await (await get(`/ops/marketplace?${query}`)).text();
+        expect(page, query).not.to.contain('id="flash"');
+      }
+    });
+
+    it('two archives of the same effect at the same time: archived once, earnings reversed once, one push', async () => {
+      const { earning } = market.live;
+      const answers = await Promise.all([1, 2, 3].map(() => archiveForm({ id: earning, reason: 'duplicate' })));
+      expect(answers.map((answer) => answer.status)).to.deep.equal([303, 303, 303]);
+      expect(answers.map((answer) => answer.headers.get('location')).sort()).to.deep.equal([
+        `/ops/marketplace?already_archived=${earning}`, `/ops/marketplace?already_archived=${earning}`, `/ops/marketplace?archived=${earning}`]);
+      expect(await removedPushes()).to.have.length(1);
+      expect(Object.values(await earningStatuses()).sort()).to.deep.equal(['reversed', 'reversed', 'settled']);
+      const reversedAt = await db()('user_effect_earnings').where({ user_effect_id: earning, status: 'reversed' }).distinct('reversed_at');
+      expect(reversedAt).to.have.length(1);
+    });
+
+    it('a form without an id, a malformed id, a missing, blank, too long, NUL-bearing or repeated reason is 422 and changes nothing', async () => {
+      const { recent } = market.live;
+      const forms: [Record<string, string | string[]>, string[]][] = [
+        [{}, ['id', 'reason']],
+        [{ reason: 'spam' }, ['id']],
+        [{ id: 'not-a-uuid', reason: 'spam' }, ['id']],
+        [{ id: `${recent}x`, reason: 'spam' }, ['id']],
+        [{ id: recent }, ['reason']],
+        [{ id: recent, reason: '' }, ['reason']],
+        [{ id: recent, reason: ' \t\n ' }, ['reason']],
+        [{ id: recent, reason: 'x'.repeat(1001) }, ['reason']],
+        [{ id: recent, reason: 'spam\u0000' }, ['reason']],
+        [{ id: recent, reason: ['spam', 'again'] }, ['reason']],
+        [{ id: [recent, market.live.earning], reason: 'spam' }, ['id']],
+      ];
+      for (const [form, fields] of forms) {
+        const answer = await archiveForm(form);
+        expect(answer.status, JSON.stringify(form)).to.equal(422);
+        const body = (await answer.json()) as { error: { code: string; details: { loc: string[] }[] } };
+        expect(body.error.code).to.equal('validation_error');
+        expect(body.error.details.map((detail) => detail.loc[1]), JSON.stringify(form)).to.deep.equal(fields);
+      }
+      expect(await db()('user_effects').where({ status: 'archived' }).pluck('id')).to.deep.equal([market.elsewhere.archived]);
+      expect(await removedPushes()).to.deep.equal([]);
+    });
+
+    describe('cross-site protection', () => {
+      const refusals = crossSiteRefusals('/ops/marketplace');
+      for (const [what, tokenField, headers] of refusals) {
+        it(`${what}: 403, nothing archived, no push`, async () => {
+          const { earning } = market.live;
+          const answer = await post('/ops/marketplace/archive', { id: earning, reason: 'forged', ...(await tokenField()) }, headers());
+          expect(answer.status).to.equal(403);
+          expect(((await answer.json()) as { error: { code: string } }).error.code).to.equal('forbidden');
+          expect((await statusOf(earning)).status).to.equal('approved');
+          expect(Object.values(await earningStatuses()).sort()).to.deep.equal(['pending', 'pending', 'settled']);
+          expect(await removedPushes()).to.deep.equal([]);
+        });
+      }
     });
   });
 

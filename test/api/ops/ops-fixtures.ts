@@ -2,9 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { createGeneration } from '../../../api/generations/create';
 import { failGeneration } from '../../../db/generations/fail-generation';
 import { seedPaymentShowcase } from '../../../db/payments/seed-showcase';
+import { insertProcessing } from '../../../db/user-effects/insert-processing';
+import { publishUserEffect } from '../../../db/user-effects/publish-user-effect';
+import { recordVerdict } from '../../../db/user-effects/record-verdict';
+import { settleEarning } from '../../../db/user-effects/settle-earning';
 import { syncProviderAccounts } from '../../../pool/accounts';
+import { leaseModerationSlot } from '../../../pool/lease-moderation-slot';
 import { insertEffect, photo, storedUpload } from '../../generation-fixtures';
 import { services } from '../../harness';
+import { earningOf, userEffectIn } from '../../user-effect-fixtures';
 import { makeUser } from '../../users';
 
 /** The operator credentials of the console tests. */
@@ -112,6 +118,81 @@ export async function seedConsoleData(): Promise<ConsoleData> {
       checkOverdue: await payment({ createdMinutesAgo: 25, expiresInMinutes: 5, orderId: 'order-check-overdue', nextCheckMinutes: -10 }),
       waiting: await payment({ createdMinutesAgo: 20, expiresInMinutes: 10, orderId: 'order-waiting', nextCheckMinutes: 1 }),
       recent: await payment({ createdMinutesAgo: 2, expiresInMinutes: 18, orderId: 'order-recent', nextCheckMinutes: 1 }),
+    },
+  };
+}
+
+export interface MarketplaceData {
+  authorId: string;
+  /** In the order the queue lists them: the oldest round first. */
+  queued: { slow: string; withModel: string; verdict: string; gaveUp: string; republished: string };
+  /** In the order the live list shows them: the newest approval first. */
+  live: { scripted: string; recent: string; earning: string };
+  /** Pending earnings of `live.earning` (what its archive reverses), and a settled one (which stays). */
+  earnings: { pending: string[]; settled: string };
+  /** In neither list. */
+  elsewhere: { rejected: string; archived: string; private: string };
+}
+
+/** A name as a user may type it: markup the page must show as text. */
+export const scriptedName = '<script>alert("x")</script> & co';
+
+/**
+ * The marketplace as its operator sees it, made with the marketplace's own moves: five rounds in the
+ * moderation queue, submitted 40, 10, 5 and 2 minutes ago and just now (one waiting with 7 failed
+ * tries, one holding a provider slot, one with its verdict, one whose job pg-boss gave up on, and a
+ * private one created two days ago published again now: round 2); three live effects approved 3 h
+ * and 1 h ago and now, the oldest with two pending earnings and a settled one; one each rejected,
+ * archived and private. Leases a slot of `seedConsoleData`'s pool.
+ */
+export async function seedMarketplace(): Promise<MarketplaceData> {
+  const { db, boss } = services();
+  const author = await makeUser();
+  await db('users').where({ id: author.id }).update({ name: 'Ada <b>Author</b>' });
+  const queue = async (name: string, minutesAgo: number, visibility: 'public' | 'private' = 'public') => {
+    const row = await db.transaction((trx) => insertProcessing(trx, boss, {
+      id: randomUUID(), user_id: author.id, visibility, name, description: '', prompt: 'a prompt', output_type: 'image',
+      characters: [{ min_photos: 1, max_photos: 1 }], cost: 10, sample_key: `uploads/${author.id}/sample.jpg`,
+    }));
+    await db('user_effects').where({ id: row.id }).update({ submitted_at: new Date(Date.now() - minutesAgo * 60_000) });
+    return row.id as string;
+  };
+  const jobOf = (userEffectId: string) => db.raw("select id from pgboss.job where name = 'user-effect-moderation' and data->>'userEffectId' = ?", [userEffectId]);
+
+  const slow = await queue('Slow portrait', 40);
+  await db.raw("update pgboss.job set state = 'retry', retry_count = 7 where id = (?)", [(await jobOf(slow)).rows[0].id]);
+  const withModel = await queue('Busy portrait', 10);
+  if (!(await leaseModerationSlot(db, withModel, 60))) throw new Error('no free slot to lease: seed the console data first');
+  const verdict = await queue('Judged portrait', 5);
+  await db.transaction((trx) => recordVerdict(trx, boss, { userEffectId: verdict, round: 1, verdict: 'approved', reason: null }));
+  const gaveUp = await queue(scriptedName, 2, 'private');
+  await db.raw("update pgboss.job set state = 'failed' where id = (?)", [(await jobOf(gaveUp)).rows[0].id]);
+  const privateBefore = await userEffectIn(author.id, 'private');
+  await db('user_effects').where({ id: privateBefore.id }).update({ created_at: new Date(Date.now() - 2 * 86_400_000) });
+  await db.transaction((trx) => publishUserEffect(trx, boss, { userEffectId: privateBefore.id, userId: author.id }));
+
+  const approvedAgo = async (name: string, minutes: number) => {
+    const row = await userEffectIn(author.id, 'approved');
+    // The newest keeps the approval time the move itself set.
+    await db('user_effects').where({ id: row.id }).update(minutes ? { name, approved_at: new Date(Date.now() - minutes * 60_000) } : { name });
+    return row.id as string;
+  };
+  const earning = await approvedAgo('Old favourite', 180);
+  const recent = await approvedAgo('Recent hit', 60);
+  const scripted = await approvedAgo(scriptedName, 0);
+  const pending = [(await earningOf(author.id, { userEffectId: earning, amount: 2, settlesInS: 600 })).earningId, (await earningOf(author.id, { userEffectId: earning, amount: 3, settlesInS: 600 })).earningId];
+  const settled = (await earningOf(author.id, { userEffectId: earning, amount: 4 })).earningId;
+  if (!(await db.transaction((trx) => settleEarning(trx, boss, settled)))) throw new Error('the due earning did not settle');
+
+  return {
+    authorId: author.id,
+    queued: { slow, withModel, verdict, gaveUp, republished: privateBefore.id },
+    live: { scripted, recent, earning },
+    earnings: { pending, settled },
+    elsewhere: {
+      rejected: (await userEffectIn(author.id, 'rejected')).id,
+      archived: (await userEffectIn(author.id, 'archived')).id,
+      private: (await userEffectIn(author.id, 'private')).id,
     },
   };
 }
