@@ -45,7 +45,7 @@ const retries: Record<QueueName, SendOptions> = {
   'push-send': { retryLimit: 3, retryDelay: 10, retryBackoff: true },
   // A processor that stays away longer leaves the payment unregistered: reconciliation closes it
   // after an hour and the subscription retries later, as after a decline.
-  'subscription-renew': { retryLimit: 5, retryDelay: 30, retryBackoff: true, expireInSeconds: 300 },
+  'subscription-renew': { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 300 },
   'revoke-idp-b': { retryLimit: 8, retryDelay: 30, retryBackoff: true },
   'payment-reconcile': {},
   'payment-chargeback-watch': {},

@@ -8,7 +8,8 @@ export const WEBHOOK_PATH = '/webhooks/payment-processor';
 /**
  * The processor's signed notification (outside `/v1`: not part of the client API). It only says
  * which order moved; the order's state is then read with a status query and applied, so a duplicate,
- * a late or an out-of-order notification is harmless. A notification that is unsigned, badly signed
+ * a late or an out-of-order notification is harmless. A success about a payment already succeeded
+ * needs no query. A notification that is unsigned, badly signed
  * or incomplete changes nothing and is logged. Non-2xx answers make the processor deliver again.
  */
 export function paymentWebhook(): Middleware<ApiContext['state'], ApiContext> {
@@ -39,6 +40,12 @@ export function paymentWebhook(): Middleware<ApiContext['state'], ApiContext> {
     if (!payment || payment.processor_order_id !== notification.orderId) {
       log.warn({ requestId: ctx.state.requestId, ...notification }, 'payments: notification about an unknown order');
       return answer(404, 'unknown order');
+    }
+    if (notification.operation === 'deposited' && notification.success && payment.status === 'succeeded') {
+      // What it announces is applied already (a renewal's charge, read by the worker that made it):
+      // a status query would only confirm it. A receipt that comes later is read by the paid watch.
+      log.info({ paymentId: payment.id, operation: notification.operation }, 'payments: notification about a payment already succeeded');
+      return answer(200, 'OK');
     }
     const outcome = await checkOrder(ctx.services, payment);
     if (outcome === 'unavailable') return answer(503, 'try again later');

@@ -94,8 +94,9 @@ function chargeable(subscription: SubscriptionRow | undefined, payment: PaymentR
 export async function startSubscriptionRenewals(services: Services): Promise<RunningPart> {
   return startQueueConsumer(services, {
     queue: 'subscription-renew',
-    // Each job waits on the processor three times: many at once keep a batch of renewals moving.
-    concurrency: 32,
+    // Each job waits on the processor three times: many at once keep a batch of renewals moving, but
+    // not so many that a busy processor answers them after the client's timeout.
+    concurrency: 16,
     idleMs: 500,
     handle: async (job) => { await chargeRenewal(services, job.data.paymentId); },
   });

@@ -99,6 +99,17 @@ describe('payments: the processor webhook', () => {
     expect(await services().db('credit_transactions').where({ user_id: user.id, kind: 'purchase' })).to.have.length(1);
   });
 
+  it('a success about a payment already succeeded is answered without a status query; any other operation still asks', async () => {
+    const { payment, params, orderId } = await paidPayment();
+    expect((await post(signed(params))).status).to.equal(200);
+    expect(bed.processor.statuses).to.equal(1);
+    expect((await post(signed(params))).status).to.equal(200);
+    expect(bed.processor.statuses, 'the repeat asks nothing').to.equal(1);
+    expect((await post(signed({ mdOrder: orderId, orderNumber: payment.id, operation: 'refunded', status: '1' }))).status).to.equal(200);
+    expect(bed.processor.statuses, 'a refund notification is read').to.equal(2);
+    expect((await paymentRow(payment.id)).status).to.equal('succeeded');
+  });
+
   it('out of order is harmless: a late "declined" after the success, or a "deposited" that says nothing new, changes nothing', async () => {
     const user = await makeUser();
     const payment = await createPayment(bed, user, products.pack_100.id);
