@@ -87,8 +87,13 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     const [worker, media] = await Promise.all([
       killMidSubmission(cluster, doomedWorker, progress),
       // A preview takes a few tens of milliseconds: a kill may land just after it was committed.
-      // Then the other media process is killed mid-preview instead (each gets a replacement).
-      killMidPreview(cluster, doomedMedia, progress).then((first) => (first.killedMidPreview ? first : killMidPreview(cluster, otherMedia, progress))),
+      // Then the other media process is killed mid-preview instead (each gets a replacement), in a
+      // burst of its own: the first one's previews may all be built by then.
+      killMidPreview(cluster, doomedMedia, progress).then((first) => {
+        if (first.killedMidPreview) return first;
+        users.push(...burst());
+        return killMidPreview(cluster, otherMedia, progress);
+      }),
     ]);
 
     progress('burst 2: restarting Postgres under load');
