@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { AudioTooLongError, UnreadableAudioError } from './errors';
-import { ffmpegLog } from './ffmpeg-run';
+import { ffmpegLog, statedDurationS } from './ffmpeg-run';
 
 /**
  * Voice recordings (README, "Voice input"): the format read from the content with ffmpeg (the npm build
@@ -52,9 +52,7 @@ export function parseAudioSummary(stderr: string): AudioProbe {
   if (!codec) throw new UnreadableAudioError('the file has no audio');
   const format = accepted.find((candidate) => candidate.demuxer === demuxer && candidate.codec(codec))?.format;
   if (!format) throw new UnreadableAudioError(`${codec} audio in ${demuxer} is not an accepted format (WAV, MP3, OGG/Opus, WebM/Opus, M4A/AAC, FLAC)`);
-  const duration = /Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/.exec(stderr);
-  const statedDurationS = duration ? Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]) : null;
-  return { format, statedDurationS };
+  return { format, statedDurationS: statedDurationS(stderr) };
 }
 
 /**

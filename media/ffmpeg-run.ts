@@ -36,3 +36,9 @@ export async function runFfmpeg(args: string[]): Promise<void> {
     throw new FfmpegError(`ffmpeg exited with code ${exitCode}: ${stderr.trim().split('\n').pop() ?? ''}`, stderr.slice(-STDERR_TAIL_CHARS));
   }
 }
+
+/** The `Duration: hh:mm:ss.ss` of the input summary `ffmpeg -i` prints, in seconds; null when absent (or `N/A`). */
+export function statedDurationS(stderr: string): number | null {
+  const duration = /Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/.exec(stderr);
+  return duration ? Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]) : null;
+}

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { UnreadableVideoError } from './errors';
-import { ffmpegLog } from './ffmpeg-run';
+import { ffmpegLog, statedDurationS } from './ffmpeg-run';
 import { withTempDir } from './temp-dir';
 
 export interface VideoInfo {
@@ -44,15 +44,15 @@ export function parseInputSummary(stderr: string): VideoInfo {
   const codec = /Video: (\w+)/.exec(line);
   // `, 1920x1080` and not the `0x31637661` of the codec tag.
   const size = /, (\d+)x(\d+)\b/.exec(line);
-  const duration = /Duration: (\d+):(\d+):(\d+(?:\.\d+)?)/.exec(stderr);
-  if (!codec || !size || !duration) throw new UnreadableVideoError('the video has no size or no duration');
+  const durationS = statedDurationS(stderr);
+  if (!codec || !size || durationS === null) throw new UnreadableVideoError('the video has no size or no duration');
 
   const [width, height] = [Number(size[1]), Number(size[2])];
   const quarterTurn = Math.abs(rotationAfter(stderr, video.index ?? 0)) % 180 === 90;
   return {
     width: quarterTurn ? height : width,
     height: quarterTurn ? width : height,
-    durationS: Number(duration[1]) * 3600 + Number(duration[2]) * 60 + Number(duration[3]),
+    durationS,
     fps: frameRate(line),
     videoCodec: codec[1],
     hasAudio: streams.some((stream) => stream[1] === 'Audio'),

@@ -9,7 +9,7 @@ import { schema, isUuid } from '../http/validation';
 import { cancelGeneration } from './cancel';
 import { createGeneration, type CreateGenerationBody } from './create';
 import { generationStreamRoute } from './stream';
-import { findOwnGeneration, generationDetail, generationDetailSchema, generationExample, generationList, generationListSchema, generationStatusSchema } from './views';
+import { answerCreatedGeneration, findOwnGeneration, generationDetail, generationDetailSchema, generationExample, generationList, generationListSchema, generationStatusSchema } from './views';
 
 const uploadId = schema.string({ minLength: 1, maxLength: 64 });
 
@@ -40,10 +40,7 @@ export const generationRoutes = [
       provider_unavailable: 'The queue is over its extreme limit (a saturated pool otherwise just queues).',
     },
     handler: async (ctx, { body, idempotency }) => {
-      const created = await createGeneration(ctx.services, caller(ctx).id, body, idempotency);
-      ctx.status = created.statusCode;
-      ctx.set('Location', `/v1/generations/${created.body.id}`);
-      ctx.body = created.body;
+      answerCreatedGeneration(ctx, await createGeneration(ctx.services, caller(ctx).id, body, idempotency));
     },
   }),
   defineRoute<unknown, Paging & { status?: GenerationStatus }>({

@@ -3,6 +3,7 @@ import { userLocale } from '../../db/accounts/user-locale';
 import type { GenerationKind, GenerationRow, GenerationStatus, OutputType, StoredGenerationPreview } from '../../db/generations/model';
 import type { Storage } from '../../media/storage';
 import { effectExample, effectView, effectSchema, type Effect } from '../catalog/effect-view';
+import type { ApiContext } from '../http/context';
 import { page, pageSchema, type Page, type Paging } from '../http/paging';
 import { schema } from '../http/validation';
 import { queueFiguresOf, type QueueFigures } from './queue';
@@ -130,6 +131,13 @@ async function previewView(storage: Storage, row: GenerationRow, ttlS: number): 
   const thumb = await storage.presignedGet(stored.thumb_key, ttlS);
   const poster = stored.poster_key === null ? null : stored.poster_key === stored.thumb_key ? thumb : await storage.presignedGet(stored.poster_key, ttlS);
   return { thumb, poster, width: stored.width, height: stored.height, blurhash: stored.blurhash };
+}
+
+/** The answer to a generation's creation (effect or studio): its status code (`202`, or the repeat's), its Location, its body. */
+export function answerCreatedGeneration(ctx: ApiContext, created: { statusCode: number; body: { id: string } }): void {
+  ctx.status = created.statusCode;
+  ctx.set('Location', `/v1/generations/${created.body.id}`);
+  ctx.body = created.body;
 }
 
 /** The caller's generation (hidden ones too: hiding is about the list), or null when absent or another's. */

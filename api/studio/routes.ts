@@ -1,5 +1,5 @@
 import { localeProperty, type Locale } from '../catalog/locale';
-import { generationDetailSchema } from '../generations/views';
+import { answerCreatedGeneration, generationDetailSchema } from '../generations/views';
 import { caller } from '../http/authentication';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
@@ -64,10 +64,7 @@ export const studioRoutes = [
       provider_unavailable: 'The queue is over its extreme limit.',
     },
     handler: async (ctx, { body, idempotency }) => {
-      const created = await createStudioGeneration(ctx.services, caller(ctx).id, body, idempotency);
-      ctx.status = created.statusCode;
-      ctx.set('Location', `/v1/generations/${created.body.id}`);
-      ctx.body = created.body;
+      answerCreatedGeneration(ctx, await createStudioGeneration(ctx.services, caller(ctx).id, body, idempotency));
     },
   }),
 ];
