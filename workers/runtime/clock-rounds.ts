@@ -12,13 +12,13 @@ export function clockSleepMs(billingDayS: number): number {
 /**
  * `nextRoundInMs` of a clock loop: again at once after a full round, the longest sleep while every
  * slot is busy (a finished one wakes the loop) or when nothing waits at all, else until the next row
- * is due. `secondsUntilNextDue` answers null when nothing waits.
+ * is due. `secondsUntilNextDue` answers null when nothing waits, 0 when a row is due now.
  */
 export function clockRounds(longestSleepMs: number, secondsUntilNextDue: () => Promise<number | null>): NonNullable<JobLoop<unknown>['nextRoundInMs']> {
   return async ({ claimed, room, roomLeft }) => {
     if (room > 0 && claimed >= room) return 0;
     if (roomLeft === 0) return longestSleepMs;
     const seconds = await secondsUntilNextDue();
-    return seconds === null ? longestSleepMs : Math.min(longestSleepMs, Math.ceil(Math.max(0, seconds) * 1000));
+    return seconds === null ? longestSleepMs : Math.min(longestSleepMs, Math.ceil(seconds * 1000));
   };
 }
