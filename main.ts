@@ -44,11 +44,16 @@ function parseRoles(argv: string[]): RoleName[] {
  */
 function simulatorsNeeded(config: Config, roles: RoleName[]): string[] {
   const needed: string[] = [];
-  if ((roles.includes('worker') || roles.includes('web')) && !config.providerUrl) needed.push('the AI provider simulator (PROVIDER_URL is not set)');
+  if (providerSimulatorNeeded(config, roles)) needed.push('the AI provider simulator (PROVIDER_URL is not set)');
   if ((roles.includes('web') || roles.includes('scheduler')) && config.payments.enabled && !config.payments.processorUrl) {
     needed.push('the payment processor simulator (PAYMENT_PROCESSOR_URL is not set)');
   }
   return needed;
+}
+
+/** A worker calls the AI provider, and so does a web process (voice input): without PROVIDER_URL, the simulator. */
+function providerSimulatorNeeded(config: Config, roles: RoleName[]): boolean {
+  return !config.providerUrl && (roles.includes('worker') || roles.includes('web'));
 }
 
 const embeddedOnly = 'simulators run only in the embedded default: one process, nothing configured, everything on loopback. '
@@ -60,7 +65,7 @@ const embeddedOnly = 'simulators run only in the embedded default: one process, 
  */
 async function withProvider(config: Config, roles: RoleName[], log: Logger, running: RunningPart[]): Promise<Config> {
   const standalone = roles.includes('sim-provider');
-  if (!standalone && (config.providerUrl || !roles.some((role) => role === 'worker' || role === 'web'))) return config;
+  if (!standalone && !providerSimulatorNeeded(config, roles)) return config;
   const simulator = await startProviderSimulatorFromConfig(config, log);
   running.push(simulator);
   log.warn({ url: simulator.url }, 'PROVIDER SIMULATOR listening: a stand-in for the AI provider, for development and load tests only');
