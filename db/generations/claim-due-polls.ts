@@ -4,6 +4,8 @@ import type { GenerationRow } from './model';
 export type DuePoll = Pick<GenerationRow, 'id' | 'user_id' | 'output_type' | 'provider_account_id' | 'provider_task_id'> & {
   /** Submitted longer ago than the provider timeout. */
   timed_out: boolean;
+  /** The provider's callback came (and freed the slot in its own statement). */
+  called_back: boolean;
 };
 
 /**
@@ -29,7 +31,7 @@ export async function claimDuePolls(db: Knex, limit: number, claimS: number, pro
      set next_poll_at = now() + :claimS * interval '1 second', poll_count = g.poll_count + 1, claimed_by = :processId
      from due where g.id = due.id
      returning g.id, g.user_id, g.output_type, g.provider_account_id, g.provider_task_id,
-       g.started_at < now() - :providerTimeoutS * interval '1 second' as timed_out`,
+       g.started_at < now() - :providerTimeoutS * interval '1 second' as timed_out, g.task_callback_at is not null as called_back`,
     { limit, claimS, providerTimeoutS, fingerprints: knownAccounts, processId },
   );
   return rows;

@@ -47,6 +47,8 @@ export interface ProviderSimulatorStats {
    * idempotent provider does; a provider without idempotency would have run (and billed) it twice.
    */
   repeatedSubmissions: number;
+  /** Result files served (a caller that copies each result once downloads it once). */
+  resultsServed: number;
 }
 
 export interface ProviderSimulator {
@@ -128,7 +130,7 @@ class Simulator {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly heavyRenders = pLimit(HEAVY_RENDERS);
   private readonly sweeper: NodeJS.Timeout;
-  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0 };
+  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0, resultsServed: 0 };
   /** By API key: when each freed slot became free, oldest first, until a submission takes it. */
   private readonly freedAt = new Map<string, number[]>();
   private readonly slotGapsMs: number[] = [];
@@ -353,6 +355,7 @@ class Simulator {
     if (state?.status !== 'succeeded' || state.result.fileName !== fileName) return sendError(res, 404, 'not_found', 'no such result');
     const size = await stat(state.result.filePath).then((stats) => stats.size, () => null);
     if (size === null) return sendError(res, 404, 'not_found', 'no such result');
+    this.counts.resultsServed += 1;
     res.writeHead(200, { 'content-type': state.result.contentType, 'content-length': size });
     createReadStream(state.result.filePath).on('error', () => res.destroy()).pipe(res);
   }

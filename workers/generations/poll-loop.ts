@@ -77,8 +77,9 @@ class Polls {
           return await this.fail(task, outcome.errorCode);
         case 'succeeded':
           if (outcome.resultUrl === null) return await this.fail(task, 'no_result_url');
-          // The provider's work is over: its slot goes to the next pending now, not after the copy.
-          if (await releaseGenerationSlot(this.services.db, task.id)) this.onSlotReleased();
+          // The provider's work is over: its slot goes to the next pending now, not after the copy
+          // (the callback freed it already when it came).
+          if (!task.called_back && (await releaseGenerationSlot(this.services.db, task.id))) this.onSlotReleased();
           return await this.copyResult(task, outcome.resultUrl);
       }
     } catch (error) {

@@ -30,7 +30,7 @@ describe('the hand-over of a freed slot', function () {
   });
 
   /** The simulator, `workers` generation pipelines on it (each a dispatcher and a poll loop, as in one worker process each) and one media part. */
-  async function start(accounts: Record<string, number>, latencyMs: number, workers: number): Promise<void> {
+  async function start(accounts: Record<string, number>, latencyMs: number, workers: number, overrides: Record<string, string> = {}): Promise<void> {
     simulator = await startProviderSimulator({ latencyMs, accounts });
     const env = {
       ...fastPipeline,
@@ -41,6 +41,7 @@ describe('the hand-over of a freed slot', function () {
       POLL_MIN_INTERVAL_MS: '3000',
       POLL_MAX_INTERVAL_MS: '4000',
       SLOT_LEASE_S: '10',
+      ...overrides,
     };
     const pipelineServices: Services = { ...services(), config: testConfig(env) };
     for (let index = 0; index < workers; index += 1) {
@@ -76,6 +77,15 @@ describe('the hand-over of a freed slot', function () {
     expect(rows.at(-1).started_at.getTime() - rows[0].started_at.getTime()).to.be.below(tickMs);
     const [{ live }] = await db('provider_slots').whereNotNull('generation_id').count<{ live: number }[]>('* as live');
     expect(live).to.equal(0);
+  });
+
+  it('copies each result once when the provider calls back at once (a callback never doubles a poll under way)', async () => {
+    // Polls as often as callbacks: they meet.
+    await start({ 'zero-a': 4 }, 0, 1, { POLL_MIN_INTERVAL_MS: '20', POLL_MAX_INTERVAL_MS: '200' });
+    const user = await makeUser({ guest: true, balance: 1000 });
+    const { ids } = await queue(user.id, 12);
+    for (const id of ids) expect(await waitForTerminal(id, 30_000)).to.deep.equal({ status: 'succeeded', error_code: null });
+    expect(simulator!.stats()).to.include({ submitted: 12, resultsServed: 12 });
   });
 
   it('a freed slot whose next generation\'s photo is gone fails that one (refunded) and goes on to the one after', async () => {
