@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { freeSlot, usableAccount } from './free-slot';
+import { lockedFreeSlots } from './free-slot';
 
 /**
  * Key fingerprints of the accounts the caller can use (a worker leases only slots of accounts whose
@@ -16,29 +16,16 @@ export interface Lease {
 
 /**
  * Leases one free slot to each of `generationIds` (as many as there are free slots), in ONE
- * guarded statement: the inner select locks free slots with `for update skip locked`, so two
- * workers can never lease the same slot, and a slot whose lease ran out counts as free, so a crashed
- * worker's slot comes back by itself. Accounts that are disabled or cooling down after a 429 are
- * skipped, and so are accounts outside `knownAccounts`. Slot 0 of every account goes before slot 1 of any, spreading the load over accounts.
- * The CTEs are materialized so the locking subquery runs exactly once (a re-scan could skip-lock
- * different rows).
+ * guarded statement over `lockedFreeSlots`: two workers can never lease the same slot, and a slot
+ * whose lease ran out counts as free, so a crashed worker's slot comes back by itself. Accounts that
+ * are disabled or cooling down after a 429 are skipped, and so are accounts outside `knownAccounts`.
  */
 export async function leaseSlots(db: Knex, generationIds: string[], leaseS: number, knownAccounts: KnownAccounts = null): Promise<Lease[]> {
   if (!generationIds.length) return [];
   const { rows } = await db.raw<{ rows: { generation_id: string; account_id: number; slot_no: number }[] }>(
     `with wanted as materialized (
        select generation_id, rank from unnest(:ids::uuid[]) with ordinality as w (generation_id, rank)
-     ), free as materialized (
-       select account_id, slot_no, row_number() over (order by slot_no, account_id) as rank
-       from (
-         select s.account_id, s.slot_no
-         from provider_slots s join provider_accounts a on a.id = s.account_id
-         where ${freeSlot('s')} and s.slot_no < a.slots and ${usableAccount('a')}
-         order by s.slot_no, s.account_id
-         limit :count
-         for update of s skip locked
-       ) locked
-     )
+     ), free as materialized (${lockedFreeSlots})
      update provider_slots s
      set generation_id = w.generation_id, user_effect_id = null, lease_expires_at = now() + :leaseS * interval '1 second'
      from free f join wanted w on w.rank = f.rank

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import type { Knex } from 'knex';
+import { createGeneration } from '../api/generations/create';
 import { createUpload } from '../api/uploads/uploads';
 import type { ProviderAdapter } from '../pool/provider/adapter';
 import { HttpProviderAdapter } from '../pool/provider/http-client';
@@ -10,6 +11,7 @@ import { startGenerationPipeline } from '../workers/generations/pipeline';
 import { startPreviewConsumer } from '../workers/generations/preview-consumer';
 import { services, testConfig } from './harness';
 import { postToTicket } from './tickets';
+import { makeUser } from './users';
 import { eventually } from './wait';
 
 export async function balanceOf(userId: string): Promise<number> {
@@ -134,6 +136,18 @@ export async function startPipeline(options: {
       await simulator.stop();
     },
   };
+}
+
+/** `count` generations waiting in line (one user, one effect, one photo), oldest first. */
+export async function waitingGenerations(count: number): Promise<string[]> {
+  const user = await makeUser({ guest: true, balance: 10 * count });
+  const effectId = await insertEffect('winter-portrait');
+  const upload = await storedUpload(user.id, await photo());
+  const ids: string[] = [];
+  for (let index = 0; index < count; index += 1) {
+    ids.push((await createGeneration(services(), user.id, { effect_id: effectId, characters: [[upload]] }, null)).body.id);
+  }
+  return ids;
 }
 
 /** A generation row as the pipeline would have written it. */

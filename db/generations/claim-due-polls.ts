@@ -4,6 +4,8 @@ import type { GenerationRow } from './model';
 export type DuePoll = Pick<GenerationRow, 'id' | 'user_id' | 'output_type' | 'provider_account_id' | 'provider_task_id'> & {
   /** Submitted longer ago than the provider timeout. */
   timed_out: boolean;
+  /** The provider's callback came (and freed the slot in its own statement). */
+  called_back: boolean;
 };
 
 /**
@@ -13,10 +15,20 @@ export type DuePoll = Pick<GenerationRow, 'id' | 'user_id' | 'output_type' | 'pr
  * (`processId`): when it dies mid-poll the sweeps give the task back at once, else the claim runs
  * out. A worker polls only tasks of accounts whose key it has, and those of accounts nobody has any
  * more (disabled, or gone): they fail `lost_account`.
+ *
+ * The same statement answers when the next task not claimed here is due (any worker's; null when
+ * none is scheduled), so the loop knows how long to sleep without another round trip.
  */
-export async function claimDuePolls(db: Knex, limit: number, claimS: number, providerTimeoutS: number, knownAccounts: string[], processId: string): Promise<DuePoll[]> {
-  if (limit <= 0) return [];
-  const { rows } = await db.raw<{ rows: DuePoll[] }>(
+export async function claimDuePolls(
+  db: Knex,
+  limit: number,
+  claimS: number,
+  providerTimeoutS: number,
+  knownAccounts: string[],
+  processId: string,
+): Promise<{ polls: DuePoll[]; nextDueInMs: number | null }> {
+  if (limit <= 0) return { polls: [], nextDueInMs: null };
+  const { rows } = await db.raw<{ rows: ((DuePoll | { [K in keyof DuePoll]: null }) & { next_due_ms: number | null })[] }>(
     `with due as materialized (
        select g.id from generations g left join provider_accounts a on a.id = g.provider_account_id
        where g.status = 'processing' and g.next_poll_at <= now() and g.result_stored_at is null
@@ -24,13 +36,19 @@ export async function claimDuePolls(db: Knex, limit: number, claimS: number, pro
        order by g.next_poll_at
        limit :limit
        for update of g skip locked
+     ), claimed as (
+       update generations g
+       set next_poll_at = now() + :claimS * interval '1 second', poll_count = g.poll_count + 1, claimed_by = :processId
+       from due where g.id = due.id
+       returning g.id, g.user_id, g.output_type, g.provider_account_id, g.provider_task_id,
+         g.started_at < now() - :providerTimeoutS * interval '1 second' as timed_out, g.task_callback_at is not null as called_back
+     ), next as (
+       select (extract(epoch from min(next_poll_at) - now()) * 1000)::float8 as next_due_ms
+       from generations where status = 'processing' and next_poll_at is not null and id not in (select id from claimed)
      )
-     update generations g
-     set next_poll_at = now() + :claimS * interval '1 second', poll_count = g.poll_count + 1, claimed_by = :processId
-     from due where g.id = due.id
-     returning g.id, g.user_id, g.output_type, g.provider_account_id, g.provider_task_id,
-       g.started_at < now() - :providerTimeoutS * interval '1 second' as timed_out`,
+     select claimed.*, next.next_due_ms from next left join claimed on true`,
     { limit, claimS, providerTimeoutS, fingerprints: knownAccounts, processId },
   );
-  return rows;
+  const polls = rows.flatMap(({ next_due_ms: _next, ...poll }) => (poll.id === null ? [] : [poll as DuePoll]));
+  return { polls, nextDueInMs: rows[0].next_due_ms };
 }

@@ -43,10 +43,17 @@ export interface ProviderSimulatorStats {
    */
   slotGapsMs: number[];
   /**
+   * Per task callback answered `2xx`: ms from the task's end to the answer (the caller's part of a
+   * slot's hand-over before its own submission, in `slotGapsMs`), in order.
+   */
+  callbackAnswersMs: number[];
+  /**
    * Submissions of a client reference that already had a task: answered with that task, as an
    * idempotent provider does; a provider without idempotency would have run (and billed) it twice.
    */
   repeatedSubmissions: number;
+  /** Result files served (a caller that copies each result once downloads it once). */
+  resultsServed: number;
 }
 
 export interface ProviderSimulator {
@@ -128,10 +135,11 @@ class Simulator {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly heavyRenders = pLimit(HEAVY_RENDERS);
   private readonly sweeper: NodeJS.Timeout;
-  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0 };
+  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0, resultsServed: 0 };
   /** By API key: when each freed slot became free, oldest first, until a submission takes it. */
   private readonly freedAt = new Map<string, number[]>();
   private readonly slotGapsMs: number[] = [];
+  private readonly callbackAnswersMs: number[] = [];
   private url = '';
   private stopping: Promise<void> | null = null;
 
@@ -152,7 +160,7 @@ class Simulator {
   }
 
   stats(): ProviderSimulatorStats {
-    return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs] };
+    return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs], callbackAnswersMs: [...this.callbackAnswersMs] };
   }
 
   stop(): Promise<void> {
@@ -268,17 +276,18 @@ class Simulator {
     this.slots.release(task.slot);
     const freed = this.freedAt.get(task.apiKey) ?? [];
     this.freedAt.set(task.apiKey, freed);
-    freed.push(Date.now());
+    const finishedAt = Date.now();
+    freed.push(finishedAt);
     this.expiring.push({ task, expiresAt: Date.now() + this.settings.resultTtlMs });
     this.counts.completed += 1;
-    if (task.callbackUrl) await this.callBack(task, task.callbackUrl);
+    if (task.callbackUrl && (await this.callBack(task, task.callbackUrl))) this.callbackAnswersMs.push(Date.now() - finishedAt);
   }
 
-  /** POSTs the finished task to its callback URL; a 5xx or a network error is tried again, twice. */
-  private async callBack(task: Task, url: string): Promise<void> {
+  /** POSTs the finished task to its callback URL; a 5xx or a network error is tried again, twice. True when it was answered `2xx`. */
+  private async callBack(task: Task, url: string): Promise<boolean> {
     for (const [attempt, backoffMs] of callbackBackoffMs.entries()) {
       if (backoffMs) await delay(backoffMs, undefined, { signal: this.lifetime.signal }).catch(() => undefined);
-      if (this.lifetime.signal.aborted) return;
+      if (this.lifetime.signal.aborted) return false;
       try {
         const response = await fetch(url, {
           method: 'POST',
@@ -289,13 +298,14 @@ class Simulator {
         await response.body?.cancel();
         if (response.status < 500) {
           if (!response.ok) this.settings.log?.warn({ taskId: task.id, status: response.status }, 'task callback refused');
-          return;
+          return response.ok;
         }
       } catch (error) {
-        if (this.lifetime.signal.aborted) return;
+        if (this.lifetime.signal.aborted) return false;
         if (attempt === callbackBackoffMs.length - 1) this.settings.log?.warn({ err: error, taskId: task.id }, 'task callback failed');
       }
     }
+    return false;
   }
 
   /** A submission of a reference that already has a task is answered with that task (`200`), once more counted. */
@@ -353,6 +363,7 @@ class Simulator {
     if (state?.status !== 'succeeded' || state.result.fileName !== fileName) return sendError(res, 404, 'not_found', 'no such result');
     const size = await stat(state.result.filePath).then((stats) => stats.size, () => null);
     if (size === null) return sendError(res, 404, 'not_found', 'no such result');
+    this.counts.resultsServed += 1;
     res.writeHead(200, { 'content-type': state.result.contentType, 'content-length': size });
     createReadStream(state.result.filePath).on('error', () => res.destroy()).pipe(res);
   }

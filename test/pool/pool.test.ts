@@ -1,14 +1,12 @@
 import type { Knex } from 'knex';
 import { expect } from 'chai';
-import { createGeneration } from '../../api/generations/create';
 import { keyFingerprint, syncProviderAccounts } from '../../pool/accounts';
 import { coolDownAccount } from '../../pool/cool-down-account';
 import { leaseSlots } from '../../pool/lease-slots';
 import { releaseGenerationSlot } from '../../pool/release-generation-slot';
 import { renewSlotLease } from '../../pool/renew-slot-lease';
-import { insertEffect, photo, storedUpload } from '../generation-fixtures';
+import { waitingGenerations } from '../generation-fixtures';
 import { resetDatabase, services } from '../harness';
-import { makeUser } from '../users';
 
 /** One slot for one generation, or null when none is free. */
 const leaseOne = async (db: Knex, generationId: string, leaseS: number, knownAccounts: string[] | null = null) => (await leaseSlots(db, [generationId], leaseS, knownAccounts))[0] ?? null;
@@ -18,13 +16,7 @@ describe('provider-account pool', () => {
 
   beforeEach(async () => {
     await resetDatabase();
-    const user = await makeUser({ guest: true, balance: 10_000 });
-    const effectId = await insertEffect('winter-portrait');
-    const upload = await storedUpload(user.id, await photo());
-    generations = [];
-    for (let index = 0; index < 20; index += 1) {
-      generations.push((await createGeneration(services(), user.id, { effect_id: effectId, characters: [[upload]] }, null)).body.id);
-    }
+    generations = await waitingGenerations(20);
   });
 
   const db = () => services().db;

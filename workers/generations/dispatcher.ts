@@ -1,12 +1,11 @@
-import { claimForSubmission, type ClaimedGeneration } from '../../db/generations/claim-for-submission';
 import { claimInputChecks } from '../../db/generations/claim-input-checks';
+import { claimWithSlots, type ClaimedGeneration } from '../../db/generations/claim-with-slots';
 import { failGeneration } from '../../db/generations/fail-generation';
 import { generationStatus } from '../../db/generations/generation-status';
 import { leaveSubmissionUnresolved } from '../../db/generations/leave-submission-unresolved';
 import { markInputsChecked } from '../../db/generations/mark-inputs-checked';
 import { markProcessing } from '../../db/generations/mark-processing';
 import { providerTaskOf } from '../../db/generations/provider-task-of';
-import { recordSubmissionAttempts } from '../../db/generations/record-submission-attempts';
 import { releaseSubmissionClaim } from '../../db/generations/release-submission-claim';
 import { finishSubmitJob, returnSubmitJob } from '../../db/generations/submit-ticket';
 import { bossIn, type QueuePayloads } from '../../db/queues';
@@ -14,7 +13,7 @@ import { untilReachable } from '../../db/unreachable';
 import type { AccountKeys } from '../../pool/accounts';
 import { coolDownAccount } from '../../pool/cool-down-account';
 import { countFreeSlots } from '../../pool/count-free-slots';
-import { leaseSlots, type Lease } from '../../pool/lease-slots';
+import type { Lease } from '../../pool/lease-slots';
 import type { ProviderAdapter, SubmitOutcome } from '../../pool/provider/adapter';
 import { taskCallbackUrl } from '../../pool/provider/task-callback';
 import { releaseSlotLease } from '../../pool/release-slot-lease';
@@ -63,33 +62,43 @@ export async function startDispatcher(
     wakeup: Wakeup;
     /** Called when a generation became `processing` here, so the poll loop looks at it soon. */
     onSubmitted: () => void;
-    /** Extra work done between rounds (the sweeps). */
-    between: () => Promise<void>;
+    /** The sweeps: each round starts them (they limit themselves to their interval) unless they still run. */
+    sweep: () => Promise<void>;
   },
 ): Promise<RunningPart> {
-  const dispatcher = new Dispatcher(services, adapter, keys, wiring.onSubmitted, wiring.between);
+  const dispatcher = new Dispatcher(services, adapter, keys, { ...wiring, slotReturned: () => wiring.wakeup.wake() });
   const loop = await startJobLoop(services, {
     name: 'dispatch',
     concurrency: services.config.generations.submitConcurrency,
     idleMs: services.config.generations.dispatchTickMs,
     claim: (room) => dispatcher.round(room),
     handle: (submission) => dispatcher.submit(submission),
-    // A round that started something and left room may have left more behind: go again at once.
-    nextRoundInMs: ({ claimed, roomLeft }) => (claimed > 0 && roomLeft > 0 ? 0 : services.config.generations.dispatchTickMs),
+    // Again at once only when the round may have left a free slot and a waiting generation behind:
+    // one that filled every slot it counted did not (a slot freed since comes with its own wake-up).
+    nextRoundInMs: ({ roomLeft }) => (dispatcher.moreMayWait && roomLeft > 0 ? 0 : services.config.generations.dispatchTickMs),
     // A new generation, or a slot the provider's callback freed in any process.
     wakeOn: [{ channel: 'generation_status', when: (event) => event.status === 'pending' }, { channel: 'provider_task_done' }],
     wakeup: wiring.wakeup,
+    // A submission that ends on its slot changes nothing for the next round: only one that gave its
+    // slot back wakes the loop (\`slotReturned\`), so no empty round runs ahead of a slot's hand-over.
+    roundAfterItem: 'whenFull',
   });
   return {
     stop: async () => {
       await loop.stop();
-      await dispatcher.checksDone();
+      await dispatcher.besideDone();
     },
   };
 }
 
 class Dispatcher {
-  private checking = new Set<Promise<void>>();
+  /** The work running beside the rounds: the sweeps, the photo checks ahead and their claim. */
+  private beside = new Set<Promise<void>>();
+  private sweeping = false;
+  /** The last round may have left a free slot and a waiting generation behind. */
+  moreMayWait = false;
+  private checksRunning = 0;
+  private claimingChecks = false;
   /** The last round found every slot taken: waiting generations may be checked ahead meanwhile. */
   private saturated = false;
   private pausedUntil = 0;
@@ -98,24 +107,42 @@ class Dispatcher {
     private readonly services: Services,
     private readonly adapter: ProviderAdapter,
     private readonly keys: AccountKeys,
-    private readonly onSubmitted: () => void,
-    private readonly between: () => Promise<void>,
+    private readonly wiring: {
+      onSubmitted: () => void;
+      sweep: () => Promise<void>;
+      /** A claimed slot went back to the pool (failed, back in line, or the task runs elsewhere). */
+      slotReturned: () => void;
+    },
   ) {}
 
-  /** One round: the sweeps, then up to `room` submissions claimed, then the photo checks ahead. */
+  /**
+   * One round: up to `room` submissions claimed. The sweeps and the photo checks ahead run beside
+   * the rounds, never delaying the hand-over of a slot.
+   */
   async round(room: number): Promise<Submission[]> {
-    await this.between();
+    this.startSweeps();
     const submissions = await this.claimSubmissions(room);
-    if (this.saturated) await this.checkAhead();
+    if (this.saturated) this.startChecksAhead();
     return submissions;
   }
 
-  async checksDone(): Promise<void> {
-    await Promise.allSettled([...this.checking]);
+  async besideDone(): Promise<void> {
+    while (this.beside.size) await Promise.allSettled([...this.beside]);
+  }
+
+  private startSweeps(): void {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    this.runBeside(this.wiring.sweep()
+      .catch((error: unknown) => this.services.log.error({ err: error }, 'generation sweeps failed'))
+      .finally(() => {
+        this.sweeping = false;
+      }));
   }
 
   private async claimSubmissions(capacity: number): Promise<Submission[]> {
     const { db, boss, config } = this.services;
+    this.moreMayWait = false;
     if (Date.now() < this.pausedUntil) return [];
     if (capacity <= 0) return [];
     // An estimate (no locks) that keeps a saturated pool from fetching jobs it cannot serve.
@@ -124,34 +151,28 @@ class Dispatcher {
     const want = Math.min(capacity, free);
     if (want === 0) return [];
     const leaseS = config.generations.slotLeaseS;
-    return db.transaction(async (trx) => {
+    const submissions = await db.transaction(async (trx) => {
       const jobs = await boss.fetch<QueuePayloads['generation-submit']>('generation-submit', { batchSize: want, db: bossIn(trx) });
       if (!jobs.length) return [];
-      const jobOf = new Map(jobs.map((job) => [job.data.generationId, job.id]));
-      const claimed = await claimForSubmission(trx, jobs.map((job) => job.data.generationId), leaseS, this.services.processSession.id);
-      const claimedIds = new Set(claimed.map((generation) => generation.id));
+      const claims = await claimWithSlots(trx, jobs.map((job) => job.data.generationId), {
+        claimS: leaseS, leaseS, processId: this.services.processSession.id, knownAccounts: this.keys.fingerprints,
+      });
+      const claimedIds = new Set(claims.map((claim) => claim.generation.id));
       for (const job of jobs.filter((candidate) => !claimedIds.has(candidate.data.generationId))) {
         // A ticket whose generation moved on (failed by expiry, already submitted) is done; one still
-        // pending (under a live claim of a stalled worker) goes back in line.
+        // pending (no slot left after all: another worker took it since the estimate, or under a live
+        // claim of a stalled worker) goes back in line, at the same place.
         if ((await generationStatus(trx, job.data.generationId)) === 'pending') await returnSubmitJob(boss, trx, job.id);
         else await finishSubmitJob(boss, trx, job.id);
       }
-      const leases = new Map((await leaseSlots(trx, [...claimedIds], leaseS, this.keys.fingerprints)).map((lease) => [lease.generationId, lease]));
-      const ready: Submission[] = [];
-      for (const generation of claimed) {
-        const lease = leases.get(generation.id);
-        const jobId = jobOf.get(generation.id)!;
-        if (lease) {
-          ready.push({ generation, lease, jobId });
-        } else {
-          // Another worker took the last slots since the estimate: back in line, at the same place.
-          await releaseSubmissionClaim(trx, generation.id);
-          await returnSubmitJob(boss, trx, jobId);
-        }
-      }
-      await recordSubmissionAttempts(trx, ready.map((submission) => submission.lease));
-      return ready;
+      // Progress, with a ticket left behind or more slots than room: look again at once (a round
+      // that took nothing waits, so a ticket under a stalled worker's live claim cannot spin it).
+      this.moreMayWait = claims.length > 0 && (jobs.length > claims.length || want < free);
+      const jobOf = new Map(jobs.map((job) => [job.data.generationId, job.id]));
+      return claims.map(({ generation, lease }) => ({ generation, lease, jobId: jobOf.get(generation.id)! }));
     });
+    this.saturated = submissions.length === free;
+    return submissions;
   }
 
   /**
@@ -159,9 +180,25 @@ class Dispatcher {
    * oversized one fails at once (refunded) instead of at the head of the line, and a checked one is
    * later submitted without reading its photos again. Checks never hold a slot.
    */
+  private startChecksAhead(): void {
+    if (this.claimingChecks || this.checksRunning >= checksAhead) return;
+    this.claimingChecks = true;
+    const claiming = this.checkAhead()
+      .catch((error: unknown) => this.services.log.warn({ err: error }, 'could not claim photo checks ahead of the slot'))
+      .finally(() => {
+        this.claimingChecks = false;
+      });
+    this.runBeside(claiming);
+  }
+
+  private runBeside(work: Promise<void>): void {
+    this.beside.add(work);
+    void work.finally(() => this.beside.delete(work));
+  }
+
   private async checkAhead(): Promise<void> {
     const { db, storage, log, config } = this.services;
-    const claimed = await claimInputChecks(db, checksAhead - this.checking.size, config.generations.slotLeaseS);
+    const claimed = await claimInputChecks(db, checksAhead - this.checksRunning, config.generations.slotLeaseS);
     for (const generation of claimed) {
       const work = (async () => {
         try {
@@ -173,8 +210,10 @@ class Dispatcher {
           log.warn({ err: error, generationId: generation.id }, 'photo check ahead of the slot failed');
         }
       })();
-      this.checking.add(work);
-      void work.finally(() => this.checking.delete(work));
+      this.checksRunning += 1;
+      this.runBeside(work.finally(() => {
+        this.checksRunning -= 1;
+      }));
     }
   }
 
@@ -243,15 +282,15 @@ class Dispatcher {
       () => db.transaction((trx) => markProcessing(trx, boss, { generationId, accountId: lease.accountId, taskId, firstPollInMs })),
       config.generations.slotLeaseS * 1000,
     );
-    if (started) return this.onSubmitted();
+    if (started) return this.wiring.onSubmitted();
     if ((await providerTaskOf(db, generationId)) === taskId) return;
     log.warn({ generationId, taskId }, 'generation moved on before its submission was recorded; this task runs unwatched');
-    await releaseSlotLease(db, lease);
+    if (await releaseSlotLease(db, lease)) this.wiring.slotReturned();
   }
 
   private async fail(generationId: string, errorCode: string, reason: string): Promise<void> {
     this.services.log.info({ generationId, errorCode, reason }, 'generation failed at submission');
-    await this.services.db.transaction((trx) => failGeneration(trx, this.services.boss, { generationId, from: 'pending', errorCode }));
+    if (await this.services.db.transaction((trx) => failGeneration(trx, this.services.boss, { generationId, from: 'pending', errorCode }))) this.wiring.slotReturned();
   }
 
   /** The submission did not happen: the slot goes back (and its account cools down after a 429), the ticket back in line. */
@@ -262,5 +301,6 @@ class Dispatcher {
       await releaseSlotLease(trx, lease);
       if (await releaseSubmissionClaim(trx, generationId)) await returnSubmitJob(boss, trx, jobId);
     });
+    this.wiring.slotReturned();
   }
 }

@@ -8,7 +8,7 @@ import { sweeper } from './sweeps';
 
 /**
  * The generation pipeline of one `worker` process: the pool synced with PROVIDER_ACCOUNTS, the
- * dispatcher (woken by every new generation, with the sweeps between its rounds) and the poll loop,
+ * dispatcher (woken by every new generation and every freed slot, the sweeps beside its rounds) and the poll loop,
  * each waking the other when it freed a slot or started a task. Stops in reverse: no new work, then
  * in-flight work finishes.
  */
@@ -28,7 +28,7 @@ export async function startGenerationPipeline(services: Services, adapter: Provi
     await startDispatcher(services, adapter, keys, {
       wakeup: dispatchWakeup,
       onSubmitted: () => pollWakeup.wake(),
-      between: sweeper(services, { adapter, keys }, sweepIntervalMs, { onSlotsReleased: wakeDispatcher, onSubmitted: () => pollWakeup.wake() }),
+      sweep: sweeper(services, { adapter, keys }, sweepIntervalMs, { onSlotsReleased: wakeDispatcher, onSubmitted: () => pollWakeup.wake() }),
     }),
     await startPollLoop(services, adapter, keys, { wakeup: pollWakeup, onSlotReleased: wakeDispatcher }),
   ];

@@ -2,7 +2,6 @@ import { claimDuePolls, type DuePoll } from '../../db/generations/claim-due-poll
 import { extendPollClaim } from '../../db/generations/extend-poll-claim';
 import { failGeneration } from '../../db/generations/fail-generation';
 import { markResultStored, type StoredResultOf } from '../../db/generations/mark-result-stored';
-import { nextPollDueInMs } from '../../db/generations/next-poll-due';
 import { schedulePoll } from '../../db/generations/schedule-poll';
 import type { AccountKeys } from '../../pool/accounts';
 import type { ProviderAdapter } from '../../pool/provider/adapter';
@@ -32,19 +31,24 @@ export async function startPollLoop(
   const { db, config } = services;
   const settings = config.generations;
   const polls = new Polls(services, adapter, keys, wiring.onSlotReleased);
+  /** When the next task not claimed by the last round is due, from that round's own statement. */
+  let nextDueInMs: number | null = null;
   return startJobLoop(services, {
     name: 'poll',
     concurrency: settings.pollConcurrency,
     batchSize: settings.pollBatch,
     idleMs: settings.dispatchTickMs,
-    claim: (room) => claimDuePolls(db, room, settings.pollClaimS, settings.providerTimeoutS, keys.fingerprints, services.processSession.id),
+    claim: async (room) => {
+      const claimed = await claimDuePolls(db, room, settings.pollClaimS, settings.providerTimeoutS, keys.fingerprints, services.processSession.id);
+      nextDueInMs = claimed.nextDueInMs;
+      return claimed.polls;
+    },
     handle: (task) => polls.pollOne(task),
     // Not a full round: sleep until the next task is due (any worker's), within the tick.
-    nextRoundInMs: async ({ claimed, room }) => {
+    nextRoundInMs: ({ claimed, room }) => {
       if (room <= 0) return settings.dispatchTickMs;
       if (claimed === room) return 0;
-      const dueInMs = await nextPollDueInMs(db);
-      return dueInMs === null ? settings.dispatchTickMs : Math.max(5, Math.min(settings.dispatchTickMs, dueInMs));
+      return nextDueInMs === null ? settings.dispatchTickMs : Math.max(5, Math.min(settings.dispatchTickMs, nextDueInMs));
     },
     // The provider called back: that task's poll is due now.
     wakeOn: [{ channel: 'provider_task_done' }],
@@ -77,8 +81,9 @@ class Polls {
           return await this.fail(task, outcome.errorCode);
         case 'succeeded':
           if (outcome.resultUrl === null) return await this.fail(task, 'no_result_url');
-          // The provider's work is over: its slot goes to the next pending now, not after the copy.
-          if (await releaseGenerationSlot(this.services.db, task.id)) this.onSlotReleased();
+          // The provider's work is over: its slot goes to the next pending now, not after the copy
+          // (the callback freed it already when it came).
+          if (!task.called_back && (await releaseGenerationSlot(this.services.db, task.id))) this.onSlotReleased();
           return await this.copyResult(task, outcome.resultUrl);
       }
     } catch (error) {

@@ -23,7 +23,7 @@ import { renewSlotLease } from '../../pool/renew-slot-lease';
 import type { Services } from '../../services';
 
 /**
- * The pipeline's safety nets, run between dispatcher rounds in every worker. Each one is a guarded
+ * The pipeline's safety nets, run beside the dispatcher's rounds in every worker. Each one is a guarded
  * statement per generation, so several workers running them at once change nothing twice. A claim
  * is over when it ran out, or at once when the process that holds it is dead (its session is gone,
  * `db/process-session.ts`).

@@ -6,7 +6,7 @@ import { Wakeup } from './wakeup';
  * The one loop every consumer of the worker roles runs on (the dispatcher, the poll loop, the queue
  * consumers). A round claims at most the room left under `concurrency` (and `batchSize`), hands each
  * item to `handle` on its own, and goes again at once after a full round; otherwise it sleeps until
- * `idleMs` passed, a handled item finishes, a NOTIFY of `wakeOn` arrives through the process's
+ * `idleMs` passed, a handled item finishes (see `roundAfterItem`), a NOTIFY of `wakeOn` arrives through the process's
  * LISTEN hub (which also wakes it after a lost connection is back), or `wake()` is called. Stopping
  * claims nothing more and lets the items in flight finish.
  */
@@ -35,6 +35,12 @@ export interface JobLoop<Item> {
   wakeOn?: WakeOn[];
   /** The loop's wake-up, when something outside it must be able to wake it from the start. */
   wakeup?: Wakeup;
+  /**
+   * When a finished item starts a round at once: \`always\` (the default: it may have left work
+   * behind), or \`whenFull\`: only when it made room in a loop that had none (the handler wakes the
+   * loop itself when its outcome means work).
+   */
+  roundAfterItem?: 'always' | 'whenFull';
 }
 
 export type WakeOn = { [C in Channel]: { channel: C; when?: (payload: ChannelPayloads[C]) => boolean } }[Channel];
@@ -60,8 +66,9 @@ export async function startJobLoop<Item>(services: Pick<Services, 'log' | 'liste
     const work = loop.handle(item).catch((error: unknown) => log.error({ err: error, loop: loop.name }, `${loop.name}: an item failed`));
     inFlight.add(work);
     void work.finally(() => {
+      const wasFull = inFlight.size >= loop.concurrency;
       inFlight.delete(work);
-      wake();
+      if (wasFull || loop.roundAfterItem !== 'whenFull') wake();
     });
   };
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { freeLoopbackPort } from '../../../db/postgres';
+import { schedulePoll } from '../../../db/generations/schedule-poll';
 import { taskCallbackUrl } from '../../../pool/provider/task-callback';
 import { insertDemoEffects, insertGeneration, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
@@ -79,6 +80,27 @@ describe('provider task callbacks', function () {
       } finally {
         unsubscribe();
       }
+    });
+
+    it('leaves a poll under way alone (no second copy of the result), and that poll\'s next one comes after the shortest interval', async () => {
+      const { db, processSession } = services();
+      const claimUntil = await db('generations').where({ id: generationId }).update({ claimed_by: processSession.id }).returning('next_poll_at');
+      expect((await call(signed(generationId))).status).to.equal(200);
+      const after = await state();
+      expect(after.slots[0]).to.include({ generation_id: null, lease_expires_at: null });
+      expect(after.generation.task_callback_at).to.be.an.instanceOf(Date);
+      expect(after.generation.next_poll_at).to.deep.equal(claimUntil[0].next_poll_at, 'the claim of the poll under way stays');
+
+      // That poll had heard "running" before the task finished: it makes the next one due soon, not in seconds.
+      await db('generations').where({ id: generationId }).update({ started_at: db.raw("now() - interval '10 minutes'") });
+      await schedulePoll(db, generationId, 100, 5000);
+      const { next_poll_at: next, claimed_by: claimedBy } = await db('generations').where({ id: generationId }).first('next_poll_at', 'claimed_by');
+      expect(claimedBy).to.equal(null);
+      expect(next.getTime() - Date.now()).to.be.below(1000);
+      await db('generations').where({ id: otherId }).update({ status: 'processing', started_at: db.raw("now() - interval '10 minutes'") });
+      await schedulePoll(db, otherId, 100, 5000);
+      const other = await db('generations').where({ id: otherId }).first('next_poll_at');
+      expect(other.next_poll_at.getTime() - Date.now(), 'without a callback: the growing interval').to.be.above(4000);
     });
 
     it('changes nothing for another task of the generation, or a task still running (200)', async () => {
