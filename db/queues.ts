@@ -72,3 +72,13 @@ export async function enqueue<Q extends QueueName>(
 ): Promise<string | null> {
   return boss.send(queue, data, { ...retries[queue], ...options, db: bossIn(trx) });
 }
+
+/**
+ * `enqueue` for many jobs of one queue in one statement (pg-boss `insert`), inside the caller's
+ * transaction: a batch that starts many things at once makes their jobs at the cost of one.
+ */
+export async function enqueueMany<Q extends QueueName>(boss: PgBoss, trx: Knex.Transaction, queue: Q, payloads: readonly QueuePayloads[Q][]): Promise<void> {
+  if (payloads.length === 0) return;
+  const { retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds } = retries[queue];
+  await boss.insert(queue, payloads.map((data) => ({ data, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds })), { db: bossIn(trx) });
+}

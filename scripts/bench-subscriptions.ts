@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pLimit from 'p-limit';
 import type { Knex } from 'knex';
+import { checkOrder } from '../db/payments/check-order';
 import { orderRegistrationOf } from '../db/payments/order-registration';
 import { ProcessorClient } from '../db/payments/processor/client';
 import type { PaymentRow } from '../db/payments/model';
@@ -73,6 +74,9 @@ async function activeSubscriptions(services: Services, bed: Testbed, plan: PlanR
     await recordRegistration(db, paymentId, order);
     const paid = await fetch(order.paymentUrl, { method: 'POST', body: new URLSearchParams({ outcome: 'success' }), redirect: 'manual' });
     await paid.body?.cancel();
+    // The notification applies it too; asking here as well keeps a notification the loaded machine
+    // lost (the simulator gives up after three tries) from stalling the setup.
+    await checkOrder(bed.app.services, await db('payments').where({ id: paymentId }).first<PaymentRow>('*'));
   })));
   // Every 200 ms: a count over every subscription, kept light beside the work it waits for.
   await eventually(() => countWhere(db, "status = 'active' and card_binding_id is not null"), (active) => active === count, 600_000, 200);
