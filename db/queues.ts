@@ -75,10 +75,16 @@ export async function enqueue<Q extends QueueName>(
 
 /**
  * `enqueue` for many jobs of one queue in one statement (pg-boss `insert`), inside the caller's
- * transaction: a batch that starts many things at once makes their jobs at the cost of one.
+ * transaction: a batch that starts many things at once makes their jobs at the cost of one. A job
+ * given an `id` that exists already is not made again.
  */
-export async function enqueueMany<Q extends QueueName>(boss: PgBoss, trx: Knex.Transaction, queue: Q, payloads: readonly QueuePayloads[Q][]): Promise<void> {
-  if (payloads.length === 0) return;
+export async function enqueueMany<Q extends QueueName>(
+  boss: PgBoss,
+  trx: Knex.Transaction,
+  queue: Q,
+  jobs: readonly { id?: string; data: QueuePayloads[Q] }[],
+): Promise<void> {
+  if (jobs.length === 0) return;
   const { retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds } = retries[queue];
-  await boss.insert(queue, payloads.map((data) => ({ data, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds })), { db: bossIn(trx) });
+  await boss.insert(queue, jobs.map(({ id, data }) => ({ id, data, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds })), { db: bossIn(trx) });
 }

@@ -74,12 +74,17 @@ async function activeSubscriptions(services: Services, bed: Testbed, plan: PlanR
     await recordRegistration(db, paymentId, order);
     const paid = await fetch(order.paymentUrl, { method: 'POST', body: new URLSearchParams({ outcome: 'success' }), redirect: 'manual' });
     await paid.body?.cancel();
-    // The notification applies it too; asking here as well keeps a notification the loaded machine
-    // lost (the simulator gives up after three tries) from stalling the setup.
-    await checkOrder(bed.app.services, await db('payments').where({ id: paymentId }).first<PaymentRow>('*'));
   })));
-  // Every 200 ms: a count over every subscription, kept light beside the work it waits for.
-  await eventually(() => countWhere(db, "status = 'active' and card_binding_id is not null"), (active) => active === count, 600_000, 200);
+  // Every 200 ms: a count over every subscription, kept light beside the work it waits for. On a
+  // loaded machine a notification may be given up (its status reads timing out): after a while the
+  // orders still unapplied are read again, as reconciliation would.
+  for (let round = 0; ; round += 1) {
+    const active = await eventually(() => countWhere(db, "status = 'active' and card_binding_id is not null"), (done) => done === count, 10_000, 200).catch(() => null);
+    if (active !== null) return;
+    if (round === 60) throw new Error('bench: subscriptions still pending after ten minutes');
+    const pending = await db('payments').where({ status: 'created', period: 1 }).select<PaymentRow[]>('*');
+    await Promise.all(pending.map((payment) => limit(() => checkOrder(bed.app.services, payment))));
+  }
 }
 
 async function countWhere(db: Knex, condition: string): Promise<number> {

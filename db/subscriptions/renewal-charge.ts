@@ -39,3 +39,17 @@ export async function renewalChargeOf(db: Knex, paymentId: string): Promise<Rene
     sold: sold as unknown as SoldItem,
   };
 }
+
+/**
+ * Whether the renewal job of this payment (its id is the payment's, `workers/subscriptions/clock.ts`)
+ * has still to end: waiting, running or waiting for a retry. While it has, the job applies the
+ * charge's outcome itself: it reads the order's status right after the charge, and a retried one
+ * reads it before anything else.
+ */
+export async function renewalJobPending(db: Knex, paymentId: string): Promise<boolean> {
+  const { rows: [row] } = await db.raw<{ rows: { pending: boolean }[] }>(
+    "select exists (select 1 from pgboss.job where name = 'subscription-renew' and id = ? and state in ('created', 'retry', 'active')) as pending",
+    [paymentId],
+  );
+  return row.pending;
+}

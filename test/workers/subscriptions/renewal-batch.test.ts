@@ -1,7 +1,9 @@
 import { expect } from 'chai';
+import { WEBHOOK_PATH } from '../../../api/payments/webhook';
 import type { Knex } from 'knex';
 import { debit } from '../../../db/credits/ledger';
 import type { PaymentRow } from '../../../db/payments/model';
+import { notificationChecksum } from '../../../db/payments/processor/signature';
 import { recordRegistration } from '../../../db/payments/record-registration';
 import { orderRegistrationOf } from '../../../db/payments/order-registration';
 import { claimDueSubscriptions } from '../../../db/subscriptions/claim-due-subscriptions';
@@ -11,7 +13,7 @@ import { advanceSubscription, startRenewalBatch } from '../../../workers/subscri
 import { chargeRenewal } from '../../../workers/subscriptions/renewal';
 import { expectLedgerConsistent } from '../../accounts';
 import { services } from '../../harness';
-import { paymentRow, startTestbed, type Testbed } from '../../payment-testbed';
+import { notificationSecret, paymentRow, startTestbed, type Testbed } from '../../payment-testbed';
 import { activeSubscription, freshPlans, operatorOnFirstOrder, periodEndsIn, subscriptionRow } from '../../subscription-fixtures';
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
@@ -188,5 +190,46 @@ describe('subscriptions: renewals started in batches', () => {
     expect(await db('credit_transactions').where({ kind: 'plan_expired' })).to.deep.equal([]);
     expect(await startRenewalBatch(app)).to.equal(2);
     await expectLedgerConsistent();
+  });
+
+  describe('the processor\'s notification about a renewal charge', () => {
+    function notify(orderId: string, paymentId: string): Promise<Response> {
+      const params = { mdOrder: orderId, orderNumber: paymentId, operation: 'deposited', status: '1' };
+      return fetch(`${bed.app.url}${WEBHOOK_PATH}`, { method: 'POST', body: new URLSearchParams({ ...params, checksum: notificationChecksum(params, notificationSecret) }) });
+    }
+
+    /** A batch-started renewal whose order a worker registered and charged, the outcome not applied yet. */
+    async function chargedNotApplied() {
+      const [subscription] = await endedSubscriptions(1);
+      await startRenewalBatch(app);
+      const [payment] = await renewalPayments(subscription.id);
+      const order = await app.paymentProcessor.registerOrder(await orderRegistrationOf(db, app.config.publicBaseUrl, payment));
+      await recordRegistration(db, payment.id, order);
+      await app.paymentProcessor.chargeBinding({ orderId: order.orderId, bindingId: subscription.card_binding_id! });
+      bed.processor.resetCounts();
+      return { subscription, payment, orderId: order.orderId };
+    }
+
+    it('while its job has not ended, reads nothing and changes nothing: the job applies the outcome', async () => {
+      const { subscription, payment, orderId } = await chargedNotApplied();
+      expect((await notify(orderId, payment.id)).status).to.equal(200);
+      expect(bed.processor.statuses).to.equal(0);
+      expect((await paymentRow(payment.id)).status).to.equal('created');
+      // The job (here retried after the charge) reads the status and applies it.
+      expect(await chargeRenewal(app, payment.id)).to.equal('applied');
+      expect(bed.processor.charges).to.equal(0);
+      expect(await subscriptionRow(subscription.id)).to.include({ status: 'active', period: 2 });
+    });
+
+    it('once its job has ended without the outcome, reads the order and applies it like any notification', async () => {
+      const { subscription, payment, orderId } = await chargedNotApplied();
+      const [job] = await app.boss.fetch('subscription-renew');
+      expect(job.id).to.equal(payment.id);
+      await app.boss.complete('subscription-renew', job.id);
+      expect((await notify(orderId, payment.id)).status).to.equal(200);
+      expect(bed.processor.statuses).to.equal(1);
+      expect((await paymentRow(payment.id)).status).to.equal('succeeded');
+      expect(await subscriptionRow(subscription.id)).to.include({ status: 'active', period: 2 });
+    });
   });
 });
