@@ -179,13 +179,23 @@ export async function grantPlanCredits(
   checkAmount(operation);
   const { applied } = await lockUser(trx, operation);
   if (applied) return null;
-  const { rows: [bucket] } = await trx.raw<{ rows: { id: string }[] }>(
-    `insert into plan_credit_buckets (user_id, subscription_id, payment_id, granted, credits, expires_at)
-     values (:userId, :subscriptionId, :paymentId, :amount, :amount, :expiresAt)
-     returning id`,
+  // The bucket, the balance and the row in one statement (`apply`'s, with the new bucket as its plan share).
+  const { rows: [row] } = await trx.raw<{ rows: TransactionRow[] }>(
+    `with bucket as (
+       insert into plan_credit_buckets (user_id, subscription_id, payment_id, granted, credits, expires_at)
+       values (:userId, :subscriptionId, :paymentId, :amount, :amount, :expiresAt)
+       returning id
+     ),
+     moved as (
+       update users set balance = balance + :amount where id = :userId returning balance
+     )
+     insert into credit_transactions (user_id, kind, amount, balance_after, reference, plan_share)
+     select :userId, 'plan_grant', :amount, moved.balance, :paymentId, jsonb_build_array(jsonb_build_object('bucket', bucket.id, 'amount', :amount::integer))
+     from moved, bucket
+     returning id, user_id, kind, amount, balance_after, reference, created_at`,
     grant,
   );
-  return apply(trx, operation, grant.amount, [{ bucket: bucket.id, amount: grant.amount }]);
+  return entryOf(row);
 }
 
 /**
