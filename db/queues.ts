@@ -75,8 +75,8 @@ export async function enqueue<Q extends QueueName>(
 
 /**
  * `enqueue` for many jobs of one queue in one statement (pg-boss `insert`), inside the caller's
- * transaction: a batch that starts many things at once makes their jobs at the cost of one. A job
- * given an `id` that exists already is not made again.
+ * transaction: a batch that starts many things at once makes their jobs at the cost of one. An `id`
+ * names a job after what it works on (a renewal job after its payment).
  */
 export async function enqueueMany<Q extends QueueName>(
   boss: PgBoss,
