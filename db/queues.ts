@@ -72,3 +72,19 @@ export async function enqueue<Q extends QueueName>(
 ): Promise<string | null> {
   return boss.send(queue, data, { ...retries[queue], ...options, db: bossIn(trx) });
 }
+
+/**
+ * `enqueue` for many jobs of one queue in one statement (pg-boss `insert`), inside the caller's
+ * transaction: a batch that starts many things at once makes their jobs at the cost of one. An `id`
+ * names a job after what it works on (a renewal job after its payment).
+ */
+export async function enqueueMany<Q extends QueueName>(
+  boss: PgBoss,
+  trx: Knex.Transaction,
+  queue: Q,
+  jobs: readonly { id?: string; data: QueuePayloads[Q] }[],
+): Promise<void> {
+  if (jobs.length === 0) return;
+  const { retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds } = retries[queue];
+  await boss.insert(queue, jobs.map(({ id, data }) => ({ id, data, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds })), { db: bossIn(trx) });
+}

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { checkOrder } from '../../db/payments/check-order';
+import { renewalJobPending } from '../../db/subscriptions/renewal-charge';
 import type { ApiContext } from '../http/context';
 import { findPayment } from './views';
 
@@ -9,7 +10,7 @@ export const WEBHOOK_PATH = '/webhooks/payment-processor';
  * The processor's signed notification (outside `/v1`: not part of the client API). It only says
  * which order moved; the order's state is then read with a status query and applied, so a duplicate,
  * a late or an out-of-order notification is harmless. A success about a payment already succeeded
- * needs no query. A notification that is unsigned, badly signed
+ * needs no query, nor does one about a renewal charge whose job has not ended (the job applies it). A notification that is unsigned, badly signed
  * or incomplete changes nothing and is logged. Non-2xx answers make the processor deliver again.
  */
 export function paymentWebhook(): Middleware<ApiContext['state'], ApiContext> {
@@ -45,6 +46,13 @@ export function paymentWebhook(): Middleware<ApiContext['state'], ApiContext> {
       // What it announces is applied already (a renewal's charge, read by the worker that made it):
       // a status query would only confirm it. A receipt that comes later is read by the paid watch.
       log.info({ paymentId: payment.id, operation: notification.operation }, 'payments: notification about a payment already succeeded');
+      return answer(200, 'OK');
+    }
+    if (payment.status === 'created' && payment.subscription_id && payment.period! > 1 && (await renewalJobPending(ctx.services.db, payment.id))) {
+      // A renewal charge whose job has not ended: the job reads the order's status and applies it
+      // (right after its charge, or first thing when retried), so a second read here would only
+      // race it. Reconciliation watches the payment as any other.
+      log.info({ paymentId: payment.id, operation: notification.operation }, 'payments: notification about a renewal its job applies');
       return answer(200, 'OK');
     }
     const outcome = await checkOrder(ctx.services, payment);

@@ -179,13 +179,23 @@ export async function grantPlanCredits(
   checkAmount(operation);
   const { applied } = await lockUser(trx, operation);
   if (applied) return null;
-  const { rows: [bucket] } = await trx.raw<{ rows: { id: string }[] }>(
-    `insert into plan_credit_buckets (user_id, subscription_id, payment_id, granted, credits, expires_at)
-     values (:userId, :subscriptionId, :paymentId, :amount, :amount, :expiresAt)
-     returning id`,
+  // The bucket, the balance and the row in one statement (`apply`'s, with the new bucket as its plan share).
+  const { rows: [row] } = await trx.raw<{ rows: TransactionRow[] }>(
+    `with bucket as (
+       insert into plan_credit_buckets (user_id, subscription_id, payment_id, granted, credits, expires_at)
+       values (:userId, :subscriptionId, :paymentId, :amount, :amount, :expiresAt)
+       returning id
+     ),
+     moved as (
+       update users set balance = balance + :amount where id = :userId returning balance
+     )
+     insert into credit_transactions (user_id, kind, amount, balance_after, reference, plan_share)
+     select :userId, 'plan_grant', :amount, moved.balance, :paymentId, jsonb_build_array(jsonb_build_object('bucket', bucket.id, 'amount', :amount::integer))
+     from moved, bucket
+     returning id, user_id, kind, amount, balance_after, reference, created_at`,
     grant,
   );
-  return apply(trx, operation, grant.amount, [{ bucket: bucket.id, amount: grant.amount }]);
+  return entryOf(row);
 }
 
 /**
@@ -194,22 +204,48 @@ export async function grantPlanCredits(
  * once; a second call finds none open and writes nothing.
  */
 export async function burnPlanCredits(trx: Knex.Transaction, owner: { userId: string; subscriptionId: string }): Promise<LedgerEntry[]> {
-  await trx('users').where({ id: owner.userId }).forUpdate().first('id');
-  const { rows: burned } = await trx.raw<{ rows: { id: string; payment_id: string; credits: number }[] }>(
+  return burnPlanCreditsOf(trx, [owner]);
+}
+
+/**
+ * `burnPlanCredits` for many subscriptions at once (the clock's batch of renewals), in two
+ * statements whatever their number: the owners' rows locked in id order (the order every batch
+ * takes, so two never wait on each other), then the buckets burned, the balances moved and the rows
+ * written in one. A user with several open buckets gets one row each, their `balance_after` in
+ * bucket order as one by one would have written them.
+ */
+export async function burnPlanCreditsOf(trx: Knex.Transaction, owners: readonly { userId: string; subscriptionId: string }[]): Promise<LedgerEntry[]> {
+  if (owners.length === 0) return [];
+  await trx.raw('select id from users where id = any(?::uuid[]) order by id for update', [[...new Set(owners.map((owner) => owner.userId))]]);
+  const { rows } = await trx.raw<{ rows: TransactionRow[] }>(
     `with open as (
-       select id, payment_id, credits from plan_credit_buckets
-       where subscription_id = :subscriptionId and burned_at is null
+       select id, user_id, payment_id, credits from plan_credit_buckets
+       where subscription_id = any(:subscriptionIds::uuid[]) and burned_at is null
+     ),
+     burned as (
+       update plan_credit_buckets b set credits = 0, burned_at = now()
+       from open where b.id = open.id
+       returning open.id, open.user_id, open.payment_id, open.credits
+     ),
+     -- An empty bucket closes without a row.
+     spent as (select * from burned where credits > 0),
+     moved as (
+       update users u set balance = u.balance - total.credits
+       from (select user_id, sum(credits)::integer as credits from spent group by user_id) as total
+       where u.id = total.user_id
+       returning u.id, u.balance
      )
-     update plan_credit_buckets b set credits = 0, burned_at = now()
-     from open where b.id = open.id
-     returning open.id, open.payment_id, open.credits`,
-    { subscriptionId: owner.subscriptionId },
+     insert into credit_transactions (user_id, kind, amount, balance_after, reference, plan_share)
+     select spent.user_id, 'plan_expired', -spent.credits,
+       -- What the balance was after this bucket burned: the new balance plus the buckets burned after it.
+       moved.balance + coalesce(sum(spent.credits) over (partition by spent.user_id order by spent.id rows between 1 following and unbounded following), 0),
+       spent.payment_id, jsonb_build_array(jsonb_build_object('bucket', spent.id, 'amount', spent.credits))
+     from spent join moved on moved.id = spent.user_id
+     order by spent.user_id, spent.id
+     returning id, user_id, kind, amount, balance_after, reference, created_at`,
+    { subscriptionIds: owners.map((owner) => owner.subscriptionId) },
   );
-  const entries: LedgerEntry[] = [];
-  for (const bucket of burned.filter((row) => row.credits > 0)) {
-    entries.push(await apply(trx, { userId: owner.userId, kind: 'plan_expired', amount: bucket.credits, reference: bucket.payment_id }, -bucket.credits, [{ bucket: bucket.id, amount: bucket.credits }]));
-  }
-  return entries;
+  return rows.map(entryOf);
 }
 
 /** Whether this (user, kind, reference) was applied. */

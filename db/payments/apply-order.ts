@@ -30,8 +30,9 @@ export async function applyProcessorOrder(services: Services, payment: PaymentRo
         if (!(await markPaymentSucceeded(trx, payment.id, order.receiptUrl, settings)) && order.receiptUrl) {
           await recordReceipt(trx, payment.id, order.receiptUrl);
         }
-        // A subscription's paid order saved the card its renewals are charged with.
-        if (order.bindingId && payment.subscription_id) await recordCardBinding(trx, payment.id, order.bindingId);
+        // A subscription's first paid order saved the card its renewals are charged with (a renewal's
+        // order names the card it was charged with: nothing new to keep).
+        if (order.bindingId && payment.subscription_id && payment.period === 1) await recordCardBinding(trx, payment.id, order.bindingId);
         return;
       case 'failed':
         await markPaymentFailed(trx, payment.id, settings);

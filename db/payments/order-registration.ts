@@ -11,15 +11,32 @@ import { CURRENCY_RUB } from './processor/protocol';
  * save the card, the later ones are charged with it.
  */
 export async function orderRegistrationOf(db: Knex, publicBaseUrl: string, payment: PaymentRow): Promise<OrderRegistration> {
-  const { rows: [sold] } = await db.raw<{ rows: { title_ru: string; title_en: string; locale: string }[] }>(
-    `select coalesce(pp.title_ru, sp.title_ru) as title_ru, coalesce(pp.title_en, sp.title_en) as title_en, u.locale
+  const { rows: [sold] } = await db.raw<{ rows: SoldItem[] }>(
+    `select ${soldItemColumns()}
      from payments p
      join users u on u.id = p.user_id
-     left join payment_products pp on pp.id = p.product_id
-     left join subscription_plans sp on sp.id = p.plan_id
+     ${soldItemJoins}
      where p.id = ?`,
     [payment.id],
   );
+  return orderRegistration(publicBaseUrl, payment, sold);
+}
+
+/** What a payment sells, as the registration names it: the titles of its pack or plan and the payer's locale. */
+export interface SoldItem {
+  title_ru: string;
+  title_en: string;
+  locale: string;
+}
+
+/** `SoldItem`'s columns (named with `prefix`) over `payments p` joined to `users u` and `soldItemJoins`, for a read that wants them beside others. */
+export function soldItemColumns(prefix = ''): string {
+  return `coalesce(pp.title_ru, sp.title_ru) as ${prefix}title_ru, coalesce(pp.title_en, sp.title_en) as ${prefix}title_en, u.locale as ${prefix}locale`;
+}
+export const soldItemJoins = `left join payment_products pp on pp.id = p.product_id
+     left join subscription_plans sp on sp.id = p.plan_id`;
+
+export function orderRegistration(publicBaseUrl: string, payment: PaymentRow, sold: SoldItem): OrderRegistration {
   const pagesBase = `${publicBaseUrl}/v1/payments/${payment.id}`;
   return {
     paymentId: payment.id,

@@ -1,16 +1,16 @@
 import type { Knex } from 'knex';
-import { burnPlanCredits } from '../../db/credits/ledger';
-import { insertPayment } from '../../db/payments/insert-payment';
+import { burnPlanCreditsOf } from '../../db/credits/ledger';
 import { subscriptionReminderPush } from '../../db/push/push-job';
-import { enqueue } from '../../db/queues';
+import { enqueue, enqueueMany } from '../../db/queues';
 import { claimDueSubscriptions, secondsUntilNextDue } from '../../db/subscriptions/claim-due-subscriptions';
 import { expireSubscription } from '../../db/subscriptions/expire-subscription';
 import { lockSubscription } from '../../db/subscriptions/lock-subscription';
 import type { SubscriptionRow } from '../../db/subscriptions/model';
-import { recordLatestPayment } from '../../db/subscriptions/record-latest-payment';
+import { insertRenewalPayments } from '../../db/subscriptions/insert-renewal-payments';
 import { recordReminder } from '../../db/subscriptions/record-reminder';
 import { reminderDays } from '../../db/subscriptions/schedule';
 import { scheduleNextAction } from '../../db/subscriptions/schedule-next-action';
+import { startDueRenewals } from '../../db/subscriptions/start-due-renewals';
 import { startRenewal } from '../../db/subscriptions/start-renewal';
 import type { RunningPart, Services } from '../../services';
 import { clockRounds, clockSleepMs } from '../runtime/clock-rounds';
@@ -19,9 +19,10 @@ import { startJobLoop } from '../runtime/job-loop';
 /**
  * The subscription clock of the scheduler role. pg-boss cron ticks once a
  * minute, too coarse for periods counted in billing days of a few seconds, so the clock is a job
- * loop of its own: it claims the subscriptions whose `next_action_at` has come
- * (`claimDueSubscriptions`, skip-locked, so any number of schedulers share the work) and sleeps
- * until the next one is due. For each, in one transaction with the row locked:
+ * loop of its own. Each round first starts a batch of the renewals due now in one transaction
+ * (`startRenewalBatch`: active periods that ended, not cancelled), then claims whatever else is due
+ * (`claimDueSubscriptions`); both skip-locked, so any number of schedulers share the work. It sleeps
+ * until the next one is due. For each claimed one, in one transaction with the row locked:
  *
  * - an `active` period that ended: its unspent plan credits burn (`plan_expired`), and it is either
  *   over (`cancel_at_period_end`: `expired`) or its renewal starts: a payment for the next period
@@ -38,6 +39,8 @@ export type ClockStep = 'renewal' | 'reminder' | 'expired' | 'nothing';
 /** How long a claimed subscription is left to its handler before another clock may take it. */
 const claimLeaseS = 30;
 const concurrency = 8;
+/** Renewals started in one transaction: big enough that a mass period end costs few statements, small enough to hold few locks briefly. */
+const renewalBatchSize = 200;
 
 export async function advanceSubscription(services: Services, subscriptionId: string): Promise<ClockStep> {
   return services.db.transaction(async (trx) => {
@@ -71,26 +74,39 @@ async function expire(trx: Knex.Transaction, subscription: SubscriptionRow): Pro
   return expired ? 'expired' : 'nothing';
 }
 
-/** Starts the next charge: burns what the ended period left (before any later grant), then the payment and its job. */
+/** Starts the next charge of one subscription (a `past_due` retry, or a renewal the batch did not take). */
 async function renew(trx: Knex.Transaction, services: Services, subscription: SubscriptionRow): Promise<ClockStep> {
   const started = await startRenewal(trx, {
     id: subscription.id, status: subscription.status, period: subscription.period, renewalAttempts: subscription.renewal_attempts,
   });
   if (!started) return 'nothing';
-  await burnPlanCredits(trx, { userId: started.user_id, subscriptionId: started.id });
-  const paymentId = await insertPayment(trx, {
-    userId: started.user_id,
-    sells: { planId: started.plan_id },
-    offerIssueId: null,
-    amountMinor: started.renewal_price_minor,
-    currency: started.currency,
-    credits: started.credits,
-    method: 'card',
-    subscription: { id: started.id, period: started.period + 1, attempt: started.renewal_attempts },
-  }, services.config.payments);
-  await recordLatestPayment(trx, started.id, paymentId);
-  await enqueue(services.boss, trx, 'subscription-renew', { paymentId });
+  await beginCharges(trx, services, [started]);
   return 'renewal';
+}
+
+/**
+ * What follows the start of renewals, for one or a batch alike: what the ended periods left burns
+ * (before any later grant), then each gets its payment and its `subscription-renew` job, a few
+ * statements for the whole batch.
+ */
+async function beginCharges(trx: Knex.Transaction, services: Services, started: readonly SubscriptionRow[]): Promise<void> {
+  await burnPlanCreditsOf(trx, started.map((row) => ({ userId: row.user_id, subscriptionId: row.id })));
+  const payments = await insertRenewalPayments(trx, started.map((row) => row.id), services.config.payments);
+  // The job is named after its payment: the webhook asks whether it still runs (`renewalJobPending`).
+  await enqueueMany(services.boss, trx, 'subscription-renew', payments.map(({ payment_id: paymentId }) => ({ id: paymentId, data: { paymentId } })));
+}
+
+/**
+ * One batch of the renewals due now (`startDueRenewals`), started in one transaction: the common
+ * case, every period of a plan ending at one moment, costs a few statements per batch instead of a
+ * transaction per subscription. Answers how many it started.
+ */
+export async function startRenewalBatch(services: Services, limit = renewalBatchSize): Promise<number> {
+  return services.db.transaction(async (trx) => {
+    const started = await startDueRenewals(trx, limit);
+    if (started.length > 0) await beginCharges(trx, services, started);
+    return started.length;
+  });
 }
 
 /** The reminder whose moment has come (the nearest to the end, when the clock was late for both), once per period. */
@@ -105,14 +121,23 @@ async function remind(trx: Knex.Transaction, services: Services, subscription: S
 }
 
 export async function startSubscriptionClock(services: Services): Promise<RunningPart> {
-  const { db } = services;
+  const { db, log } = services;
   const sleepMs = clockSleepMs(services.config.billingDayS);
+  const rounds = clockRounds(sleepMs, () => secondsUntilNextDue(db));
+  let fullBatch = false;
   return startJobLoop(services, {
     name: 'subscription-clock',
     concurrency,
     idleMs: sleepMs,
-    claim: async (room) => (room > 0 ? claimDueSubscriptions(db, room, claimLeaseS) : []),
+    claim: async (room) => {
+      // The due renewals first, a batch per round; what else is due (reminders, retries, ends) one by one.
+      fullBatch = await startRenewalBatch(services).then((started) => started === renewalBatchSize, (error: unknown) => {
+        log.error({ err: error }, 'subscription-clock: a renewal batch failed; its subscriptions stay due');
+        return false;
+      });
+      return room > 0 ? claimDueSubscriptions(db, room, claimLeaseS) : [];
+    },
     handle: async (subscription: SubscriptionRow) => { await advanceSubscription(services, subscription.id); },
-    nextRoundInMs: clockRounds(sleepMs, () => secondsUntilNextDue(db)),
+    nextRoundInMs: async (round) => (fullBatch ? 0 : rounds(round)),
   });
 }

@@ -2,11 +2,11 @@ import { applyProcessorOrder } from '../../db/payments/apply-order';
 import { closeUnregistered } from '../../db/payments/close-unregistered';
 import { markPaymentFailed } from '../../db/payments/mark-payment-failed';
 import type { PaymentRow } from '../../db/payments/model';
-import { orderRegistrationOf } from '../../db/payments/order-registration';
+import { orderRegistration } from '../../db/payments/order-registration';
 import { ProcessorRejectedError } from '../../db/payments/processor/errors';
 import { recordRegistration } from '../../db/payments/record-registration';
 import { expireSubscription } from '../../db/subscriptions/expire-subscription';
-import type { SubscriptionRow } from '../../db/subscriptions/model';
+import { renewalChargeOf, type RenewalCharge } from '../../db/subscriptions/renewal-charge';
 import type { RunningPart, Services } from '../../services';
 import { startQueueConsumer } from '../runtime/queue-consumer';
 
@@ -26,9 +26,9 @@ export type RenewalOutcome = 'applied' | 'skipped' | 'closed' | 'refused';
 
 export async function chargeRenewal(services: Services, paymentId: string): Promise<RenewalOutcome> {
   const { db, log, config, paymentProcessor: processor } = services;
-  const payment = await db('payments').where({ id: paymentId }).first<PaymentRow | undefined>('*');
-  if (!payment?.subscription_id || payment.status !== 'created') return 'skipped';
-  const subscription = await db('subscriptions').where({ id: payment.subscription_id }).first<SubscriptionRow | undefined>('*');
+  const charge = await renewalChargeOf(db, paymentId);
+  if (!charge?.payment.subscription_id || charge.payment.status !== 'created') return 'skipped';
+  const { payment, subscription } = charge;
   let orderId = payment.processor_order_id;
   if (orderId) {
     // A retried job: the charge may have happened before the job broke.
@@ -53,7 +53,7 @@ export async function chargeRenewal(services: Services, paymentId: string): Prom
   }
   if (!orderId) {
     try {
-      const order = await processor.registerOrder(await orderRegistrationOf(db, config.publicBaseUrl, payment));
+      const order = await processor.registerOrder(orderRegistration(config.publicBaseUrl, payment, charge.sold));
       await recordRegistration(db, payment.id, order);
       orderId = order.orderId;
     } catch (error) {
@@ -83,9 +83,8 @@ export async function chargeRenewal(services: Services, paymentId: string): Prom
 }
 
 /** Still to be charged: live, not cancelled, this payment's period is the next one, and a card is saved. */
-function chargeable(subscription: SubscriptionRow | undefined, payment: PaymentRow): boolean {
-  return subscription !== undefined
-    && (subscription.status === 'active' || subscription.status === 'past_due')
+function chargeable(subscription: NonNullable<RenewalCharge['subscription']>, payment: PaymentRow): boolean {
+  return (subscription.status === 'active' || subscription.status === 'past_due')
     && !subscription.cancel_at_period_end
     && subscription.period === payment.period! - 1
     && subscription.card_binding_id !== null;

@@ -1,0 +1,55 @@
+import type { Knex } from 'knex';
+import type { PaymentRow } from '../payments/model';
+import { soldItemColumns, soldItemJoins, type SoldItem } from '../payments/order-registration';
+import type { SubscriptionRow } from './model';
+
+/** What the renewal job decides by: its payment, the subscription as it is now, and what the order sells. */
+export interface RenewalCharge {
+  payment: PaymentRow;
+  subscription: Pick<SubscriptionRow, 'id' | 'status' | 'period' | 'cancel_at_period_end' | 'card_binding_id'> | null;
+  sold: SoldItem;
+}
+
+/** One read for the whole of it (a renewal job used to read the three apart). Null for an unknown payment. */
+export async function renewalChargeOf(db: Knex, paymentId: string): Promise<RenewalCharge | null> {
+  const { rows: [row] } = await db.raw<{ rows: (PaymentRow & Record<string, unknown>)[] }>(
+    `select p.*,
+       s.id as subscription__id, s.status as subscription__status, s.period as subscription__period,
+       s.cancel_at_period_end as subscription__cancel_at_period_end, s.card_binding_id as subscription__card_binding_id,
+       ${soldItemColumns('sold__')}
+     from payments p
+     join users u on u.id = p.user_id
+     left join subscriptions s on s.id = p.subscription_id
+     ${soldItemJoins}
+     where p.id = ?`,
+    [paymentId],
+  );
+  if (!row) return null;
+  const payment: Record<string, unknown> = {};
+  const subscription: Record<string, unknown> = {};
+  const sold: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(row)) {
+    if (column.startsWith('subscription__')) subscription[column.slice('subscription__'.length)] = value;
+    else if (column.startsWith('sold__')) sold[column.slice('sold__'.length)] = value;
+    else payment[column] = value;
+  }
+  return {
+    payment: payment as unknown as PaymentRow,
+    subscription: subscription.id ? subscription as unknown as RenewalCharge['subscription'] : null,
+    sold: sold as unknown as SoldItem,
+  };
+}
+
+/**
+ * Whether the renewal job of this payment (its id is the payment's, `workers/subscriptions/clock.ts`)
+ * has still to end: waiting, running or waiting for a retry. While it has, the job applies the
+ * charge's outcome itself: it reads the order's status right after the charge, and a retried one
+ * reads it before anything else.
+ */
+export async function renewalJobPending(db: Knex, paymentId: string): Promise<boolean> {
+  const { rows: [row] } = await db.raw<{ rows: { pending: boolean }[] }>(
+    "select exists (select 1 from pgboss.job where name = 'subscription-renew' and id = ? and state in ('created', 'retry', 'active')) as pending",
+    [paymentId],
+  );
+  return row.pending;
+}
