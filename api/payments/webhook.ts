@@ -10,8 +10,9 @@ export const WEBHOOK_PATH = '/webhooks/payment-processor';
  * The processor's signed notification (outside `/v1`: not part of the client API). It only says
  * which order moved; the order's state is then read with a status query and applied, so a duplicate,
  * a late or an out-of-order notification is harmless. A success about a payment already succeeded
- * needs no query, nor does one about a renewal charge whose job has not ended (the job applies it). A notification that is unsigned, badly signed
- * or incomplete changes nothing and is logged. Non-2xx answers make the processor deliver again.
+ * needs no query, nor does one about a renewal charge whose job has not ended (the job applies it).
+ * A notification that is unsigned, badly signed or incomplete changes nothing and is logged. Non-2xx
+ * answers make the processor deliver again.
  */
 export function paymentWebhook(): Middleware<ApiContext['state'], ApiContext> {
   return async (ctx, next) => {
