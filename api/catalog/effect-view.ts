@@ -185,7 +185,8 @@ function effectOf(row: EffectRow, url: PublicUrl): Effect {
  * and unlisted effects render too: a generation made with an effect shows it whatever became of it.
  *
  * `category_ids` puts enabled categories first, each group in the effect's own order; `author_name`
- * is null for official effects, for an author without a name and for a deleted author.
+ * is null for official effects, for an author without a name and for a deleted author. Every page
+ * of every list and search ends here: a named statement, planned once per connection and locale.
  */
 export async function loadEffects(db: Knex, url: PublicUrl, ids: string[], locale: Locale): Promise<Effect[]> {
   if (!ids.length) return [];
@@ -201,7 +202,7 @@ export async function loadEffects(db: Knex, url: PublicUrl, ids: string[], local
      from effects e left join authors a on a.id = e.author_id
      where e.id = any(:ids::uuid[])`,
     { ids },
-  );
+  ).options({ name: `load-effects-${locale}` });
   const byId = new Map(rows.map((row) => [row.id, effectOf(row, url)]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }

@@ -19,6 +19,12 @@ import { maxThematicEffects } from './thematic-search';
  * with every word come first (alone, when there are any); otherwise effects with part of the words,
  * most words first. Then more words in the name, in tags or categories, in the description; ties
  * keep the catalog order. Thematic ids, when given, follow the matches by words.
+ *
+ * How (issue 15): the effects with every word come from one search of the weighted documents
+ * (migration `search_documents`: name A, tags and categories B, description C), and only those are
+ * ranked, each word's level read from the weights. Only when none has every word are each word's
+ * hits gathered per field through the fields' own indexes. The statement is prepared once per
+ * connection and locale (a named statement), so it is not planned again for each query.
  */
 export async function searchEffectIds(
   db: Knex,
@@ -53,70 +59,106 @@ export async function searchEffectIds(
          end as forms
        from stemmed w
      ),
+     -- A word matches the start of a word in a name, a tag or a category (start), or any of its forms
+     -- anywhere (forms). In the weighted document: the name is A, labels (tags, categories) B.
      word_queries as (
        select f.position,
-         (select string_agg('''' || form || '''', ' | ') from unnest(f.forms) as form)::tsquery as forms_query,
-         ('''' || f.word || ''':* | ' || (select string_agg('''' || form || '''', ' | ') from unnest(f.forms) as form))::tsquery as start_query
-       from word_forms f
+         forms.any_field::tsquery as forms,
+         ('''' || f.word || ''':* | ' || forms.any_field)::tsquery as start,
+         ('''' || f.word || ''':*AB | ' || forms.any_field)::tsquery as in_document,
+         ('''' || f.word || ''':*A | ' || forms.in_name)::tsquery as in_name,
+         ('''' || f.word || ''':*B | ' || forms.in_labels)::tsquery as in_labels
+       from word_forms f, lateral (
+         select string_agg('''' || form || '''', ' | ') as any_field,
+           string_agg('''' || form || ''':A', ' | ') as in_name,
+           string_agg('''' || form || ''':B', ' | ') as in_labels
+         from unnest(f.forms) as form
+       ) forms
      ),
+     -- Effects with every word: one search of the documents' index, then each word's level is read
+     -- from the weights of these few: name (3), tag or category (2), description (1).
+     complete as (
+       select e.id, e.demoted_at, e.position, e.created_at, d.document_${locale} as document
+       from effect_search d join effects e on e.id = d.effect_id
+       where d.document_${locale} @@ (select string_agg('(' || in_document::text || ')', ' & ')::tsquery from word_queries)
+         and ${availableEffect('e')} and ${filterConditions('e.id')}
+     ),
+     complete_scored as (
+       select c.id, c.demoted_at, c.position, c.created_at, counts.*
+       from complete c, lateral (
+         select count(*) as matched,
+           count(*) filter (where level = 3) as in_name,
+           count(*) filter (where level = 2) as in_tags,
+           count(*) filter (where level = 1) as in_description
+         from (
+           select case when c.document @@ q.in_name then 3 when c.document @@ q.in_labels then 2 else 1 end as level
+           from word_queries q
+         ) levels
+       ) counts
+     ),
+     -- Only when no effect has every word: each word's hits in each field, through the per-field
+     -- indexes (thousands of effects may have one of the words), at the word's best level.
      hits as (
        select v.effect_id, q.position, 3 as level
-       from word_queries q join effect_search v on v.name_vector_${locale} @@ q.start_query
+       from word_queries q join effect_search v on v.name_vector_${locale} @@ q.start
+       where not exists (select 1 from complete)
        union all
        select v.effect_id, q.position, 1
-       from word_queries q join effect_search v on v.description_vector_${locale} @@ q.forms_query
+       from word_queries q join effect_search v on v.description_vector_${locale} @@ q.forms
+       where not exists (select 1 from complete)
        union all
        select et.effect_id, q.position, 2
        from word_queries q
-       join tags t on t.name_vector_${locale} @@ q.start_query
+       join tags t on t.name_vector_${locale} @@ q.start
        join effect_tags et on et.tag_id = t.id
+       where not exists (select 1 from complete)
        union all
        select ec.effect_id, q.position, 2
        from word_queries q
-       join categories c on c.enabled and c.name_vector_${locale} @@ q.start_query
+       join categories c on c.enabled and c.name_vector_${locale} @@ q.start
        join effect_categories ec on ec.category_id = c.id
+       where not exists (select 1 from complete)
      ),
      word_levels as (
        select effect_id, position, max(level) as level from hits group by effect_id, position
      ),
-     scored as (
-       select effect_id, count(*) as matched,
-         count(*) filter (where level = 3) as in_name,
-         count(*) filter (where level = 2) as in_tags,
-         count(*) filter (where level = 1) as in_description
-       from word_levels group by effect_id
+     partial_scored as (
+       select e.id, e.demoted_at, e.position, e.created_at, s.matched, s.in_name, s.in_tags, s.in_description
+       from (
+         select effect_id, count(*) as matched,
+           count(*) filter (where level = 3) as in_name,
+           count(*) filter (where level = 2) as in_tags,
+           count(*) filter (where level = 1) as in_description
+         from word_levels group by effect_id
+       ) s
+       join effects e on e.id = s.effect_id
+       where ${availableEffect('e')} and ${filterConditions('e.id')}
      ),
-     word_count as (select count(*) as n from stemmed),
-     complete as (
-       select s.* from scored s join effects e on e.id = s.effect_id
-       where s.matched = (select n from word_count) and ${availableEffect('e')} and ${filterConditions('e.id')}
-     ),
-     -- Partial matches are ranked only when no effect has every word (none is complete).
      chosen as (
-       select * from complete
+       select * from complete_scored
        union all
-       select s.* from scored s join effects e on e.id = s.effect_id
-       where not exists (select 1 from complete) and ${availableEffect('e')} and ${filterConditions('e.id')}
+       select * from partial_scored
      ),
      thematic as (
-       select e.id as effect_id, suggested.rank
+       select e.id, e.demoted_at, e.position, e.created_at, suggested.rank
        from unnest(:thematicIds::uuid[]) with ordinality as suggested(id, rank)
        join effects e on e.id = suggested.id
        where ${availableEffect('e')} and ${filterConditions('e.id')}
-         and not exists (select 1 from chosen where chosen.effect_id = e.id)
+         and not exists (select 1 from chosen where chosen.id = e.id)
        order by suggested.rank
        limit ${maxThematicEffects}
      ),
      ranked as (
-       select effect_id, 0 as part, matched, in_name, in_tags, in_description, 0 as thematic_rank from chosen
+       select id, demoted_at, position, created_at, 0 as part, matched, in_name, in_tags, in_description, 0 as thematic_rank
+       from chosen
        union all
-       select effect_id, 1, 0, 0, 0, 0, rank from thematic
+       select id, demoted_at, position, created_at, 1, 0, 0, 0, 0, rank from thematic
      )
      select (select count(*) from ranked) as total,
        array(
          -- Only the page is sorted in full (a top-N sort), not every match.
-         select r.effect_id from ranked r join effects e on e.id = r.effect_id
-         order by r.part, r.matched desc, r.in_name desc, r.in_tags desc, r.in_description desc, r.thematic_rank, ${curatedOrder('e')}
+         select r.id from ranked r
+         order by r.part, r.matched desc, r.in_name desc, r.in_tags desc, r.in_description desc, r.thematic_rank, ${curatedOrder('r')}
          limit :limit offset :offset
        ) as ids`,
     {
@@ -129,6 +171,6 @@ export async function searchEffectIds(
       limit: paging.limit,
       offset: paging.offset,
     },
-  );
+  ).options({ name: `search-effect-ids-${locale}` });
   return rows[0];
 }

@@ -9,7 +9,7 @@ import { CatalogImportError, type CatalogDocument, type ImportProgress } from '.
 import { demoClip, demoPoster } from '../../../media/demo-assets';
 import { CatalogFileError, importCatalogFile } from '../../../scripts/import-catalog';
 import { client } from '../../client';
-import { resetDatabase, services, startTestApp, type TestApp, serviceEnv } from '../../harness';
+import { appClient, resetDatabase, services, startTestApp, type TestApp, serviceEnv } from '../../harness';
 import { slugsOf } from './fixtures';
 
 const goodCatalog: CatalogDocument = {
@@ -41,7 +41,7 @@ describe('catalog import', function () {
 
   before(async () => {
     app = await startTestApp();
-    api = client(app.url);
+    api = appClient(app);
     folder = mkdtempSync(path.join(os.tmpdir(), 'catalog-import-'));
     const media = path.join(folder, 'media');
     rmSync(media, { recursive: true, force: true });

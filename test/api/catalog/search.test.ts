@@ -213,6 +213,87 @@ describe('catalog search (rule 4)', () => {
     });
   });
 
+  describe('one query path after another (issue 15: the weighted documents)', () => {
+    it('finds effects with every word across name, tag, category and description, typo or prefix in any word', async () => {
+      expect(await search('зимний партрет')).to.deep.equal(['winter-portrait']);
+      expect(await search('зим порт')).to.deep.equal(['winter-portrait']);
+      expect(await search('winter portrat soft', 'en')).to.deep.equal(['winter-portrait']);
+      // "весёлое" is only the name of the category "fun", "снежный" only in a description.
+      expect(await search('весёлое снежный')).to.deep.equal(['winter-portrait']);
+      expect(await search('весёлое танцевальное')).to.deep.equal(['dance']);
+      expect(await search('fun dance', 'en')).to.deep.equal(['dance']);
+    });
+
+    it('falls back to part of the words when a word matches nothing, the category word at its level', async () => {
+      // Every effect of "fun" has "весел" through its category (level 2); "видео" is in the dance's name.
+      expect(await search('весел видео ксилофон')).to.deep.equal(['dance', 'winter-portrait', 'portrait-series', 'golden']);
+    });
+
+    it('answers a query that matches nothing with an empty page and total 0', async () => {
+      const answer = await t.api.get(`/v1/effects?search=${encodeURIComponent('ксилофон барабан')}`);
+      expect(answer.body).to.deep.equal({ items: [], total: 0, limit: 20, offset: 0 });
+      expect(await search('xylophone', 'en')).to.deep.equal([]);
+    });
+
+    it('matches in the language of the locale only, tag slugs in both', async () => {
+      expect(await search('golden')).to.deep.equal([]);
+      expect(await search('золотой', 'en')).to.deep.equal([]);
+      expect(await search('winter')).to.deep.equal(['winter-portrait']);
+      expect(await search('зимний', 'en')).to.deep.equal([]);
+    });
+  });
+
+  describe('labels follow catalog changes in the same transaction', () => {
+    after(async () => {
+      await resetDatabase();
+      await searchCatalog();
+    });
+
+    it('a category enabled or disabled takes its name into or out of search', async () => {
+      const { db } = services();
+      await db('categories').where({ slug: 'archive' }).update({ enabled: true });
+      expect(await search('архив')).to.deep.equal(['golden', 'archived-portrait']);
+      expect(await search('золотой архив')).to.deep.equal(['golden']);
+      await db('categories').where({ slug: 'archive' }).update({ enabled: false });
+      expect(await search('архив')).to.deep.equal([]);
+      expect(await search('золотой архив')).to.deep.equal(['golden']);
+    });
+
+    it('a renamed tag or category is found by its new name only', async () => {
+      const { db } = services();
+      await db('tags').where({ slug: 'winter' }).update({ name_ru: 'стужа' });
+      expect(await search('стужа')).to.deep.equal(['winter-portrait']);
+      expect(await search('зима')).to.deep.equal([]);
+      await db('categories').where({ slug: 'fun' }).update({ name_en: 'Joy' });
+      expect(await search('joy', 'en')).to.have.length(4);
+      expect(await search('fun', 'en')).to.deep.equal([]);
+    });
+
+    it('a tag or category linked, moved or unlinked changes what the effect matches', async () => {
+      const { db } = services();
+      const [dance, portraitTag, portraits, fun] = await Promise.all([
+        db('effects').where({ slug: 'dance' }).first('id'),
+        db('tags').where({ slug: 'portrait' }).first('id'),
+        db('categories').where({ slug: 'portraits' }).first('id'),
+        db('categories').where({ slug: 'fun' }).first('id'),
+      ]);
+      await db('effect_tags').insert({ effect_id: dance.id, tag_id: portraitTag.id });
+      expect(await search('портрет видео')).to.deep.equal(['dance']);
+      await db('effect_tags').where({ effect_id: dance.id, tag_id: portraitTag.id }).delete();
+      // Partial matches again: names first (catalog order), then the tag, then the description.
+      expect(await search('портрет видео')).to.deep.equal(['winter-portrait', 'dance', 'golden', 'portrait-series']);
+      await db('effect_categories').where({ effect_id: dance.id, category_id: fun.id }).update({ category_id: portraits.id });
+      expect(await search('портреты танцевальное')).to.deep.equal(['dance']);
+      expect(await search('весел танцевальное')).to.deep.equal(['dance', 'winter-portrait', 'portrait-series', 'golden']);
+    });
+
+    it('emptying the tag links takes every tag name out of search', async () => {
+      await services().db.raw('truncate effect_tags');
+      expect(await search('зима')).to.deep.equal([]);
+      expect(await search('зимний')).to.deep.equal(['winter-portrait']);
+    });
+  });
+
   describe('thematic search hook', () => {
     let themed: TestApp;
     const asked: string[] = [];
@@ -275,6 +356,8 @@ describe('catalog search on a large catalog', function () {
 
   it('matches words through the GIN indexes, never by reading every effect\'s vectors', async () => {
     const plan = await searchPlan('зимний партрет');
+    // Effects with every word through the weighted documents; partial matches through the fields' own indexes.
+    expect(plan).to.contain('Bitmap Index Scan on effect_search_document_ru');
     expect(plan).to.contain('Bitmap Index Scan on effect_search_name_ru');
     expect(plan).to.contain('Bitmap Index Scan on effect_search_description_ru');
     expect(plan).not.to.contain('Seq Scan on effect_search');
