@@ -47,6 +47,33 @@ export interface SubscriptionBenchResult {
   extraAttempts: number;
   /** CPU ms per renewal, from the moment they fell due until the last was done, by process role. */
   cpuMsPerRenewal: { schedulers: number; workers: number; webAndSimulator: number; postgres: number };
+  /** Statements and transactions per renewal, when the database has `pg_stat_statements` loaded. */
+  statementsPerRenewal: { statements: number; transactions: number; top: { calls: number; query: string }[] } | null;
+}
+
+/** Resets `pg_stat_statements` and answers true, or false when the server does not load it. */
+async function resetStatementCounts(db: Knex): Promise<boolean> {
+  try {
+    await db.raw('create extension if not exists pg_stat_statements');
+    await db.raw('select pg_stat_statements_reset()');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function statementCounts(db: Knex, count: number): Promise<SubscriptionBenchResult['statementsPerRenewal']> {
+  const { rows } = await db.raw<{ rows: { calls: string; query: string }[] }>(
+    "select calls::text as calls, query from pg_stat_statements where query not like '%pg_stat_statements%' order by pg_stat_statements.calls desc",
+  );
+  const isTransactionEnd = (query: string) => /^(commit|rollback)\b/i.test(query.trim());
+  const statements = rows.filter((row) => !/^(begin|commit|rollback|savepoint|release)\b/i.test(row.query.trim()));
+  const sum = (list: typeof rows) => list.reduce((total, row) => total + Number(row.calls), 0);
+  return {
+    statements: sum(statements) / count,
+    transactions: sum(rows.filter((row) => isTransactionEnd(row.query))) / count,
+    top: statements.slice(0, 25).map((row) => ({ calls: Number(row.calls) / count, query: row.query.replace(/\s+/g, ' ').slice(0, 160) })),
+  };
 }
 
 /**
@@ -139,9 +166,11 @@ export async function benchSubscriptions(services: Services, options: Subscripti
     );
     await db.raw('update plan_credit_buckets set expires_at = ? where burned_at is null', [due]);
 
+    const countingStatements = await resetStatementCounts(db);
     const cpuBefore = await cpuNow();
     await eventually(() => countWhere(db, "status = 'active' and period = 2"), (renewed) => renewed === options.count, 600_000, 200);
     const cpuAfter = await cpuNow();
+    const statementsPerRenewal = countingStatements ? await statementCounts(db, options.count) : null;
     const perRenewal = (role: keyof typeof cpuBefore) => (cpuAfter[role] - cpuBefore[role]) / options.count;
     const { rows: [timing] } = await db.raw<{ rows: { last_done_s: number }[] }>(
       'select extract(epoch from max(paid_at) - ?::timestamptz)::float8 as last_done_s from payments where period = 2',
@@ -163,6 +192,7 @@ export async function benchSubscriptions(services: Services, options: Subscripti
       doubleCharges: charges.double_charges,
       extraAttempts: charges.extra_attempts,
       cpuMsPerRenewal: { schedulers: perRenewal('schedulers'), workers: perRenewal('workers'), webAndSimulator: perRenewal('webAndSimulator'), postgres: perRenewal('postgres') },
+      statementsPerRenewal,
     };
   } finally {
     for (const role of roles) await role.stop();
@@ -184,7 +214,15 @@ export function formatSubscriptionBench(result: SubscriptionBenchResult, options
     `CPU ms per renewal: schedulers ${cpu.schedulers.toFixed(1)}, workers ${cpu.workers.toFixed(1)}, web + processor simulator (this process) ${cpu.webAndSimulator.toFixed(1)},`
       + ` Postgres ${cpu.postgres.toFixed(1)}; in all ${(cpu.schedulers + cpu.workers + cpu.webAndSimulator + cpu.postgres).toFixed(1)}`
       + ` (the goal's budget on 2 cores: ${((2 * 60_000) / 10_000).toFixed(1)})`,
+    ...(result.statementsPerRenewal ? statementLines(result.statementsPerRenewal) : []),
   ].join('\n');
+}
+
+function statementLines(counts: NonNullable<SubscriptionBenchResult['statementsPerRenewal']>): string[] {
+  return [
+    `statements per renewal (pg_stat_statements, the bench's own counting included): ${counts.statements.toFixed(1)} in ${counts.transactions.toFixed(2)} transactions; the most called:`,
+    ...counts.top.map((row) => `  ${row.calls.toFixed(2)}  ${row.query}`),
+  ];
 }
 
 async function main(): Promise<void> {

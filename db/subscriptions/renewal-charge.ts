@@ -10,9 +10,9 @@ export interface RenewalCharge {
   sold: SoldItem;
 }
 
-/** One read for the whole of it (a renewal job used to read the three apart). Null for an unknown payment. */
-export async function renewalChargeOf(db: Knex, paymentId: string): Promise<RenewalCharge | null> {
-  const { rows: [row] } = await db.raw<{ rows: (PaymentRow & Record<string, unknown>)[] }>(
+/** One read for a batch of renewal jobs, each payment with all it needs; an unknown payment is absent. */
+export async function renewalChargesOf(db: Knex, paymentIds: readonly string[]): Promise<Map<string, RenewalCharge>> {
+  const { rows } = await db.raw<{ rows: (PaymentRow & Record<string, unknown>)[] }>(
     `select p.*,
        s.id as subscription__id, s.status as subscription__status, s.period as subscription__period,
        s.cancel_at_period_end as subscription__cancel_at_period_end, s.card_binding_id as subscription__card_binding_id,
@@ -21,10 +21,13 @@ export async function renewalChargeOf(db: Knex, paymentId: string): Promise<Rene
      join users u on u.id = p.user_id
      left join subscriptions s on s.id = p.subscription_id
      ${soldItemJoins}
-     where p.id = ?`,
-    [paymentId],
+     where p.id = any(?::uuid[])`,
+    [[...paymentIds]],
   );
-  if (!row) return null;
+  return new Map(rows.map((row) => [row.id, renewalChargeOfRow(row)]));
+}
+
+function renewalChargeOfRow(row: PaymentRow & Record<string, unknown>): RenewalCharge {
   const payment: Record<string, unknown> = {};
   const subscription: Record<string, unknown> = {};
   const sold: Record<string, unknown> = {};

@@ -1,14 +1,19 @@
-import { applyProcessorOrder } from '../../db/payments/apply-order';
+import type { Knex } from 'knex';
+import { applyProcessorOrderIn } from '../../db/payments/apply-order';
 import { closeUnregistered } from '../../db/payments/close-unregistered';
 import { markPaymentFailed } from '../../db/payments/mark-payment-failed';
 import type { PaymentRow } from '../../db/payments/model';
 import { orderRegistration } from '../../db/payments/order-registration';
 import { ProcessorRejectedError } from '../../db/payments/processor/errors';
+import type { ProcessorOrder } from '../../db/payments/processor/payment-processor';
 import { recordRegistration } from '../../db/payments/record-registration';
 import { expireSubscription } from '../../db/subscriptions/expire-subscription';
-import { renewalChargeOf, type RenewalCharge } from '../../db/subscriptions/renewal-charge';
+import { renewalChargesOf, type RenewalCharge } from '../../db/subscriptions/renewal-charge';
 import type { RunningPart, Services } from '../../services';
-import { startQueueConsumer } from '../runtime/queue-consumer';
+import { startBatchQueueConsumer } from '../runtime/queue-consumer';
+
+/** Renewal jobs handled together by one worker. */
+export const renewalJobBatchSize = 8;
 
 /**
  * The `subscription-renew` job of the worker role: charges the subscription's saved card for the
@@ -24,19 +29,66 @@ import { startQueueConsumer } from '../runtime/queue-consumer';
  */
 export type RenewalOutcome = 'applied' | 'skipped' | 'closed' | 'refused';
 
+/** What a charge left to write: the order's status to apply, or a refused charge to take as a decline. */
+type Settlement = { payment: PaymentRow; order: ProcessorOrder; outcome: 'applied' } | { payment: PaymentRow; order: null; outcome: 'refused' };
+
 export async function chargeRenewal(services: Services, paymentId: string): Promise<RenewalOutcome> {
+  const result = (await chargeRenewals(services, [paymentId])).get(paymentId)!;
+  if (result.status === 'rejected') throw result.reason;
+  return result.value;
+}
+
+/**
+ * A batch of renewal jobs: one read for all their payments, the processor calls of each at once,
+ * and the outcomes written in one transaction (in payment order). Should that transaction fail, each
+ * outcome is written in its own, so one bad row holds back only itself. Answers each payment's
+ * outcome, or why it failed (its job is retried).
+ */
+export async function chargeRenewals(services: Services, paymentIds: readonly string[]): Promise<Map<string, PromiseSettledResult<RenewalOutcome>>> {
+  const charges = await renewalChargesOf(services.db, paymentIds);
+  const charged = await Promise.allSettled(paymentIds.map((paymentId) => charge(services, charges.get(paymentId) ?? null)));
+  const results = new Map(paymentIds.map((paymentId, index): [string, PromiseSettledResult<RenewalOutcome | Settlement>] => [paymentId, charged[index]]));
+  const settlements = [...results.values()]
+    .flatMap((result) => (result.status === 'fulfilled' && typeof result.value === 'object' ? [result.value] : []))
+    .sort((a, b) => (a.payment.id < b.payment.id ? -1 : 1));
+  for (const [paymentId, settled] of await writeSettlements(services, settlements)) results.set(paymentId, settled);
+  return results as Map<string, PromiseSettledResult<RenewalOutcome>>;
+}
+
+async function writeSettlements(services: Services, settlements: Settlement[]): Promise<Map<string, PromiseSettledResult<RenewalOutcome>>> {
+  const { db, log } = services;
+  const write = (trx: Knex.Transaction, settlement: Settlement) => (settlement.order
+    ? applyProcessorOrderIn(trx, services, settlement.payment, settlement.order)
+    : markPaymentFailed(trx, settlement.payment.id, services.config.payments).then(() => undefined));
+  const written = (settlement: Settlement): [string, PromiseSettledResult<RenewalOutcome>] => [settlement.payment.id, { status: 'fulfilled', value: settlement.outcome }];
+  if (settlements.length === 0) return new Map();
+  try {
+    await db.transaction(async (trx) => {
+      for (const settlement of settlements) await write(trx, settlement);
+    });
+    return new Map(settlements.map(written));
+  } catch (error) {
+    if (settlements.length === 1) return new Map([[settlements[0].payment.id, { status: 'rejected', reason: error }]]);
+    log.warn({ err: error, payments: settlements.length }, 'subscriptions: a batch of renewal outcomes failed; writing each on its own');
+    const one = await Promise.allSettled(settlements.map((settlement) => db.transaction((trx) => write(trx, settlement))));
+    return new Map(settlements.map((settlement, index) => {
+      const result = one[index];
+      return result.status === 'fulfilled' ? written(settlement) : [settlement.payment.id, result];
+    }));
+  }
+}
+
+/** One renewal's processor calls (each guarded as said above); answers what is left to write. */
+async function charge(services: Services, renewal: RenewalCharge | null): Promise<RenewalOutcome | Settlement> {
   const { db, log, config, paymentProcessor: processor } = services;
-  const charge = await renewalChargeOf(db, paymentId);
-  if (!charge?.payment.subscription_id || charge.payment.status !== 'created') return 'skipped';
-  const { payment, subscription } = charge;
+  if (!renewal?.payment.subscription_id || renewal.payment.status !== 'created') return 'skipped';
+  const { payment, subscription } = renewal;
+  const paymentId = payment.id;
   let orderId = payment.processor_order_id;
   if (orderId) {
     // A retried job: the charge may have happened before the job broke.
     const order = await processor.getOrder(orderId);
-    if (order.state !== 'created') {
-      await applyProcessorOrder(services, payment, order);
-      return 'applied';
-    }
+    if (order.state !== 'created') return { payment, order, outcome: 'applied' };
   }
   if (!subscription || !chargeable(subscription, payment)) {
     // Cancelled, revoked or left without a card while the job waited: nothing is charged. A cancelled
@@ -53,7 +105,7 @@ export async function chargeRenewal(services: Services, paymentId: string): Prom
   }
   if (!orderId) {
     try {
-      const order = await processor.registerOrder(orderRegistration(config.publicBaseUrl, payment, charge.sold));
+      const order = await processor.registerOrder(orderRegistration(config.publicBaseUrl, payment, renewal.sold));
       await recordRegistration(db, payment.id, order);
       orderId = order.orderId;
     } catch (error) {
@@ -75,11 +127,9 @@ export async function chargeRenewal(services: Services, paymentId: string): Prom
   if (refused && order.state === 'created') {
     // The processor will not charge this order (an unknown card, say): taken as a decline.
     log.warn({ paymentId, err: refused }, 'subscriptions: the processor refused a renewal charge');
-    await db.transaction((trx) => markPaymentFailed(trx, payment.id, config.payments));
-    return 'refused';
+    return { payment, order: null, outcome: 'refused' };
   }
-  await applyProcessorOrder(services, payment, order);
-  return 'applied';
+  return { payment, order, outcome: 'applied' };
 }
 
 /** Still to be charged: live, not cancelled, this payment's period is the next one, and a card is saved. */
@@ -91,12 +141,20 @@ function chargeable(subscription: NonNullable<RenewalCharge['subscription']>, pa
 }
 
 export async function startSubscriptionRenewals(services: Services): Promise<RunningPart> {
-  return startQueueConsumer(services, {
+  return startBatchQueueConsumer(services, {
     queue: 'subscription-renew',
-    // Each job waits on the processor three times: many at once keep a batch of renewals moving, but
-    // not so many that a busy processor answers them after the client's timeout.
-    concurrency: 16,
+    // Each job waits on the processor three times: many at once keep renewals moving, but not so many
+    // that a busy processor answers them after the client's timeout. Batches of 8 share their reads,
+    // their writes and their fetch and completion.
+    concurrency: 4,
+    batchSize: renewalJobBatchSize,
     idleMs: 500,
-    handle: async (job) => { await chargeRenewal(services, job.data.paymentId); },
+    handleBatch: async (jobs) => {
+      const results = await chargeRenewals(services, jobs.map((job) => job.data.paymentId));
+      return new Map(jobs.flatMap((job) => {
+        const result = results.get(job.data.paymentId)!;
+        return result.status === 'rejected' ? [[job.id, result.reason as Error]] : [];
+      }));
+    },
   });
 }

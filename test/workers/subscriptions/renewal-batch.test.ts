@@ -10,7 +10,7 @@ import { claimDueSubscriptions } from '../../../db/subscriptions/claim-due-subsc
 import type { PlanRow, SubscriptionRow } from '../../../db/subscriptions/model';
 import type { Services } from '../../../services';
 import { advanceSubscription, startRenewalBatch } from '../../../workers/subscriptions/clock';
-import { chargeRenewal } from '../../../workers/subscriptions/renewal';
+import { chargeRenewal, chargeRenewals } from '../../../workers/subscriptions/renewal';
 import { expectLedgerConsistent } from '../../accounts';
 import { services } from '../../harness';
 import { notificationSecret, paymentRow, startTestbed, type Testbed } from '../../payment-testbed';
@@ -190,6 +190,88 @@ describe('subscriptions: renewals started in batches', () => {
     expect(await db('credit_transactions').where({ kind: 'plan_expired' })).to.deep.equal([]);
     expect(await startRenewalBatch(app)).to.equal(2);
     await expectLedgerConsistent();
+  });
+
+  describe('renewal jobs charged in batches (chargeRenewals)', () => {
+    const outcomesOf = async (paymentIds: string[]) => {
+      const results = await chargeRenewals(app, paymentIds);
+      return paymentIds.map((id) => {
+        const result = results.get(id)!;
+        return result.status === 'fulfilled' ? result.value : `rejected: ${(result.reason as Error).message}`;
+      });
+    };
+    const grantsOf = (userId: string) => db('credit_transactions').where({ user_id: userId, kind: 'plan_grant' });
+
+    it('one batch with a declined, a refused and an unknown payment among them: each gets its own outcome, the others renew once', async () => {
+      const ended = await endedSubscriptions(4);
+      expect(await operatorOnFirstOrder(bed, ended[1].id, 'decline-next')).to.equal(200);
+      expect(await startRenewalBatch(app)).to.equal(4);
+      // The processor knows no such card: it refuses the charge, taken as a decline.
+      await db('subscriptions').where({ id: ended[2].id }).update({ card_binding_id: 'no-such-binding' });
+      const payments = await Promise.all(ended.map(async (row) => (await renewalPayments(row.id))[0]));
+      bed.processor.resetCounts();
+      const unknown = '00000000-0000-4000-8000-000000000000';
+      expect(await outcomesOf([...payments.map((payment) => payment.id), unknown])).to.deep.equal(['applied', 'applied', 'refused', 'applied', 'skipped']);
+      expect(bed.processor.charges).to.equal(4);
+      for (const index of [0, 3]) {
+        expect((await paymentRow(payments[index].id)).status).to.equal('succeeded');
+        expect(await subscriptionRow(ended[index].id)).to.include({ status: 'active', period: 2, renewal_attempts: 0 });
+        expect(await grantsOf(ended[index].user_id)).to.have.length(2);
+      }
+      for (const index of [1, 2]) {
+        expect((await paymentRow(payments[index].id)).status).to.equal('failed');
+        expect(await subscriptionRow(ended[index].id)).to.include({ status: 'past_due', period: 1, renewal_attempts: 1 });
+        expect(await grantsOf(ended[index].user_id)).to.have.length(1);
+      }
+      await expectLedgerConsistent();
+    });
+
+    it('two workers with the same batch at once: each period charged once, granted once, burned once', async () => {
+      const ended = await endedSubscriptions(3);
+      expect(await startRenewalBatch(app)).to.equal(3);
+      const paymentIds = await Promise.all(ended.map(async (row) => (await renewalPayments(row.id))[0].id));
+      bed.processor.resetCounts();
+      const [first, second] = await Promise.all([outcomesOf(paymentIds), outcomesOf([...paymentIds].reverse())]);
+      // Whichever run lost a race found the payment done, or the order charged (then applying it changed nothing).
+      for (const outcome of [...first, ...second]) expect(outcome).to.be.oneOf(['applied', 'skipped']);
+      // One order each, captured once (the loser's charge call is refused: the order is no longer untried).
+      for (const paymentId of paymentIds) {
+        expect([...bed.simulator.orders.values()].filter((order) => order.orderNumber === paymentId)).to.have.length(1);
+      }
+      for (const subscription of ended) {
+        expect(await subscriptionRow(subscription.id)).to.include({ status: 'active', period: 2 });
+        expect(await grantsOf(subscription.user_id)).to.have.length(2);
+        expect(await db('credit_transactions').where({ user_id: subscription.user_id, kind: 'plan_expired' })).to.have.length(1);
+        expect(await db('payments').where({ subscription_id: subscription.id, status: 'succeeded' })).to.have.length(2);
+      }
+      await expectLedgerConsistent();
+    });
+
+    it('a batch whose writing fails for one payment: the others are written on their own, that one is left for its retry', async () => {
+      const ended = await endedSubscriptions(3);
+      expect(await startRenewalBatch(app)).to.equal(3);
+      const payments = await Promise.all(ended.map(async (row) => (await renewalPayments(row.id))[0]));
+      await db.raw("create function test_refuse_renewal() returns trigger language plpgsql as $$ begin raise exception 'refused by the test'; end $$");
+      await db.raw(`create trigger test_refuse_renewal before update on payments for each row when (new.id = '${payments[1].id}' and new.status = 'succeeded') execute function test_refuse_renewal()`);
+      try {
+        const outcomes = await outcomesOf(payments.map((payment) => payment.id));
+        expect([outcomes[0], outcomes[2]]).to.deep.equal(['applied', 'applied']);
+        expect(outcomes[1]).to.match(/^rejected: .*refused by the test$/s);
+      } finally {
+        await db.raw('drop trigger test_refuse_renewal on payments');
+        await db.raw('drop function test_refuse_renewal()');
+      }
+      expect((await paymentRow(payments[1].id)).status).to.equal('created');
+      expect(await subscriptionRow(ended[1].id)).to.include({ status: 'active', period: 1 });
+      expect(await grantsOf(ended[1].user_id)).to.have.length(1);
+      for (const index of [0, 2]) expect(await subscriptionRow(ended[index].id)).to.include({ status: 'active', period: 2 });
+      // Its retry reads the charged order and applies it, charging nothing again.
+      bed.processor.resetCounts();
+      expect(await outcomesOf([payments[1].id])).to.deep.equal(['applied']);
+      expect(bed.processor.charges).to.equal(0);
+      expect(await subscriptionRow(ended[1].id)).to.include({ status: 'active', period: 2 });
+      await expectLedgerConsistent();
+    });
   });
 
   describe('the processor\'s notification about a renewal charge', () => {
