@@ -83,6 +83,12 @@ export async function storedUpload(userId: string, body: Buffer | null, contentT
   return ticket.id;
 }
 
+/** A push device of the user, as `POST /v1/push/devices` keeps it: a terminal generation of theirs then sends a push job. */
+export async function registeredPushDevice(userId: string, platform: 'ios' | 'android' = 'ios'): Promise<string> {
+  const [row] = await services().db('push_devices').insert({ user_id: userId, token: `token-${randomUUID()}`, platform }).returning('id');
+  return row.id;
+}
+
 export async function statusOf(db: Knex, generationId: string): Promise<{ status: string; error_code: string | null }> {
   return db('generations').where({ id: generationId }).first('status', 'error_code');
 }

@@ -14,8 +14,23 @@ export async function notifyGenerationStatus(trx: Knex.Transaction, event: Gener
   await notify(trx, 'generation_status', { id: event.id, user_id: event.user_id, status: event.status, error_code: event.error_code });
 }
 
-/** A terminal status also sends a push (the contract: every terminal status, early `failed` included). */
-export async function announceTerminalStatus(trx: Knex.Transaction, boss: PgBoss, event: GenerationStatusEvent & { status: 'succeeded' | 'failed' }): Promise<void> {
+/**
+ * What the RETURNING of a terminal transition adds, so that whether the user has a push device
+ * costs no statement of its own.
+ */
+export const HAS_PUSH_DEVICE = 'exists (select 1 from push_devices d where d.user_id = generations.user_id) as has_push_device';
+
+/**
+ * A terminal status also sends a push (the contract: every terminal status, early `failed` included)
+ * to every device of the user: a user without one (most guests) gets no `push-send` job, which
+ * would only have found no device, at five statements per generation.
+ */
+export async function announceTerminalStatus(
+  trx: Knex.Transaction,
+  boss: PgBoss,
+  event: GenerationStatusEvent & { status: 'succeeded' | 'failed'; has_push_device: boolean },
+): Promise<void> {
   await notifyGenerationStatus(trx, event);
+  if (!event.has_push_device) return;
   await enqueue(boss, trx, 'push-send', generationPush({ userId: event.user_id, generationId: event.id, status: event.status, errorCode: event.error_code }));
 }

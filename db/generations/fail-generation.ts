@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import { releaseGenerationSlot } from '../../pool/release-generation-slot';
 import { credit } from '../credits/ledger';
-import { announceTerminalStatus } from './announce';
+import { announceTerminalStatus, HAS_PUSH_DEVICE } from './announce';
 import type { GenerationRow } from './model';
 import { finishSubmitJob } from './submit-ticket';
 
@@ -29,17 +29,17 @@ export async function failGeneration(
   boss: PgBoss,
   failure: { generationId: string; from: FailedFrom; errorCode: string },
 ): Promise<boolean> {
-  const { rows: [row] } = await trx.raw<{ rows: Pick<GenerationRow, 'id' | 'user_id' | 'cost' | 'submit_job_id'>[] }>(
+  const { rows: [row] } = await trx.raw<{ rows: (Pick<GenerationRow, 'id' | 'user_id' | 'cost' | 'submit_job_id'> & { has_push_device: boolean })[] }>(
     `update generations
      set status = 'failed', error_code = :errorCode, finished_at = now(), next_poll_at = null, dispatch_until = null
      where id = :generationId and ${guards[failure.from]}
-     returning id, user_id, cost, submit_job_id`,
+     returning id, user_id, cost, submit_job_id, ${HAS_PUSH_DEVICE}`,
     { generationId: failure.generationId, errorCode: failure.errorCode },
   );
   if (!row) return false;
   await credit(trx, { userId: row.user_id, kind: 'refund', amount: row.cost, reference: row.id });
   await releaseGenerationSlot(trx, row.id);
   if (failure.from !== 'processing' && row.submit_job_id) await finishSubmitJob(boss, trx, row.submit_job_id);
-  await announceTerminalStatus(trx, boss, { id: row.id, user_id: row.user_id, status: 'failed', error_code: failure.errorCode });
+  await announceTerminalStatus(trx, boss, { id: row.id, user_id: row.user_id, status: 'failed', error_code: failure.errorCode, has_push_device: row.has_push_device });
   return true;
 }

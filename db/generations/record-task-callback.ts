@@ -10,6 +10,11 @@ import type { Knex } from 'knex';
  * over, as `pool/release-generation-slot.ts` frees it after a poll); and `NOTIFY provider_task_done`
  * sent (the payload of `provider_task_done` in `db/channels.ts`), delivered at commit. False for a replay, for another task (an orphan of a double
  * submission), for a generation no longer processing: nothing changes then.
+ *
+ * Its commit does not wait for the disk (`synchronous_commit` off for this statement's transaction
+ * only: a flush less on the slot's hand-over). What a crash could lose is only "look now" and a
+ * freed slot, both of which polling and the slot's lease recover; whatever acts on it (the next
+ * submission on the slot) commits synchronously after it, which flushes it too.
  */
 export async function recordTaskCallback(db: Knex, callback: { generationId: string; taskId: string }): Promise<boolean> {
   const { rowCount } = await db.raw<{ rowCount: number }>(
@@ -23,7 +28,8 @@ export async function recordTaskCallback(db: Knex, callback: { generationId: str
        update provider_slots set generation_id = null, lease_expires_at = null
        where generation_id in (select id from recorded)
      )
-     select pg_notify('provider_task_done', json_build_object('id', id)::text) from recorded`,
+     select pg_notify('provider_task_done', json_build_object('id', id)::text), set_config('synchronous_commit', 'off', true)
+     from recorded`,
     callback,
   );
   return rowCount > 0;

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
-import { announceTerminalStatus } from './announce';
+import { announceTerminalStatus, HAS_PUSH_DEVICE } from './announce';
 import { recordEarning, type EarningTerms } from '../user-effects/record-earning';
 import type { GenerationRow, StoredGenerationPreview } from './model';
 
@@ -15,10 +15,10 @@ export async function succeedGeneration(
   outcome: { generationId: string; preview: StoredGenerationPreview | null },
   earnings: EarningTerms,
 ): Promise<boolean> {
-  const { rows: [row] } = await trx.raw<{ rows: Pick<GenerationRow, 'id' | 'user_id' | 'effect_id' | 'cost'>[] }>(
+  const { rows: [row] } = await trx.raw<{ rows: (Pick<GenerationRow, 'id' | 'user_id' | 'effect_id' | 'cost'> & { has_push_device: boolean })[] }>(
     `update generations set status = 'succeeded', preview = :preview, finished_at = now()
      where id = :generationId and status = 'processing' and (result_key is not null or result_text is not null)
-     returning id, user_id, effect_id, cost`,
+     returning id, user_id, effect_id, cost, ${HAS_PUSH_DEVICE}`,
     { generationId: outcome.generationId, preview: outcome.preview ? JSON.stringify(outcome.preview) : null },
   );
   if (!row) return false;
@@ -26,6 +26,6 @@ export async function succeedGeneration(
     await trx.raw('update effects set success_count = success_count + 1 where id = ?', [row.effect_id]);
     await recordEarning(trx, { id: row.id, userId: row.user_id, effectId: row.effect_id, cost: row.cost }, earnings);
   }
-  await announceTerminalStatus(trx, boss, { id: row.id, user_id: row.user_id, status: 'succeeded', error_code: null });
+  await announceTerminalStatus(trx, boss, { id: row.id, user_id: row.user_id, status: 'succeeded', error_code: null, has_push_device: row.has_push_device });
   return true;
 }

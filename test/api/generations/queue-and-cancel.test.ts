@@ -4,7 +4,7 @@ import { markProcessing } from '../../../db/generations/mark-processing';
 import { syncProviderAccounts } from '../../../pool/accounts';
 import { openSse, type SseConnection } from '../../../scripts/loadtest/sse-client';
 import { expectError } from '../../accounts';
-import { balanceOf, insertEffect, ledgerOf, photo, startPipeline, statusOf, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
+import { balanceOf, insertEffect, ledgerOf, photo, registeredPushDevice, startPipeline, statusOf, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../wait';
@@ -84,6 +84,7 @@ describe('queue position and cancel (README, "Queue position" and "Cancel")', fu
 
   describe('POST /v1/generations/{id}/cancel', () => {
     it('a pending generation becomes failed "canceled", refunded once, with its stream event and its push', async () => {
+      await registeredPushDevice(user.id);
       const id = await generation();
       expect(await balanceOf(user.id)).to.equal(990);
       const stream: SseConnection = await openSse(t.app.url, `/v1/generations/${id}/stream`, user.token);

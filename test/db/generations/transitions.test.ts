@@ -10,7 +10,7 @@ import { earningTerms } from '../../../db/user-effects/record-earning';
 import { syncProviderAccounts } from '../../../pool/accounts';
 import { leaseSlots } from '../../../pool/lease-slots';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
-import { balanceOf, insertEffect, ledgerOf, photo, storedUpload } from '../../generation-fixtures';
+import { balanceOf, insertEffect, ledgerOf, photo, registeredPushDevice, storedUpload } from '../../generation-fixtures';
 import { databaseUrl, resetDatabase, services } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../wait';
@@ -107,6 +107,7 @@ describe('generation state machine', () => {
   });
 
   it('announces every status change with NOTIFY generation_status, creation included, and a push job at terminal ones', async () => {
+    await registeredPushDevice(user.id);
     const first = await pendingGeneration();
     await processing(first);
     await stored(first);
@@ -124,6 +125,30 @@ describe('generation state machine', () => {
     expect(await pushJobs()).to.deep.equal([
       { userId: user.id, kind: 'generation', reference: first, data: { generation_id: first, status: 'succeeded', error_code: '' } },
       { userId: user.id, kind: 'generation', reference: second, data: { generation_id: second, status: 'failed', error_code: 'safety' } },
+    ]);
+  });
+
+  it('a user without a push device gets no push job at terminal statuses (nothing to deliver), the NOTIFYs all the same', async () => {
+    const first = await pendingGeneration();
+    await processing(first);
+    await stored(first);
+    await succeeded(first);
+    const second = await pendingGeneration();
+    await failed(second, 'pending', 'safety');
+    await eventually(async () => events.length >= 5, Boolean, 5000);
+    expect(events.map((event) => event.status)).to.deep.equal(['pending', 'processing', 'succeeded', 'pending', 'failed']);
+    expect(await pushJobs()).to.deep.equal([]);
+  });
+
+  it('a push job goes to a user whose device came after the generation started, and none after the device is gone', async () => {
+    const first = await pendingGeneration();
+    const device = await registeredPushDevice(user.id, 'android');
+    await failed(first, 'pending', 'safety');
+    const second = await pendingGeneration();
+    await services().db('push_devices').where({ id: device }).delete();
+    await failed(second, 'pending', 'safety');
+    expect(await pushJobs()).to.deep.equal([
+      { userId: user.id, kind: 'generation', reference: first, data: { generation_id: first, status: 'failed', error_code: 'safety' } },
     ]);
   });
 

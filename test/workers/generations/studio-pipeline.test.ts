@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
 import { seedStudioCategories } from '../../../db/studio/seed-studio-categories';
-import { balanceOf, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
+import { balanceOf, ledgerOf, photo, registeredPushDevice, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 
@@ -53,6 +53,7 @@ describe('studio generations through the one pipeline, with the provider simulat
   });
 
   it('ask answers in text: result_text on the generation, no result_url and no preview, succeeded with its push', async () => {
+    await registeredPushDevice(user.id);
     const answer = await studio({ category_id: 'ask-stylist', prompt: 'What goes with a green coat?' });
     expect(answer).to.include({ status: 'succeeded', output_type: 'text', result_url: null, preview: null });
     expect(answer.result_text).to.equal('Stylist\'s advice for "What goes with a green coat?": wear what you feel at ease in.');

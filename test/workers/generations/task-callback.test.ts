@@ -1,10 +1,12 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { freeLoopbackPort } from '../../../db/postgres';
+import { createKnex } from '../../../db/knex';
+import { recordTaskCallback } from '../../../db/generations/record-task-callback';
 import { schedulePoll } from '../../../db/generations/schedule-poll';
 import { taskCallbackUrl } from '../../../pool/provider/task-callback';
 import { insertDemoEffects, insertGeneration, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
-import { resetDatabase, services, useTestApp } from '../../harness';
+import { databaseUrl, resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser } from '../../users';
 
 describe('provider task callbacks', function () {
@@ -55,6 +57,19 @@ describe('provider task callbacks', function () {
         expect(answer.status, url).to.equal(403);
       }
       expect(await state()).to.deep.equal(before);
+    });
+
+    it('commits without waiting for the disk only for itself: the connection\'s next statements wait as before', async () => {
+      const oneConnection = createKnex(databaseUrl(), 1);
+      try {
+        expect(await recordTaskCallback(oneConnection, { generationId, taskId: 'task-1' })).to.equal(true);
+        expect((await oneConnection.raw('show synchronous_commit')).rows).to.deep.equal([{ synchronous_commit: 'on' }]);
+        expect((await state()).slots[0]).to.include({ generation_id: null });
+        expect(await recordTaskCallback(oneConnection, { generationId, taskId: 'task-1' })).to.equal(false);
+        expect((await oneConnection.raw('show synchronous_commit')).rows).to.deep.equal([{ synchronous_commit: 'on' }]);
+      } finally {
+        await oneConnection.destroy();
+      }
     });
 
     it('frees the slot, makes the poll due and wakes every worker, once; a replay changes nothing', async () => {
