@@ -3,6 +3,7 @@ import { page, type Page, type Paging } from '../http/paging';
 import type { Freshness } from './catalog-cache';
 import { availableEffect, categoryPlacement, curatedOrder, filterConditions, withTag, type EffectFilters, type IdPage } from './catalog-order';
 import { findEnabledCategoryId } from './categories';
+import { computeEveryTime, type CatalogStore } from './catalog-store';
 import { loadEffects, type Effect, type PublicUrl } from './effect-view';
 import type { Locale } from './locale';
 import { searchEffectIds } from './search';
@@ -29,18 +30,6 @@ export interface EffectListRequest {
   thematic?: ThematicSearch | null;
 }
 
-/**
- * Where the ordered id lists of the flat list and the categories are kept between requests (the
- * catalog cache) so a page is a slice; without one, each request computes its list.
- */
-export interface IdListStore {
-  /** `within`: the freshness of what is made from the list, limited to the list's. */
-  remember(key: string, bytes: (ids: string[]) => number, compute: (freshness: Freshness) => Promise<string[]>, within?: Freshness): Promise<string[]>;
-}
-
-const computeEveryTime: IdListStore = {
-  remember: (_key, _bytes, compute) => compute({ until: Number.POSITIVE_INFINITY, limitTo() {} }),
-};
 
 /**
  * `GET /v1/effects`: the flat list in curated order, a category in its own order (rule 3), or
@@ -48,14 +37,15 @@ const computeEveryTime: IdListStore = {
  * category and an unknown tag are an empty list, not an error: links to them outlive them.
  *
  * The flat list and each category (with or without a tag) are one ordered list of ids, computed
- * once per catalog version (`lists`) and sliced per page; search asks the database for its page.
+ * once per catalog version (`lists`) and sliced per page; search asks the database for its page,
+ * with each word's forms kept in `lists` too.
  * `freshness`: how long the page is true, limited here to its list's.
  */
 export async function listEffects(
   db: Knex,
   url: PublicUrl,
   request: EffectListRequest,
-  lists: IdListStore = computeEveryTime,
+  lists: CatalogStore = computeEveryTime,
   freshness?: Freshness,
 ): Promise<Page<Effect>> {
   const { locale, paging } = request;
@@ -71,10 +61,10 @@ export async function listEffects(
     const thematicIds = request.thematic && asked.length >= minThematicQueryLength
       ? await request.thematic.closestEffects(asked, locale)
       : [];
-    found = await searchEffectIds(db, { words: query.words, locale, filters, paging, thematicIds });
+    found = await searchEffectIds(db, { words: query.words, locale, filters, paging, thematicIds }, lists, freshness);
   } else {
     const key = `ids\u0000${request.category ?? ''}\u0000${request.tag ?? ''}`;
-    const ids = await lists.remember(key, (list) => 64 + list.length * 48, async (listFreshness) => {
+    const ids = await lists.remember<string[]>(key, (list) => 64 + list.length * 48, async (listFreshness) => {
       const filters = await resolveFilters(db, request);
       if (!filters) return [];
       return filters.categoryId

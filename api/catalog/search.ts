@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { Paging } from '../http/paging';
+import type { Freshness } from './catalog-cache';
 import { availableEffect, curatedOrder, filterConditions, type EffectFilters, type IdPage } from './catalog-order';
+import { computeEveryTime, type CatalogStore } from './catalog-store';
 import { searchConfigOf, type Locale } from './locale';
 import { maxThematicEffects } from './thematic-search';
 
@@ -20,59 +22,41 @@ import { maxThematicEffects } from './thematic-search';
  * most words first. Then more words in the name, in tags or categories, in the description; ties
  * keep the catalog order. Thematic ids, when given, follow the matches by words.
  *
- * How (issue 15): the effects with every word come from one search of the weighted documents
- * (migration `search_documents`: name A, tags and categories B, description C), and only those are
- * ranked, each word's level read from the weights. Only when none has every word are each word's
- * hits gathered per field through the fields' own indexes. The statement is prepared once per
- * connection and locale (a named statement), so it is not planned again for each query.
+ * How (issue 15): each word's forms come from `store` (the catalog cache: people search the same
+ * words in different queries, and the forms change only with the catalog). The effects with every
+ * word come from one search of the weighted documents (migration `search_documents`: name A, tags
+ * and categories B, description C), and only those are ranked, each word's level read from the
+ * weights. Only when none has every word are each word's hits gathered per field through the
+ * fields' own indexes. The statement is prepared once per connection and locale (a named
+ * statement), so it is not planned again for each query.
  */
 export async function searchEffectIds(
   db: Knex,
   request: { words: string[]; locale: Locale; filters: EffectFilters; paging: Paging; thematicIds: string[] },
+  store: CatalogStore = computeEveryTime,
+  freshness?: Freshness,
 ): Promise<IdPage> {
-  const { words, locale, filters, paging, thematicIds } = request;
+  const { locale, filters, paging, thematicIds } = request;
+  // A word of punctuation only normalises to nothing: it has no forms and is left out.
+  const words = (await searchWordForms(db, request.words, locale, store, freshness)).filter((forms) => forms.length > 0);
   const { rows } = await db.raw<{ rows: IdPage[] }>(
-    `with query_words as (
-       select typed.position, translate(catalog_normalize(typed.word), '''\\', '') as word
-       from unnest(:words::text[]) with ordinality as typed(word, position)
-     ),
-     stemmed as (
-       select q.position, q.word,
-         array(select lexeme from unnest(to_tsvector(:config::regconfig, q.word))) as stems,
-         case when char_length(q.word) >= 6 then 2 else 1 end as typos
-       from query_words q
-       where q.word <> ''
-     ),
-     word_forms as (
-       select w.position, w.word,
-         array[w.word] || w.stems || case
-           when char_length(w.word) < 4 or exists (
-             select 1 from unnest(array[w.word] || w.stems) as start, search_words known
-             where known.locale = :locale and known.word ~>=~ start and known.word ~<~ (start || chr(1114111))
-           ) then '{}'::text[]
-           else array(
-             select near.word from search_words near
-             where near.locale = :locale
-               and char_length(near.word) between char_length(w.word) - w.typos and char_length(w.word) + w.typos
-               and levenshtein_less_equal(near.word, w.word, w.typos) <= w.typos
-           )
-         end as forms
-       from stemmed w
+    `with word_forms as (
+       select position, form from unnest(:formPositions::int[], :forms::text[]) as listed(position, form)
      ),
      -- A word matches the start of a word in a name, a tag or a category (start), or any of its forms
      -- anywhere (forms). In the weighted document: the name is A, labels (tags, categories) B.
      word_queries as (
-       select f.position,
+       select q.position,
          forms.any_field::tsquery as forms,
-         ('''' || f.word || ''':* | ' || forms.any_field)::tsquery as start,
-         ('''' || f.word || ''':*AB | ' || forms.any_field)::tsquery as in_document,
-         ('''' || f.word || ''':*A | ' || forms.in_name)::tsquery as in_name,
-         ('''' || f.word || ''':*B | ' || forms.in_labels)::tsquery as in_labels
-       from word_forms f, lateral (
-         select string_agg('''' || form || '''', ' | ') as any_field,
-           string_agg('''' || form || ''':A', ' | ') as in_name,
-           string_agg('''' || form || ''':B', ' | ') as in_labels
-         from unnest(f.forms) as form
+         ('''' || q.word || ''':* | ' || forms.any_field)::tsquery as start,
+         ('''' || q.word || ''':*AB | ' || forms.any_field)::tsquery as in_document,
+         ('''' || q.word || ''':*A | ' || forms.in_name)::tsquery as in_name,
+         ('''' || q.word || ''':*B | ' || forms.in_labels)::tsquery as in_labels
+       from unnest(:words::text[]) with ordinality as q(word, position), lateral (
+         select string_agg('''' || f.form || '''', ' | ') as any_field,
+           string_agg('''' || f.form || ''':A', ' | ') as in_name,
+           string_agg('''' || f.form || ''':B', ' | ') as in_labels
+         from word_forms f where f.position = q.position
        ) forms
      ),
      -- Effects with every word: one search of the documents' index, then each word's level is read
@@ -162,9 +146,9 @@ export async function searchEffectIds(
          limit :limit offset :offset
        ) as ids`,
     {
-      words,
-      locale,
-      config: searchConfigOf[locale],
+      words: words.map((forms) => forms[0]),
+      formPositions: words.flatMap((forms, index) => forms.map(() => index + 1)),
+      forms: words.flat(),
       thematicIds,
       categoryId: filters.categoryId,
       tagId: filters.tagId,
@@ -173,4 +157,57 @@ export async function searchEffectIds(
     },
   ).options({ name: `search-effect-ids-${locale}` });
   return rows[0];
+}
+
+/**
+ * Each word's forms (rule 4 above), the normalised word itself first; none for a word that
+ * normalises to nothing. A word's forms depend only on the catalog's words, so `store` keeps them
+ * per locale until the catalog changes; the words missing from it are found in one statement.
+ */
+export async function searchWordForms(db: Knex, words: string[], locale: Locale, store: CatalogStore, freshness?: Freshness): Promise<string[][]> {
+  const missing: string[] = [];
+  let found: Promise<Map<string, string[]>> | null = null;
+  return Promise.all(words.map((word) => store.remember(
+    `search-word-forms\u0000${locale}\u0000${word}`,
+    (forms) => 64 + (word.length + forms.join('').length) * 4,
+    async () => {
+      // Every miss of this call registers before the statement starts: a store asks for a missing
+      // value at once, in the same turn of the event loop.
+      missing.push(word);
+      found ??= Promise.resolve().then(() => computeWordForms(db, missing, locale));
+      return (await found).get(word)!;
+    },
+    freshness,
+  )));
+}
+
+async function computeWordForms(db: Knex, words: string[], locale: Locale): Promise<Map<string, string[]>> {
+  const { rows } = await db.raw<{ rows: { typed: string; forms: string[] }[] }>(
+    `with query_words as (
+       select typed, translate(catalog_normalize(typed), '''\\', '') as word
+       from unnest(:words::text[]) as typed
+     ),
+     stemmed as (
+       select q.typed, q.word,
+         array(select lexeme from unnest(to_tsvector(:config::regconfig, q.word))) as stems,
+         case when char_length(q.word) >= 6 then 2 else 1 end as typos
+       from query_words q
+     )
+     select w.typed,
+       case when w.word = '' then '{}'::text[] else array[w.word] || w.stems || case
+         when char_length(w.word) < 4 or exists (
+           select 1 from unnest(array[w.word] || w.stems) as start, search_words known
+           where known.locale = :locale and known.word ~>=~ start and known.word ~<~ (start || chr(1114111))
+         ) then '{}'::text[]
+         else array(
+           select near.word from search_words near
+           where near.locale = :locale
+             and char_length(near.word) between char_length(w.word) - w.typos and char_length(w.word) + w.typos
+             and levenshtein_less_equal(near.word, w.word, w.typos) <= w.typos
+         )
+       end end as forms
+     from stemmed w`,
+    { words, locale, config: searchConfigOf[locale] },
+  ).options({ name: `search-word-forms-${locale}` });
+  return new Map(rows.map((row) => [row.typed, row.forms]));
 }
