@@ -105,6 +105,23 @@ describe('catalog cache', function () {
       expect(Date.now() - cachedAt).to.be.below((ttlS + 2) * 1000);
     });
 
+    it('corrects a typo to a word the catalog gained after the typo was searched, within a fraction of a second', async () => {
+      await addCategory('portraits');
+      await addEffect('summer', { categories: ['portraits'], name: { ru: 'Лето', en: 'Summer' } });
+      const search = (text: string) => api.get(`/v1/effects?locale=en&search=${text}`);
+      // Twice: the second answer comes from memory, with the typo's forms (no correction) kept.
+      expect(slugsOf(await search('wintr'))).to.deep.equal([]);
+      expect(slugsOf(await search('wintr'))).to.deep.equal([]);
+      expect(slugsOf(await search('glaciar'))).to.deep.equal([]);
+
+      const delays: number[] = [];
+      await addEffect('winter', { categories: ['portraits'], name: { ru: 'Зима', en: 'Winter' } });
+      delays.push(await msUntil(() => search('wintr'), (answer) => slugsOf(answer).includes('winter'), 2000));
+      await services().db('effect_tags').insert({ effect_id: services().db('effects').where({ slug: 'summer' }).select('id'), tag_id: await addTag('glacier') });
+      delays.push(await msUntil(() => search('glaciar'), (answer) => slugsOf(answer).includes('summer'), 2000));
+      for (const delay of delays) expect(delay).to.be.below(500);
+    });
+
     it('reorders a category when an effect stops being new, without any change announced', async () => {
       await addCategory('portraits');
       const days = 14;
@@ -198,6 +215,31 @@ describe('catalog cache', function () {
       expect(two.body).to.deep.equal(one.body);
       const [{ count }] = await services().db('author_views').where({ author_id: authorId }).count<{ count: string }[]>('* as count');
       expect(Number(count)).to.equal(2);
+    });
+
+    it('looks up a search word once for a burst of searches that share it, and the missing words of one search together', async () => {
+      const { db } = services();
+      const lookups: string[][] = [];
+      const listen = (query: { sql: string; bindings?: unknown[] }) => {
+        if (query.sql.includes('query_words')) lookups.push((query.bindings ?? []).flat().filter((value): value is string => typeof value === 'string'));
+      };
+      db.on('query', listen);
+      try {
+        // Ten different searches (ten different answers), all needing the forms of "effct" at once.
+        const searches = Array.from({ length: 10 }, (_, index) => `effct+word${index}`);
+        const answers = await Promise.all(searches.map((search) => api.get(`/v1/effects?locale=en&search=${search}`)));
+        for (const answer of answers) expect(answer.status).to.equal(200);
+        expect(lookups.filter((words) => words.includes('effct'))).to.have.length(1);
+        for (let index = 0; index < 10; index += 1) expect(lookups.filter((words) => words.includes(`word${index}`))).to.have.length(1);
+        expect(lookups.length).to.be.at.most(10);
+
+        // A new search made only of words already looked up reads none.
+        const before = lookups.length;
+        expect((await api.get('/v1/effects?locale=en&search=word3+effct+word7')).status).to.equal(200);
+        expect(lookups).to.have.length(before);
+      } finally {
+        db.removeListener('query', listen);
+      }
     });
 
     it('serves nothing from memory while its LISTEN connection is lost, and starts empty when it is back', async () => {
