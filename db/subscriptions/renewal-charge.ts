@@ -53,6 +53,6 @@ export async function renewalJobPending(db: Knex, paymentId: string): Promise<bo
   const { rows: [row] } = await db.raw<{ rows: { pending: boolean }[] }>(
     "select exists (select 1 from pgboss.job where name = 'subscription-renew' and id = ? and state in ('created', 'retry', 'active')) as pending",
     [paymentId],
-  );
+  ).options({ name: 'renewal-job-pending' });
   return row.pending;
 }
