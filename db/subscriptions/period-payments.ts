@@ -27,7 +27,7 @@ export function isPeriodPayment(payment: PaymentRow): payment is PeriodPayment {
 export async function periodPaid(trx: Knex.Transaction, payment: PeriodPayment): Promise<boolean> {
   const started = await startPaidPeriod(trx, { subscriptionId: payment.subscription_id, paymentId: payment.id, paidPeriod: payment.period });
   if (!started) return false;
-  await burnPlanCredits(trx, { userId: payment.user_id, subscriptionId: started.id });
+  if (started.has_open_credits) await burnPlanCredits(trx, { userId: payment.user_id, subscriptionId: started.id });
   await grantPlanCredits(trx, {
     userId: payment.user_id,
     subscriptionId: started.id,

@@ -11,12 +11,18 @@ const periodStart = "(case when status = 'active' then current_period_end else n
  * ended (the billing anchor stays); one paid by a retry after a decline starts now, as the app stores
  * do after a billing retry. Guarded by the period, so a second success for the same period (a late
  * capture of an earlier declined attempt) starts nothing. Answers the row, or null.
+ *
+ * `has_open_credits` tells whether an earlier period's plan credits are still unburned (the clock
+ * burns them when it starts the renewal, so normally none are). The subquery reads the statement's
+ * snapshot, which is enough: only a grant opens a bucket, and a grant comes after this very
+ * transition on this row, so one committed while this statement waited for the row has moved the
+ * period on and the guard then matches nothing.
  */
 export async function startPaidPeriod(
   trx: Knex.Transaction,
   paid: { subscriptionId: string; paymentId: string; paidPeriod: number },
-): Promise<SubscriptionRow | null> {
-  const { rows: [row] } = await trx.raw<{ rows: SubscriptionRow[] }>(
+): Promise<(SubscriptionRow & { has_open_credits: boolean }) | null> {
+  const { rows: [row] } = await trx.raw<{ rows: (SubscriptionRow & { has_open_credits: boolean })[] }>(
     `update subscriptions set
        status = 'active',
        period = period + 1,
@@ -26,7 +32,9 @@ export async function startPaidPeriod(
        payment_id = :paymentId,
        next_action_at = ${nextActiveActionSql(`(${periodStart} + ${periodLengthSql})`)}
      where id = :subscriptionId and status in ('pending', 'active', 'past_due') and period = :paidPeriod - 1
-     returning *`,
+     returning *, exists (
+       select 1 from plan_credit_buckets b where b.subscription_id = subscriptions.id and b.burned_at is null
+     ) as has_open_credits`,
     paid,
   );
   return row ?? null;

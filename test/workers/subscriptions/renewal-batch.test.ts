@@ -4,9 +4,11 @@ import type { Knex } from 'knex';
 import { debit } from '../../../db/credits/ledger';
 import type { PaymentRow } from '../../../db/payments/model';
 import { notificationChecksum } from '../../../db/payments/processor/signature';
+import { markPaymentSucceeded } from '../../../db/payments/mark-payment-succeeded';
 import { recordRegistration } from '../../../db/payments/record-registration';
 import { orderRegistrationOf } from '../../../db/payments/order-registration';
 import { claimDueSubscriptions } from '../../../db/subscriptions/claim-due-subscriptions';
+import { insertRenewalPayments } from '../../../db/subscriptions/insert-renewal-payments';
 import type { PlanRow, SubscriptionRow } from '../../../db/subscriptions/model';
 import type { Services } from '../../../services';
 import { advanceSubscription, startRenewalBatch } from '../../../workers/subscriptions/clock';
@@ -78,6 +80,35 @@ describe('subscriptions: renewals started in batches', () => {
     await db('subscriptions').whereIn('id', ended.map((row) => row.id)).update({ next_action_at: db.fn.now() });
     expect(await startRenewalBatch(app)).to.equal(0);
     expect(await Promise.all(ended.map((row) => advanceSubscription(app, row.id)))).to.deep.equal(['nothing', 'nothing', 'nothing']);
+    await expectLedgerConsistent();
+  });
+
+  it('a paid period burns what the last one left before its grant, and writes no burn when the clock burned it already', async () => {
+    const [unburned, burned] = await endedSubscriptions(2);
+    // One period's payment made without the clock (so nothing burned), the other through it.
+    const [{ payment_id: unburnedPayment }] = await db.transaction((trx) => insertRenewalPayments(trx, [unburned.id], app.config.payments));
+    expect(await startRenewalBatch(app)).to.equal(1);
+    const [{ id: burnedPayment }] = await renewalPayments(burned.id);
+    const burnStatements: string[] = [];
+    const listen = (query: { sql: string }) => { if (query.sql.includes('plan_credit_buckets b set credits = 0')) burnStatements.push(query.sql); };
+    db.on('query', listen);
+    try {
+      await db.transaction((trx) => markPaymentSucceeded(trx, unburnedPayment, null, app.config.payments));
+      expect(burnStatements).to.have.length(1);
+      await db.transaction((trx) => markPaymentSucceeded(trx, burnedPayment, null, app.config.payments));
+      expect(burnStatements).to.have.length(1);
+    } finally {
+      db.removeListener('query', listen);
+    }
+    for (const [subscription, payment] of [[unburned, unburnedPayment], [burned, burnedPayment]] as const) {
+      expect(await db('credit_transactions').where({ user_id: subscription.user_id }).orderBy('seq').select('kind', 'amount', 'balance_after', 'reference')).to.deep.equal([
+        { kind: 'plan_grant', amount: 150, balance_after: 150, reference: subscription.payment_id },
+        { kind: 'reserve', amount: -50, balance_after: 100, reference: `spent-${subscription === unburned ? 0 : 1}` },
+        { kind: 'plan_expired', amount: -100, balance_after: 0, reference: subscription.payment_id },
+        { kind: 'plan_grant', amount: 150, balance_after: 150, reference: payment },
+      ]);
+      expect(await subscriptionRow(subscription.id)).to.include({ status: 'active', period: 2 });
+    }
     await expectLedgerConsistent();
   });
 
