@@ -25,12 +25,6 @@ export async function findOwnPayment(db: Knex, userId: string, paymentId: string
   return row ?? null;
 }
 
-export async function findPayment(db: Knex, paymentId: string): Promise<PaymentRow | null> {
-  if (!isUuid(paymentId)) return null;
-  const row = await db('payments').where({ id: paymentId }).first<PaymentRow | undefined>('*');
-  return row ?? null;
-}
-
 /** The contract's Payment. `receipt_url` appears from `succeeded` on; `payment_url` only when asked. */
 export function paymentView(row: PaymentRow, paymentUrl?: string): PaymentView {
   const paid = row.status === 'succeeded' || row.status === 'refunded';

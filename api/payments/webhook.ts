@@ -1,8 +1,8 @@
 import type { Middleware } from 'koa';
 import { checkOrder } from '../../db/payments/check-order';
-import { renewalJobPending } from '../../db/subscriptions/renewal-charge';
+import { paymentWithRenewalJob } from '../../db/subscriptions/renewal-charge';
 import type { ApiContext } from '../http/context';
-import { findPayment } from './views';
+import { isUuid } from '../http/validation';
 
 export const WEBHOOK_PATH = '/webhooks/payment-processor';
 
@@ -38,7 +38,7 @@ export function paymentWebhook(): Middleware<ApiContext['state'], ApiContext> {
       log.warn({ requestId: ctx.state.requestId, orderId: params.mdOrder }, 'payments: notification with a bad signature or fields ignored');
       return answer(403, 'bad signature');
     }
-    const payment = await findPayment(ctx.services.db, notification.paymentId);
+    const payment = isUuid(notification.paymentId) ? await paymentWithRenewalJob(ctx.services.db, notification.paymentId) : null;
     if (!payment || payment.processor_order_id !== notification.orderId) {
       log.warn({ requestId: ctx.state.requestId, ...notification }, 'payments: notification about an unknown order');
       return answer(404, 'unknown order');
@@ -49,7 +49,7 @@ export function paymentWebhook(): Middleware<ApiContext['state'], ApiContext> {
       log.info({ paymentId: payment.id, operation: notification.operation }, 'payments: notification about a payment already succeeded');
       return answer(200, 'OK');
     }
-    if (payment.status === 'created' && payment.subscription_id && payment.period! > 1 && (await renewalJobPending(ctx.services.db, payment.id))) {
+    if (payment.renewal_job_pending) {
       // A renewal charge whose job has not ended: the job reads the order's status and applies it
       // (right after its charge, or first thing when retried), so a second read here would only
       // race it. Reconciliation watches the payment as any other.

@@ -44,15 +44,19 @@ function renewalChargeOfRow(row: PaymentRow & Record<string, unknown>): RenewalC
 }
 
 /**
- * Whether the renewal job of this payment (its id is the payment's, `workers/subscriptions/clock.ts`)
- * has still to end: waiting, running or waiting for a retry. While it has, the job applies the
- * charge's outcome itself: it reads the order's status right after the charge, and a retried one
- * reads it before anything else.
+ * A payment (null when absent), and whether it is a renewal charge whose job (its id is the
+ * payment's, `workers/subscriptions/clock.ts`) has still to end: waiting, running or waiting for a
+ * retry. While it has, the job applies the charge's outcome itself: it reads the order's status
+ * right after the charge, and a retried one reads it before anything else. One read for the
+ * processor's notification about it.
  */
-export async function renewalJobPending(db: Knex, paymentId: string): Promise<boolean> {
-  const { rows: [row] } = await db.raw<{ rows: { pending: boolean }[] }>(
-    "select exists (select 1 from pgboss.job where name = 'subscription-renew' and id = ? and state in ('created', 'retry', 'active')) as pending",
+export async function paymentWithRenewalJob(db: Knex, paymentId: string): Promise<(PaymentRow & { renewal_job_pending: boolean }) | null> {
+  const { rows: [row] } = await db.raw<{ rows: (PaymentRow & { renewal_job_pending: boolean })[] }>(
+    `select p.*, (p.status = 'created' and p.subscription_id is not null and p.period > 1 and exists (
+       select 1 from pgboss.job j where j.name = 'subscription-renew' and j.id = p.id and j.state in ('created', 'retry', 'active')
+     )) as renewal_job_pending
+     from payments p where p.id = ?`,
     [paymentId],
-  ).options({ name: 'renewal-job-pending' });
-  return row.pending;
+  );
+  return row ?? null;
 }

@@ -92,7 +92,7 @@ async function renew(trx: Knex.Transaction, services: Services, subscription: Su
 async function beginCharges(trx: Knex.Transaction, services: Services, started: readonly SubscriptionRow[]): Promise<void> {
   await burnPlanCreditsOf(trx, started.map((row) => ({ userId: row.user_id, subscriptionId: row.id })));
   const payments = await insertRenewalPayments(trx, started.map((row) => row.id), services.config.payments);
-  // The job is named after its payment: the webhook asks whether it still runs (`renewalJobPending`).
+  // The job is named after its payment: the webhook asks whether it still runs (`paymentWithRenewalJob`).
   await enqueueMany(services.boss, trx, 'subscription-renew', payments.map(({ payment_id: paymentId }) => ({ id: paymentId, data: { paymentId } })));
 }
 
