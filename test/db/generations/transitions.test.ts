@@ -106,8 +106,8 @@ describe('generation state machine', () => {
     expect(await services().db('provider_slots').whereNotNull('generation_id').count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 0 }]);
   });
 
-  it('announces every status change with NOTIFY generation_status, creation included, and a push job at terminal ones', async () => {
-    await registeredPushDevice(user.id);
+  /** One generation through to success, one failed while pending; answers both once their five NOTIFYs arrived. */
+  async function succeededAndFailed(): Promise<[string, string]> {
     const first = await pendingGeneration();
     await processing(first);
     await stored(first);
@@ -115,6 +115,12 @@ describe('generation state machine', () => {
     const second = await pendingGeneration();
     await failed(second, 'pending', 'safety');
     await eventually(async () => events.length >= 5, Boolean, 5000);
+    return [first, second];
+  }
+
+  it('announces every status change with NOTIFY generation_status, creation included, and a push job at terminal ones', async () => {
+    await registeredPushDevice(user.id);
+    const [first, second] = await succeededAndFailed();
     expect(events).to.deep.equal([
       { id: first, user_id: user.id, status: 'pending', error_code: null },
       { id: first, user_id: user.id, status: 'processing', error_code: null },
@@ -129,13 +135,7 @@ describe('generation state machine', () => {
   });
 
   it('a user without a push device gets no push job at terminal statuses (nothing to deliver), the NOTIFYs all the same', async () => {
-    const first = await pendingGeneration();
-    await processing(first);
-    await stored(first);
-    await succeeded(first);
-    const second = await pendingGeneration();
-    await failed(second, 'pending', 'safety');
-    await eventually(async () => events.length >= 5, Boolean, 5000);
+    await succeededAndFailed();
     expect(events.map((event) => event.status)).to.deep.equal(['pending', 'processing', 'succeeded', 'pending', 'failed']);
     expect(await pushJobs()).to.deep.equal([]);
   });
