@@ -30,7 +30,6 @@ export interface EffectListRequest {
   thematic?: ThematicSearch | null;
 }
 
-
 /**
  * `GET /v1/effects`: the flat list in curated order, a category in its own order (rule 3), or
  * search results (rule 4); filters combine with each other and with search. An unknown or disabled

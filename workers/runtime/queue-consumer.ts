@@ -48,8 +48,16 @@ const defaultIdleMs = 2000;
 /** Within the 25 s a process gets to stop, so a stop during an outage still ends in time. */
 const settleBudgetMs = 15_000;
 
-export async function startQueueConsumer<Q extends QueueName>(services: Services, consumer: QueueConsumer<Q>): Promise<RunningLoop> {
+/** Records a job's failure for pg-boss to retry, across a database blip; logs what it could not record. */
+async function failJob(services: Services, queue: QueueName, jobId: string, error: Error): Promise<void> {
   const { boss, log } = services;
+  log.warn({ err: error, queue, jobId }, `${queue} job failed; pg-boss retries it`);
+  await untilReachable(() => boss.fail(queue, jobId, { message: error.message }), settleBudgetMs)
+    .catch((unrecorded: unknown) => log.warn({ err: unrecorded, queue, jobId }, `${queue} job failure not recorded; the job expires instead`));
+}
+
+export async function startQueueConsumer<Q extends QueueName>(services: Services, consumer: QueueConsumer<Q>): Promise<RunningLoop> {
+  const { boss } = services;
   const { queue } = consumer;
   if (consumer.cron) await boss.schedule(queue, consumer.cron);
   return startJobLoop(services, {
@@ -66,9 +74,7 @@ export async function startQueueConsumer<Q extends QueueName>(services: Services
       try {
         handled = await consumer.handle(job);
       } catch (error) {
-        log.warn({ err: error, queue, jobId: job.id }, `${queue} job failed; pg-boss retries it`);
-        await untilReachable(() => boss.fail(queue, job.id, { message: (error as Error).message }), settleBudgetMs)
-          .catch((unrecorded: unknown) => log.warn({ err: unrecorded, queue, jobId: job.id }, `${queue} job failure not recorded; the job expires instead`));
+        await failJob(services, queue, job.id, error as Error);
         return;
       } finally {
         if (heartbeat) clearInterval(heartbeat);
@@ -79,13 +85,8 @@ export async function startQueueConsumer<Q extends QueueName>(services: Services
 }
 
 export async function startBatchQueueConsumer<Q extends QueueName>(services: Services, consumer: BatchQueueConsumer<Q>): Promise<RunningLoop> {
-  const { boss, log } = services;
+  const { boss } = services;
   const { queue, batchSize } = consumer;
-  const fail = (job: Job<QueuePayloads[Q]>, error: Error) => {
-    log.warn({ err: error, queue, jobId: job.id }, `${queue} job failed; pg-boss retries it`);
-    return untilReachable(() => boss.fail(queue, job.id, { message: error.message }), settleBudgetMs)
-      .catch((unrecorded: unknown) => log.warn({ err: unrecorded, queue, jobId: job.id }, `${queue} job failure not recorded; the job expires instead`));
-  };
   return startJobLoop(services, {
     name: queue,
     concurrency: consumer.concurrency,
@@ -103,7 +104,7 @@ export async function startBatchQueueConsumer<Q extends QueueName>(services: Ser
       } catch (error) {
         failed = new Map(jobs.map((job) => [job.id, error as Error]));
       }
-      await Promise.all(jobs.filter((job) => failed.has(job.id)).map((job) => fail(job, failed.get(job.id)!)));
+      await Promise.all(jobs.filter((job) => failed.has(job.id)).map((job) => failJob(services, queue, job.id, failed.get(job.id)!)));
       const done = jobs.filter((job) => !failed.has(job.id)).map((job) => job.id);
       if (done.length > 0) await untilReachable(() => boss.complete(queue, done), settleBudgetMs);
     },

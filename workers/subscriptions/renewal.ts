@@ -13,12 +13,12 @@ import type { RunningPart, Services } from '../../services';
 import { startBatchQueueConsumer } from '../runtime/queue-consumer';
 
 /** Renewal jobs handled together by one worker. */
-export const renewalJobBatchSize = 8;
+const renewalJobBatchSize = 8;
 
 /**
  * The `subscription-renew` job of the worker role: charges the subscription's saved card for the
  * payment the clock made for its next period (`workers/subscriptions/clock.ts`), server-to-server,
- * then reads the order's status and applies it like any payment (`applyProcessorOrder`): success
+ * then reads the order's status and applies it like any payment (`applyProcessorOrderIn`): success
  * starts the period and grants its credits, a decline makes the subscription `past_due`.
  *
  * A period is charged once whatever runs twice: its payment is unique per (subscription, period,
