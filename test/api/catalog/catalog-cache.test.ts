@@ -242,6 +242,31 @@ describe('catalog cache', function () {
       }
     });
 
+    it('reads the search index once per catalog version, and again after a change, which the next search finds', async () => {
+      const { db } = services();
+      let indexReads = 0;
+      const listen = (query: { sql: string }) => {
+        if (query.sql.includes('tsvector_to_array')) indexReads += 1;
+      };
+      db.on('query', listen);
+      try {
+        const searches = Array.from({ length: 10 }, (_, index) => `effec+other${index}`);
+        const answers = await Promise.all(searches.map((search) => api.get(`/v1/effects?locale=en&search=${search}`)));
+        for (const answer of answers) expect(slugsOf(answer)).to.deep.equal(['a']);
+        expect((await api.get('/v1/effects?locale=en&search=effec+another')).status).to.equal(200);
+        expect(indexReads).to.equal(1);
+
+        await db('effects').where({ slug: 'a' }).update({ name_en: 'Lighthouse' });
+        await app.catalogSettled();
+        expect(slugsOf(await api.get('/v1/effects?locale=en&search=lighthouse'))).to.deep.equal(['a']);
+        expect(indexReads).to.equal(2);
+      } finally {
+        db.removeListener('query', listen);
+        await db('effects').where({ slug: 'a' }).update({ name_en: 'Effect a' });
+        await app.catalogSettled();
+      }
+    });
+
     it('serves nothing from memory while its LISTEN connection is lost, and starts empty when it is back', async () => {
       const { db, listenHub } = services();
       expect((await api.get('/v1/effects?locale=en')).body.items[0].name).to.equal('Effect a');
