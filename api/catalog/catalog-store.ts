@@ -2,8 +2,9 @@ import type { Freshness } from './catalog-cache';
 
 /**
  * Where values computed from the catalog are kept between requests (the catalog cache, dropped
- * when the catalog changes): the ordered id lists of the flat list and the categories, each search
- * word's forms. Without one, each request computes what it needs.
+ * when the catalog changes): the ordered id lists of the flat list and the categories, each
+ * locale's search index, each search word's forms, each effect's view. Without one, each request
+ * computes what it needs.
  */
 export interface CatalogStore {
   /** `within`: the freshness of what is made from the value, limited to the value's. */
@@ -13,3 +14,25 @@ export interface CatalogStore {
 export const computeEveryTime: CatalogStore = {
   remember: (_key, _bytes, compute) => compute({ until: Number.POSITIVE_INFINITY, limitTo() {} }),
 };
+
+/**
+ * The values of many keys at once, each kept on its own: the ones `store` lacks are computed
+ * together, in one call of `computeMissing` (a missing item of its answer is remembered as null).
+ * Every miss of one call registers before the computation starts: a store asks for a missing value
+ * at once, in the same turn of the event loop.
+ */
+export function rememberEach<Item, T>(
+  store: CatalogStore,
+  items: Item[],
+  entry: { key: (item: Item) => string; bytes: (value: T | null) => number },
+  computeMissing: (missing: Item[]) => Promise<Map<Item, T>>,
+  within?: Freshness,
+): Promise<(T | null)[]> {
+  const missing: Item[] = [];
+  let computed: Promise<Map<Item, T>> | null = null;
+  return Promise.all(items.map((item) => store.remember<T | null>(entry.key(item), entry.bytes, async () => {
+    missing.push(item);
+    computed ??= Promise.resolve().then(() => computeMissing(missing));
+    return (await computed).get(item) ?? null;
+  }, within)));
+}

@@ -72,7 +72,7 @@ export async function listEffects(
     }, freshness);
     found = { ids: ids.slice(paging.offset, paging.offset + paging.limit), total: ids.length };
   }
-  return page(await loadEffects(db, url, found.ids, locale), found.total, paging);
+  return page(await loadEffects(db, url, found.ids, locale, lists), found.total, paging);
 }
 
 /** The category and tag filters as ids, or null when one names nothing listable (an empty list). */

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Storage } from '../../media/storage';
 import { schema, type JsonSchema } from '../http/validation';
+import { computeEveryTime, rememberEach, type CatalogStore } from './catalog-store';
 import type { Locale } from './locale';
 
 /** One person an effect takes: `min_photos = 0` marks an optional person. */
@@ -185,26 +186,32 @@ function effectOf(row: EffectRow, url: PublicUrl): Effect {
  * and unlisted effects render too: a generation made with an effect shows it whatever became of it.
  *
  * `category_ids` puts enabled categories first, each group in the effect's own order; `author_name`
- * is null for official effects, for an author without a name and for a deleted author. Every page
- * of every list and search ends here: a named statement, planned once per connection and locale.
+ * is null for official effects, for an author without a name and for a deleted author. A view
+ * depends on catalog data only (no popularity), so `store` keeps each until the catalog changes: a
+ * page of a search nobody made before reads only the effects no page showed yet, in one named
+ * statement planned once per connection and locale.
  */
-export async function loadEffects(db: Knex, url: PublicUrl, ids: string[], locale: Locale): Promise<Effect[]> {
-  if (!ids.length) return [];
-  const { rows } = await db.raw<{ rows: EffectRow[] }>(
-    `select e.id, e.slug, e.name_${locale} as name, e.description_${locale} as description,
-       e.poster_key, e.preview_video_key, e.preview_animation_key, e.preview, e.focus, e.video_focus,
-       e.cost, e.characters, e.output_type, e.author_id,
-       case when a.deleted_at is null then nullif(btrim(a.name), '') end as author_name,
-       array(select c.id from effect_categories ec join categories c on c.id = ec.category_id
-             where ec.effect_id = e.id order by c.enabled desc, ec.position, c.position, c.slug) as category_ids,
-       array(select t.slug from effect_tags et join tags t on t.id = et.tag_id
-             where et.effect_id = e.id order by et.position, t.slug) as tags
-     from effects e left join authors a on a.id = e.author_id
-     where e.id = any(:ids::uuid[])`,
-    { ids },
-  ).options({ name: `load-effects-${locale}` });
-  const byId = new Map(rows.map((row) => [row.id, effectOf(row, url)]));
-  return ids.flatMap((id) => byId.get(id) ?? []);
+export async function loadEffects(db: Knex, url: PublicUrl, ids: string[], locale: Locale, store: CatalogStore = computeEveryTime): Promise<Effect[]> {
+  const views = await rememberEach<string, Effect>(store, ids, {
+    key: (id) => `effect-view\u0000${locale}\u0000${id}`,
+    bytes: (view) => 64 + (view ? JSON.stringify(view).length * 3 : 0),
+  }, async (missing) => {
+    const { rows } = await db.raw<{ rows: EffectRow[] }>(
+      `select e.id, e.slug, e.name_${locale} as name, e.description_${locale} as description,
+         e.poster_key, e.preview_video_key, e.preview_animation_key, e.preview, e.focus, e.video_focus,
+         e.cost, e.characters, e.output_type, e.author_id,
+         case when a.deleted_at is null then nullif(btrim(a.name), '') end as author_name,
+         array(select c.id from effect_categories ec join categories c on c.id = ec.category_id
+               where ec.effect_id = e.id order by c.enabled desc, ec.position, c.position, c.slug) as category_ids,
+         array(select t.slug from effect_tags et join tags t on t.id = et.tag_id
+               where et.effect_id = e.id order by et.position, t.slug) as tags
+       from effects e left join authors a on a.id = e.author_id
+       where e.id = any(:ids::uuid[])`,
+      { ids: missing },
+    ).options({ name: `load-effects-${locale}` });
+    return new Map(rows.map((row) => [row.id, effectOf(row, url)]));
+  });
+  return views.filter((view): view is Effect => view !== null);
 }
 
 /**

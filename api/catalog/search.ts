@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Paging } from '../http/paging';
 import type { Freshness } from './catalog-cache';
 import type { EffectFilters, IdPage } from './catalog-order';
-import { computeEveryTime, type CatalogStore } from './catalog-store';
+import { computeEveryTime, rememberEach, type CatalogStore } from './catalog-store';
 import { searchConfigOf, type Locale } from './locale';
 import { loadSearchIndex, matchSearchIndex, searchIndexBytes } from './search-index';
 
@@ -50,20 +50,11 @@ export async function searchEffectIds(
  * per locale until the catalog changes; the words missing from it are found in one statement.
  */
 export async function searchWordForms(db: Knex, words: string[], locale: Locale, store: CatalogStore, freshness?: Freshness): Promise<string[][]> {
-  const missing: string[] = [];
-  let found: Promise<Map<string, string[]>> | null = null;
-  return Promise.all(words.map((word) => store.remember(
-    `search-word-forms\u0000${locale}\u0000${word}`,
-    (forms) => 64 + (word.length + forms.join('').length) * 4,
-    async () => {
-      // Every miss of this call registers before the statement starts: a store asks for a missing
-      // value at once, in the same turn of the event loop.
-      missing.push(word);
-      found ??= Promise.resolve().then(() => computeWordForms(db, missing, locale));
-      return (await found).get(word)!;
-    },
-    freshness,
-  )));
+  const forms = await rememberEach<string, string[]>(store, words, {
+    key: (word) => `search-word-forms\u0000${locale}\u0000${word}`,
+    bytes: (wordForms) => 64 + (wordForms ?? []).join('').length * 4,
+  }, (missing) => computeWordForms(db, missing, locale), freshness);
+  return forms.map((wordForms) => wordForms ?? []);
 }
 
 async function computeWordForms(db: Knex, words: string[], locale: Locale): Promise<Map<string, string[]>> {

@@ -242,11 +242,13 @@ describe('catalog cache', function () {
       }
     });
 
-    it('reads the search index once per catalog version, and again after a change, which the next search finds', async () => {
+    it('reads the search index and each effect\'s view once per catalog version, and again after a change, which the next search finds', async () => {
       const { db } = services();
       let indexReads = 0;
+      let viewReads = 0;
       const listen = (query: { sql: string }) => {
         if (query.sql.includes('tsvector_to_array')) indexReads += 1;
+        if (query.sql.includes('left join authors')) viewReads += 1;
       };
       db.on('query', listen);
       try {
@@ -255,11 +257,15 @@ describe('catalog cache', function () {
         for (const answer of answers) expect(slugsOf(answer)).to.deep.equal(['a']);
         expect((await api.get('/v1/effects?locale=en&search=effec+another')).status).to.equal(200);
         expect(indexReads).to.equal(1);
+        // Eleven different pages, all showing the one effect: its view was read once.
+        expect(viewReads).to.equal(1);
 
         await db('effects').where({ slug: 'a' }).update({ name_en: 'Lighthouse' });
         await app.catalogSettled();
-        expect(slugsOf(await api.get('/v1/effects?locale=en&search=lighthouse'))).to.deep.equal(['a']);
+        const found = await api.get('/v1/effects?locale=en&search=lighthouse');
+        expect(found.body.items.map((effect: { name: string }) => effect.name)).to.deep.equal(['Lighthouse']);
         expect(indexReads).to.equal(2);
+        expect(viewReads).to.equal(2);
       } finally {
         db.removeListener('query', listen);
         await db('effects').where({ slug: 'a' }).update({ name_en: 'Effect a' });
