@@ -1,5 +1,6 @@
 import { stopAll, type RunningPart, type Services } from '../services';
 import { startGuestExpiry } from './accounts/expire-guests';
+import { startSuccessCountRollUp } from './generations/success-counts';
 import { startPaymentReconciliation } from './payments/reconciliation';
 import { startQueueStatistics } from './runtime/queue-statistics';
 import { startSubscriptionClock } from './subscriptions/clock';
@@ -22,6 +23,8 @@ export async function startScheduler(services: Services): Promise<RunningPart> {
     await startEarningSettlement(services),
     // The pg-boss tables' statistics, taken again after a burst of jobs (every 5 s at most).
     startQueueStatistics(services),
+    // Success tallies into the effects' popularity counts (every 2 s).
+    startSuccessCountRollUp(services),
   ];
   services.log.info({ role: 'scheduler', parts: parts.length }, 'role started');
   return stopAll(parts);

@@ -3,10 +3,11 @@ import type { PgBoss } from 'pg-boss';
 import { announceTerminalStatus, HAS_PUSH_DEVICE } from './announce';
 import { recordEarning, type EarningTerms } from '../user-effects/record-earning';
 import type { GenerationRow, StoredGenerationPreview } from './model';
+import { tallySuccess } from './roll-up-success-counts';
 
 /**
  * processing -> succeeded, once the result is stored and its preview made (or its copy failed:
- * `preview` null). Counts the success for the catalog's popularity order; with an approved user
+ * `preview` null). Tallies the success for the catalog's popularity order; with an approved user
  * effect of another user, its author's pending earning is recorded in the same transaction.
  */
 export async function succeedGeneration(
@@ -23,7 +24,7 @@ export async function succeedGeneration(
   );
   if (!row) return false;
   if (row.effect_id !== null) {
-    await trx.raw('update effects set success_count = success_count + 1 where id = ?', [row.effect_id]);
+    await tallySuccess(trx, row.effect_id);
     await recordEarning(trx, { id: row.id, userId: row.user_id, effectId: row.effect_id, cost: row.cost }, earnings);
   }
   await announceTerminalStatus(trx, boss, { id: row.id, user_id: row.user_id, status: 'succeeded', error_code: null, has_push_device: row.has_push_device });

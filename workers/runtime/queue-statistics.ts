@@ -1,6 +1,6 @@
 import { analyzeQueueTable, staleQueueTables } from '../../db/queue-statistics';
 import type { RunningPart, Services } from '../../services';
-import { Wakeup } from './wakeup';
+import { startTimedRounds } from './timed-rounds';
 
 /** How often the scheduler looks at the pg-boss tables' change counts. */
 const lookEveryMs = 5000;
@@ -15,25 +15,14 @@ const lookEveryMs = 5000;
  */
 export function startQueueStatistics(services: Services): RunningPart {
   const { db, log } = services;
-  const wakeup = new Wakeup();
-  let stopped = false;
-  const running = (async () => {
-    while (!stopped) {
-      try {
-        for (const table of await staleQueueTables(db)) {
-          if (await analyzeQueueTable(db, table)) log.debug({ table }, 'queue-statistics: pg-boss table analyzed');
-        }
-      } catch (error) {
-        log.warn({ err: error }, 'queue-statistics: a round failed');
+  return startTimedRounds(services, {
+    name: 'queue-statistics',
+    everyMs: lookEveryMs,
+    round: async () => {
+      for (const table of await staleQueueTables(db)) {
+        if (await analyzeQueueTable(db, table)) log.debug({ table }, 'queue-statistics: pg-boss table analyzed');
       }
-      await wakeup.wait(lookEveryMs);
-    }
-  })();
-  return {
-    stop: async () => {
-      stopped = true;
-      wakeup.wake();
-      await running;
+      return false;
     },
-  };
+  });
 }

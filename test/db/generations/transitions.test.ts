@@ -5,6 +5,7 @@ import { createGeneration } from '../../../api/generations/create';
 import { failGeneration } from '../../../db/generations/fail-generation';
 import { markProcessing } from '../../../db/generations/mark-processing';
 import { markResultStored } from '../../../db/generations/mark-result-stored';
+import { rollUpSuccessCounts } from '../../../db/generations/roll-up-success-counts';
 import { succeedGeneration } from '../../../db/generations/succeed-generation';
 import { earningTerms } from '../../../db/user-effects/record-earning';
 import { syncProviderAccounts } from '../../../pool/accounts';
@@ -69,6 +70,9 @@ describe('generation state machine', () => {
     expect(row).to.include({ status: 'succeeded', error_code: null, provider_task_id: 'task-1' });
     expect(row.started_at).to.be.instanceOf(Date);
     expect(row.finished_at).to.be.instanceOf(Date);
+    // The success is tallied once, and reaches the effect's count at the next roll-up.
+    expect(await services().db('effect_success_tallies').where({ effect_id: effectId }).pluck('effect_id')).to.deep.equal([effectId]);
+    expect(await rollUpSuccessCounts(services().db, 100)).to.equal(1);
     expect((await services().db('effects').where({ id: effectId }).first('success_count')).success_count).to.equal(1);
     expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -10, reference: id }]);
   });
