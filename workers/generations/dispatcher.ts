@@ -86,7 +86,7 @@ export async function startDispatcher(
   return {
     stop: async () => {
       await loop.stop();
-      await dispatcher.besideDone();
+      await dispatcher.stopBeside();
     },
   };
 }
@@ -102,6 +102,7 @@ class Dispatcher {
   /** The last round found every slot taken: waiting generations may be checked ahead meanwhile. */
   private saturated = false;
   private pausedUntil = 0;
+  private stopping = false;
 
   constructor(
     private readonly services: Services,
@@ -126,7 +127,9 @@ class Dispatcher {
     return submissions;
   }
 
-  async besideDone(): Promise<void> {
+  /** Starts nothing more beside the rounds and waits for what runs. */
+  async stopBeside(): Promise<void> {
+    this.stopping = true;
     while (this.beside.size) await Promise.allSettled([...this.beside]);
   }
 
@@ -181,7 +184,7 @@ class Dispatcher {
    * later submitted without reading its photos again. Checks never hold a slot.
    */
   private startChecksAhead(): void {
-    if (this.claimingChecks || this.checksRunning >= checksAhead) return;
+    if (this.stopping || this.claimingChecks || this.checksRunning >= checksAhead) return;
     this.claimingChecks = true;
     const claiming = this.checkAhead()
       .catch((error: unknown) => this.services.log.warn({ err: error }, 'could not claim photo checks ahead of the slot'))
@@ -213,6 +216,9 @@ class Dispatcher {
       this.checksRunning += 1;
       this.runBeside(work.finally(() => {
         this.checksRunning -= 1;
+        // The next one at once, not at the next round: a round may be a tick away, and a slot freed
+        // meanwhile would otherwise be handed a generation whose photos still have to be read.
+        if (this.saturated) this.startChecksAhead();
       }));
     }
   }
