@@ -89,6 +89,8 @@ class Dispatcher {
   moreMayWait = false;
   private checksRunning = 0;
   private claimingChecks = false;
+  /** The last claim of checks found all it asked for: more photos may wait unread. */
+  private moreToCheck = false;
   /** The last round found every slot taken: waiting generations may be checked ahead meanwhile. */
   private saturated = false;
   private pausedUntil = 0;
@@ -177,7 +179,9 @@ class Dispatcher {
 
   private async checkAhead(): Promise<void> {
     const { db, storage, log, config } = this.services;
-    const claimed = await claimInputChecks(db, checksAhead - this.checksRunning, config.generations.slotLeaseS);
+    const wanted = checksAhead - this.checksRunning;
+    const claimed = await claimInputChecks(db, wanted, config.generations.slotLeaseS);
+    this.moreToCheck = claimed.length === wanted;
     for (const generation of claimed) {
       const work = (async () => {
         try {
@@ -194,7 +198,7 @@ class Dispatcher {
         this.checksRunning -= 1;
         // The next one at once, not at the next round: a round may be a tick away, and a slot freed
         // meanwhile would otherwise be handed a generation whose photos still have to be read.
-        if (this.saturated) this.startChecksAhead();
+        if (this.saturated && this.moreToCheck) this.startChecksAhead();
       }));
     }
   }
