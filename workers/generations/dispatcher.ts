@@ -150,9 +150,10 @@ class Dispatcher {
     if (done.length) await db.transaction(async (trx) => { for (const ticket of done) await finishSubmitJob(boss, trx, ticket.jobId); });
     // Fewer free slots than waiting tickets: every slot is taken, the waiting ones may be checked ahead.
     this.saturated = freeSlots < waiting;
-    // Progress, with a ticket passed over or the line longer than the room: look again at once (a
-    // round that took nothing waits, so a ticket under a stalled worker's live claim cannot spin it).
-    this.moreMayWait = claims.length > 0 && (passedOver.length > 0 || waiting === room);
+    // Progress, with a ticket passed over or as many free slots as room (more may be free): look
+    // again at once (a round that took nothing waits, so a ticket under a stalled worker's live
+    // claim cannot spin it). A round that took every free slot it found waits for the next wake-up.
+    this.moreMayWait = claims.length > 0 && (passedOver.length > 0 || freeSlots === room);
     return claims;
   }
 
