@@ -9,19 +9,22 @@ export function freeSlot(slot: string): string {
 
 /**
  * The body of a CTE (materialize it, so the locking runs exactly once: a re-scan could skip-lock
- * other rows) that locks up to `:count` free slots of usable accounts `for update skip locked`, so
- * two leasers never take the same one, ranked slot 0 of every account before slot 1 of any
- * (spreading the load over accounts): `account_id, slot_no, rank`.
+ * other rows) that locks up to `limit` (an SQL expression: a binding, or a scalar subquery of the
+ * statement) free slots of usable accounts `for update skip locked`, so two leasers never take the
+ * same one, ranked slot 0 of every account before slot 1 of any (spreading the load over
+ * accounts): `account_id, slot_no, rank`.
  */
-export const lockedFreeSlots = `select account_id, slot_no, row_number() over (order by slot_no, account_id) as rank
+export function lockedFreeSlots(limit: string): string {
+  return `select account_id, slot_no, row_number() over (order by slot_no, account_id) as rank
   from (
     select s.account_id, s.slot_no
     from provider_slots s join provider_accounts a on a.id = s.account_id
     where ${freeSlot('s')} and s.slot_no < a.slots and ${usableAccount('a')}
     order by s.slot_no, s.account_id
-    limit :count
+    limit ${limit}
     for update of s skip locked
   ) locked`;
+}
 
 /** An account whose slots may be leased: enabled, not cooling down after a 429, known to the caller (`:fingerprints`). */
 export function usableAccount(account: string): string {

@@ -25,7 +25,7 @@ export async function leaseSlots(db: Knex, generationIds: string[], leaseS: numb
   const { rows } = await db.raw<{ rows: { generation_id: string; account_id: number; slot_no: number }[] }>(
     `with wanted as materialized (
        select generation_id, rank from unnest(:ids::uuid[]) with ordinality as w (generation_id, rank)
-     ), free as materialized (${lockedFreeSlots})
+     ), free as materialized (${lockedFreeSlots(':count')})
      update provider_slots s
      set generation_id = w.generation_id, user_effect_id = null, lease_expires_at = now() + :leaseS * interval '1 second'
      from free f join wanted w on w.rank = f.rank

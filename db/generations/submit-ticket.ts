@@ -3,8 +3,8 @@ import type { PgBoss } from 'pg-boss';
 import { bossIn, enqueue } from '../queues';
 
 /**
- * The `generation-submit` job of a pending generation: its place in the FIFO line (pg-boss fetches
- * by `created_on`). A job that has to wait again is failed into `retry`, which keeps its
+ * The `generation-submit` job of a pending generation: its place in the FIFO line (the dispatcher takes
+ * tickets by `created_on`, as pg-boss fetches). A job that has to wait again is failed into `retry`, which keeps its
  * `created_on` and so its place (`db/queues.ts` makes its retries practically unlimited).
  */
 interface CommandResult {
@@ -39,8 +39,8 @@ export async function returnSubmitJob(boss: PgBoss, trx: Knex.Transaction, jobId
 
 /**
  * Locks a waiting generation's ticket without waiting, before the generation's own row is changed.
- * A dispatcher locks the ticket first (pg-boss's fetch, `for update skip locked`) and claims the
- * generation second; taking the two in the same order cannot deadlock with it, and while the lock is
+ * A dispatcher locks the ticket first (`claim-next-with-slots.ts`, `for update skip locked`) and
+ * claims the generation second; taking the two in the same order cannot deadlock with it, and while the lock is
  * held the dispatchers skip the ticket. False when a dispatcher holds it at this moment (it is taking
  * the generation); true when it is locked now or is not there (no ticket to race for).
  */

@@ -1,18 +1,15 @@
 import { claimInputChecks } from '../../db/generations/claim-input-checks';
-import { claimWithSlots, type ClaimedGeneration } from '../../db/generations/claim-with-slots';
+import { claimNextWithSlots, type ClaimWithSlot } from '../../db/generations/claim-next-with-slots';
 import { failGeneration } from '../../db/generations/fail-generation';
-import { generationStatus } from '../../db/generations/generation-status';
 import { leaveSubmissionUnresolved } from '../../db/generations/leave-submission-unresolved';
 import { markInputsChecked } from '../../db/generations/mark-inputs-checked';
 import { markProcessing } from '../../db/generations/mark-processing';
 import { providerTaskOf } from '../../db/generations/provider-task-of';
 import { releaseSubmissionClaim } from '../../db/generations/release-submission-claim';
 import { finishSubmitJob, returnSubmitJob } from '../../db/generations/submit-ticket';
-import { bossIn, type QueuePayloads } from '../../db/queues';
 import { untilReachable } from '../../db/unreachable';
 import type { AccountKeys } from '../../pool/accounts';
 import { coolDownAccount } from '../../pool/cool-down-account';
-import { countFreeSlots } from '../../pool/count-free-slots';
 import type { Lease } from '../../pool/lease-slots';
 import type { ProviderAdapter, SubmitOutcome } from '../../pool/provider/adapter';
 import { taskCallbackUrl } from '../../pool/provider/task-callback';
@@ -31,19 +28,12 @@ const callbackGraceS = 300;
 /** Photo checks ahead of the slot that one process runs at once. */
 const checksAhead = 4;
 
-interface Submission {
-  generation: ClaimedGeneration;
-  lease: Lease;
-  jobId: string;
-}
-
 /**
- * The dispatcher, one per worker process, on the job loop. A round counts the free slots (of the
- * accounts this process has keys for), fetches at most that many `generation-submit` jobs (pg-boss
- * hands them out oldest first: FIFO), claims their generations and leases them slots in one guarded
- * statement, all in ONE transaction (a crash before commit leaves everything as it was), with the
- * attempt recorded before the provider is called; a generation that found no slot after all goes
- * back to its place in line. Then each submission runs on its own, sent with the generation's id as
+ * The dispatcher, one per worker process, on the job loop. A round is ONE guarded statement
+ * (`claim-next-with-slots.ts`): the free slots (of the accounts this process has keys for), as many
+ * `generation-submit` tickets (oldest first: FIFO), their generations claimed with the attempt
+ * recorded before the provider is called, the slots leased and the tickets started; a crash leaves
+ * it done or not at all. Then each submission runs on its own, sent with the generation's id as
  * client reference. It never sleeps while a provider works and never submits without a lease: when
  * every slot is taken, generations simply wait as `pending` (backpressure, no provider 429s).
  *
@@ -86,7 +76,7 @@ export async function startDispatcher(
   return {
     stop: async () => {
       await loop.stop();
-      await dispatcher.besideDone();
+      await dispatcher.stopBeside();
     },
   };
 }
@@ -99,9 +89,12 @@ class Dispatcher {
   moreMayWait = false;
   private checksRunning = 0;
   private claimingChecks = false;
+  /** The last claim of checks found all it asked for: more photos may wait unread. */
+  private moreToCheck = false;
   /** The last round found every slot taken: waiting generations may be checked ahead meanwhile. */
   private saturated = false;
   private pausedUntil = 0;
+  private stopping = false;
 
   constructor(
     private readonly services: Services,
@@ -119,14 +112,16 @@ class Dispatcher {
    * One round: up to `room` submissions claimed. The sweeps and the photo checks ahead run beside
    * the rounds, never delaying the hand-over of a slot.
    */
-  async round(room: number): Promise<Submission[]> {
+  async round(room: number): Promise<ClaimWithSlot[]> {
     this.startSweeps();
     const submissions = await this.claimSubmissions(room);
     if (this.saturated) this.startChecksAhead();
     return submissions;
   }
 
-  async besideDone(): Promise<void> {
+  /** Starts nothing more beside the rounds and waits for what runs. */
+  async stopBeside(): Promise<void> {
+    this.stopping = true;
     while (this.beside.size) await Promise.allSettled([...this.beside]);
   }
 
@@ -140,39 +135,26 @@ class Dispatcher {
       }));
   }
 
-  private async claimSubmissions(capacity: number): Promise<Submission[]> {
+  private async claimSubmissions(room: number): Promise<ClaimWithSlot[]> {
     const { db, boss, config } = this.services;
     this.moreMayWait = false;
     if (Date.now() < this.pausedUntil) return [];
-    if (capacity <= 0) return [];
-    // An estimate (no locks) that keeps a saturated pool from fetching jobs it cannot serve.
-    const free = await countFreeSlots(db, this.keys.fingerprints);
-    this.saturated = free === 0;
-    const want = Math.min(capacity, free);
-    if (want === 0) return [];
+    if (room <= 0) return [];
     const leaseS = config.generations.slotLeaseS;
-    const submissions = await db.transaction(async (trx) => {
-      const jobs = await boss.fetch<QueuePayloads['generation-submit']>('generation-submit', { batchSize: want, db: bossIn(trx) });
-      if (!jobs.length) return [];
-      const claims = await claimWithSlots(trx, jobs.map((job) => job.data.generationId), {
-        claimS: leaseS, leaseS, processId: this.services.processSession.id, knownAccounts: this.keys.fingerprints,
-      });
-      const claimedIds = new Set(claims.map((claim) => claim.generation.id));
-      for (const job of jobs.filter((candidate) => !claimedIds.has(candidate.data.generationId))) {
-        // A ticket whose generation moved on (failed by expiry, already submitted) is done; one still
-        // pending (no slot left after all: another worker took it since the estimate, or under a live
-        // claim of a stalled worker) goes back in line, at the same place.
-        if ((await generationStatus(trx, job.data.generationId)) === 'pending') await returnSubmitJob(boss, trx, job.id);
-        else await finishSubmitJob(boss, trx, job.id);
-      }
-      // Progress, with a ticket left behind or more slots than room: look again at once (a round
-      // that took nothing waits, so a ticket under a stalled worker's live claim cannot spin it).
-      this.moreMayWait = claims.length > 0 && (jobs.length > claims.length || want < free);
-      const jobOf = new Map(jobs.map((job) => [job.data.generationId, job.id]));
-      return claims.map(({ generation, lease }) => ({ generation, lease, jobId: jobOf.get(generation.id)! }));
+    const { claims, passedOver, waiting, freeSlots } = await claimNextWithSlots(db, room, {
+      claimS: leaseS, leaseS, processId: this.services.processSession.id, knownAccounts: this.keys.fingerprints,
     });
-    this.saturated = submissions.length === free;
-    return submissions;
+    // A ticket whose generation moved on (failed by expiry, already submitted) is done; one still
+    // pending (under a live claim of a stalled worker) keeps its place in line untouched.
+    const done = passedOver.filter((ticket) => !ticket.pending);
+    if (done.length) await db.transaction(async (trx) => { for (const ticket of done) await finishSubmitJob(boss, trx, ticket.jobId); });
+    // Fewer free slots than waiting tickets: every slot is taken, the waiting ones may be checked ahead.
+    this.saturated = freeSlots < waiting;
+    // Progress, with a ticket passed over or as many free slots as room (more may be free): look
+    // again at once (a round that took nothing waits, so a ticket under a stalled worker's live
+    // claim cannot spin it). A round that took every free slot it found waits for the next wake-up.
+    this.moreMayWait = claims.length > 0 && (passedOver.length > 0 || freeSlots === room);
+    return claims;
   }
 
   /**
@@ -181,7 +163,7 @@ class Dispatcher {
    * later submitted without reading its photos again. Checks never hold a slot.
    */
   private startChecksAhead(): void {
-    if (this.claimingChecks || this.checksRunning >= checksAhead) return;
+    if (this.stopping || this.claimingChecks || this.checksRunning >= checksAhead) return;
     this.claimingChecks = true;
     const claiming = this.checkAhead()
       .catch((error: unknown) => this.services.log.warn({ err: error }, 'could not claim photo checks ahead of the slot'))
@@ -198,7 +180,9 @@ class Dispatcher {
 
   private async checkAhead(): Promise<void> {
     const { db, storage, log, config } = this.services;
-    const claimed = await claimInputChecks(db, checksAhead - this.checksRunning, config.generations.slotLeaseS);
+    const wanted = checksAhead - this.checksRunning;
+    const claimed = await claimInputChecks(db, wanted, config.generations.slotLeaseS);
+    this.moreToCheck = claimed.length === wanted;
     for (const generation of claimed) {
       const work = (async () => {
         try {
@@ -213,18 +197,21 @@ class Dispatcher {
       this.checksRunning += 1;
       this.runBeside(work.finally(() => {
         this.checksRunning -= 1;
+        // The next one at once, not at the next round: a round may be a tick away, and a slot freed
+        // meanwhile would otherwise be handed a generation whose photos still have to be read.
+        if (this.saturated && this.moreToCheck) this.startChecksAhead();
       }));
     }
   }
 
-  async submit({ generation, lease, jobId }: Submission): Promise<void> {
+  async submit({ generation, lease, jobId }: ClaimWithSlot): Promise<void> {
     const { storage, log } = this.services;
     const context = { generationId: generation.id, accountId: lease.accountId, slot: lease.slotNo };
     let outcome: SubmitOutcome;
     try {
       const account = await this.keys.keyOf(lease.accountId);
       if (!account) return await this.fail(generation.id, 'lost_account', 'the leased account has no key in this process');
-      const unusable = generation.inputs_checked_at ? null : await unusableInputPhoto(storage, generation.inputs);
+      const unusable = generation.inputs_checked ? null : await unusableInputPhoto(storage, generation.inputs);
       if (unusable) return await this.fail(generation.id, 'bad_input_image', unusable);
       const inputs = await Promise.all(generation.inputs.map(async (input) => ({
         url: await storage.presignedGet(input.object_key, inputLinkTtlS),

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
+import { reserveAndQueue } from '../../../api/generations/create';
 import type { ProviderAdapter } from '../../../pool/provider/adapter';
 import { balanceOf, insertDemoEffects, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type DemoSlug, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
@@ -226,6 +227,30 @@ describe('generation pipeline with the provider simulator', function () {
       expect(await waitForTerminal(broken, 1500)).to.deep.equal({ status: 'failed', error_code: 'bad_input_image' });
       expect((await services().db('generations').where({ id: waiting }).first('status', 'inputs_checked_at'))).to.include({ status: 'pending' }).and.to.have.property('inputs_checked_at').that.is.instanceOf(Date);
       for (const id of [...running, waiting]) expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+    });
+
+    it('keeps checking photos ahead while every slot stays busy, beyond one round\'s share and without another round', async () => {
+      // No round comes by itself (the tick is a minute), so only the checks' own chaining reads all twelve.
+      pipeline = await startPipeline({ config: { DISPATCH_TICK_MS: '60000' }, simulator: { latencyMs: 20_000 } });
+      const user = await makeUser({ guest: true, balance: 1000 });
+      for (let index = 0; index < 4; index += 1) await launch('winter-portrait', { user });
+      await eventually(async () => (await services().db('generations').where({ status: 'processing' }).count<{ count: number }[]>('* as count'))[0].count === 4, Boolean, 5000);
+      const upload = await storedUpload(user.id, await photo());
+      const { object_key: objectKey } = await services().db('uploads').where({ id: upload }).first('object_key');
+      const effect = await services().db('effects').where({ id: effects['winter-portrait'] }).first('cost', 'model', 'output_type');
+      const plan = {
+        kind: 'effect' as const, effectId: effects['winter-portrait'], studioCategoryId: null, prompt: null, cost: effect.cost,
+        outputType: effect.output_type, model: effect.model, inputs: [{ upload_id: upload, object_key: objectKey, person: 0 }],
+      };
+      // One commit: their NOTIFYs wake the dispatcher for one round or two, not twelve.
+      const waiting = await services().db.transaction(async (trx) => {
+        const ids: string[] = [];
+        for (let index = 0; index < 12; index += 1) ids.push(await reserveAndQueue(trx, services(), user.id, plan) as string);
+        return ids;
+      });
+      const unchecked = () => services().db('generations').whereIn('id', waiting).whereNull('inputs_checked_at').count<{ count: number }[]>('* as count');
+      await eventually(async () => (await unchecked())[0].count, (count) => count === 0, 10_000);
+      expect(await services().db('generations').whereIn('id', waiting).pluck('status')).to.deep.equal(Array(12).fill('pending'));
     });
 
     it('an unreachable provider leaves the generation waiting, not failed', async () => {
