@@ -17,7 +17,6 @@ export async function rollUpSuccessCounts(db: Knex, batch: number): Promise<numb
      added as (
        update effects e set success_count = e.success_count + counted.successes
        from counted where e.id = counted.effect_id
-       returning e.id
      )
      select (select count(*)::integer from taken) as tallies`,
     { batch },

@@ -216,7 +216,7 @@ describe('catalog search (rule 4)', () => {
     });
   });
 
-  describe('one query path after another (issue 15: the weighted documents)', () => {
+  describe('every word, part of the words, none', () => {
     it('finds effects with every word across name, tag, category and description, typo or prefix in any word', async () => {
       expect(await search('зимний партрет')).to.deep.equal(['winter-portrait']);
       expect(await search('зим порт')).to.deep.equal(['winter-portrait']);
