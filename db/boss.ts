@@ -1,5 +1,6 @@
 import { PgBoss } from 'pg-boss';
 import type { Logger } from '../logger';
+import { PreparingClient } from './prepared-statements';
 import { withBossSchemaUpgrade } from './boss-upgrade';
 import { queueNames } from './queues';
 
@@ -16,7 +17,9 @@ export async function startBoss(url: string, options: { supervise: boolean; sche
       supervise: options.supervise,
       schedule: options.schedule,
       migrate: true,
-    });
+      // pg-boss hands its options to its pg.Pool, which makes its connections with this class.
+      Client: PreparingClient,
+    } as ConstructorParameters<typeof PgBoss>[0]);
     await boss.start();
     for (const name of queueNames) {
       if (!(await boss.getQueue(name))) await boss.createQueue(name).catch(ignoreDuplicateQueue);

@@ -2,6 +2,7 @@ import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from '../logger';
+import { preparesStatements } from './prepared-statements';
 
 // bigint counts (count(*)) arrive as strings by default; every integer we store fits in a JS number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -12,7 +13,14 @@ export function createKnex(url: string, poolSize: number, log?: Logger): Knex {
   return knex({
     client: 'pg',
     connection: { connectionString: url, application_name: 'effects-backend' },
-    pool: { min: 0, max: poolSize },
+    pool: {
+      min: 0,
+      max: poolSize,
+      afterCreate: (connection: pg.Client, done: (error: Error | null, connection: pg.Client) => void) => {
+        preparesStatements(connection);
+        done(null, connection);
+      },
+    },
     migrations: migrationSettings,
     ...(log ? { log: { warn: report, error: report, deprecate: report, debug: () => undefined } } : {}),
   });

@@ -188,8 +188,7 @@ function effectOf(row: EffectRow, url: PublicUrl): Effect {
  * `category_ids` puts enabled categories first, each group in the effect's own order; `author_name`
  * is null for official effects, for an author without a name and for a deleted author. A view
  * depends on catalog data only (no popularity), so `store` keeps each until the catalog changes: a
- * page of a search nobody made before reads only the effects no page showed yet, in one named
- * statement planned once per connection and locale.
+ * page of a search nobody made before reads only the effects no page showed yet, in one statement.
  */
 export async function loadEffects(db: Knex, url: PublicUrl, ids: string[], locale: Locale, store: CatalogStore = computeEveryTime): Promise<Effect[]> {
   const views = await rememberEach<string, Effect>(store, ids, {
@@ -208,7 +207,7 @@ export async function loadEffects(db: Knex, url: PublicUrl, ids: string[], local
        from effects e left join authors a on a.id = e.author_id
        where e.id = any(:ids::uuid[])`,
       { ids: missing },
-    ).options({ name: `load-effects-${locale}` });
+    );
     return new Map(rows.map((row) => [row.id, effectOf(row, url)]));
   });
   return views.filter((view): view is Effect => view !== null);

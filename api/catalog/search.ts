@@ -84,6 +84,6 @@ async function computeWordForms(db: Knex, words: string[], locale: Locale): Prom
        end end as forms
      from stemmed w`,
     { words, locale, config: searchConfigOf[locale] },
-  ).options({ name: `search-word-forms-${locale}` });
+  );
   return new Map(rows.map((row) => [row.typed, row.forms]));
 }

@@ -14,9 +14,9 @@ import type { Knex } from 'knex';
  * revoked purchase takes only credits outside the buckets. Every bucket change happens under the
  * user's row lock, like every balance change, so the buckets never hold more than the balance.
  *
- * Its statements are named (prepared once per connection, `.options({ name })`): they run for every
- * generation and renewal, and the plan credits' CTEs cost more to plan than to run (0.6 ms against
- * 0.3 ms measured). Each names its columns, so a migration never changes a prepared result's shape.
+ * Its statements name their columns (no `*`), so every connection keeps them prepared
+ * (`db/prepared-statements.ts`): they run for every generation and renewal, and the plan credits'
+ * CTEs cost more to plan than to run (0.6 ms against 0.3 ms measured).
  */
 export type CreditKind =
   | 'guest_start'
@@ -92,12 +92,11 @@ function checkAmount(operation: LedgerOperation): void {
  * would be invisible to a combined query. After the lock a new statement sees it.
  */
 async function lockUser(trx: Knex.Transaction, operation: LedgerOperation): Promise<{ balance: number; applied: boolean }> {
-  const user = await trx('users').where({ id: operation.userId }).forUpdate().first<{ balance: number } | undefined>('balance').options({ name: 'ledger-lock-user' });
+  const user = await trx('users').where({ id: operation.userId }).forUpdate().first<{ balance: number } | undefined>('balance');
   if (!user) throw new Error(`ledger: user ${operation.userId} does not exist`);
   const existing = await trx('credit_transactions')
     .where({ user_id: operation.userId, kind: operation.kind, reference: operation.reference })
-    .first('id')
-    .options({ name: 'ledger-applied' });
+    .first('id');
   return { balance: user.balance, applied: existing !== undefined };
 }
 
@@ -117,7 +116,7 @@ async function apply(trx: Knex.Transaction, operation: LedgerOperation, delta: n
       reference: operation.reference,
       planShare: planShare.length ? JSON.stringify(planShare) : null,
     },
-  ).options({ name: 'ledger-apply' });
+  );
   return entryOf(rows[0]);
 }
 
@@ -199,7 +198,7 @@ export async function grantPlanCredits(
      from moved, bucket
      returning id, user_id, kind, amount, balance_after, reference, created_at`,
     grant,
-  ).options({ name: 'ledger-grant-plan-credits' });
+  );
   return entryOf(row);
 }
 
@@ -221,8 +220,7 @@ export async function burnPlanCredits(trx: Knex.Transaction, owner: { userId: st
  */
 export async function burnPlanCreditsOf(trx: Knex.Transaction, owners: readonly { userId: string; subscriptionId: string }[]): Promise<LedgerEntry[]> {
   if (owners.length === 0) return [];
-  await trx.raw('select id from users where id = any(?::uuid[]) order by id for update', [[...new Set(owners.map((owner) => owner.userId))]])
-    .options({ name: 'ledger-lock-users' });
+  await trx.raw('select id from users where id = any(?::uuid[]) order by id for update', [[...new Set(owners.map((owner) => owner.userId))]]);
   const { rows } = await trx.raw<{ rows: TransactionRow[] }>(
     `with open as (
        select id, user_id, payment_id, credits from plan_credit_buckets
@@ -234,7 +232,7 @@ export async function burnPlanCreditsOf(trx: Knex.Transaction, owners: readonly 
        returning open.id, open.user_id, open.payment_id, open.credits
      ),
      -- An empty bucket closes without a row.
-     spent as (select * from burned where credits > 0),
+     spent as (select id, user_id, payment_id, credits from burned where credits > 0),
      moved as (
        update users u set balance = u.balance - total.credits
        from (select user_id, sum(credits)::integer as credits from spent group by user_id) as total
@@ -250,7 +248,7 @@ export async function burnPlanCreditsOf(trx: Knex.Transaction, owners: readonly 
      order by spent.user_id, spent.id
      returning id, user_id, kind, amount, balance_after, reference, created_at`,
     { subscriptionIds: owners.map((owner) => owner.subscriptionId) },
-  ).options({ name: 'ledger-burn-plan-credits' });
+  );
   return rows.map(entryOf);
 }
 

@@ -46,7 +46,9 @@ export async function claimDuePolls(
        select (extract(epoch from min(next_poll_at) - now()) * 1000)::float8 as next_due_ms
        from generations where status = 'processing' and next_poll_at is not null and id not in (select id from claimed)
      )
-     select claimed.*, next.next_due_ms from next left join claimed on true`,
+     select claimed.id, claimed.user_id, claimed.output_type, claimed.provider_account_id, claimed.provider_task_id,
+       claimed.timed_out, claimed.called_back, next.next_due_ms
+     from next left join claimed on true`,
     { limit, claimS, providerTimeoutS, fingerprints: knownAccounts, processId },
   );
   const polls = rows.flatMap(({ next_due_ms: _next, ...poll }) => (poll.id === null ? [] : [poll as DuePoll]));

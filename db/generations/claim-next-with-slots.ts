@@ -103,9 +103,7 @@ export async function claimNextWithSlots(
         from tickets t left join generations g on g.id = t.generation_id
         where not exists (select 1 from claimed c where c.id = t.generation_id)) as passed_over`,
     { room, claimS: settings.claimS, leaseS: settings.leaseS, processId: settings.processId, fingerprints: settings.knownAccounts },
-  // Named: prepared once per connection, and planned once Postgres settles on a generic plan (about
-  // 1.5 ms of planning a round otherwise, on every slot's hand-over).
-  ).options({ name: 'claim-next-with-slots' });
+  );
   return {
     claims: row.claims.map(({ account_id: accountId, slot_no: slotNo, job_id: jobId, ...generation }) => ({
       generation,

@@ -1,0 +1,149 @@
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+
+/**
+ * Every connection keeps the statements it runs often prepared, the way asyncpg and pgjdbc do: a
+ * parameterised `select`/`insert`/`update`/`delete`/`with` run a second time on a connection is sent
+ * as a named statement (the name is a hash of its text), so Postgres parses it once per connection
+ * and, after a few runs, may keep a generic plan instead of planning it again each time. On the
+ * generation pipeline's statements planning was a third of Postgres's CPU (`npm run bench`).
+ *
+ * Bounds and guards:
+ * - a text is prepared on its second run, so texts that differ every time (an `in` list of varying
+ *   length) never are; at most `MAX_PREPARED_PER_CONNECTION` stay prepared, the least recently used
+ *   is deallocated to make room;
+ * - a text that returns `*` is never prepared: a prepared statement whose result columns change
+ *   under it (a migration adding a column) fails with "cached plan must not change result type"
+ *   (a `select *` of `json_to_recordset` with its declared columns is fine);
+ * - a text that fails that way anyway (a returned column's type changed) is not prepared again on
+ *   that connection: the one statement fails, the next runs unprepared.
+ *
+ * A connection pooler in front of Postgres must keep prepared statements per client (PgBouncer
+ * 1.21+ with `max_prepared_statements`, or session pooling).
+ */
+const MAX_PREPARED_PER_CONNECTION = 250;
+/** Texts seen once are remembered up to this many, then forgotten all at once. */
+const MAX_SEEN_ONCE = 2000;
+
+const preparable = /^\s*(select|insert|update|delete|with)\b/i;
+/** `select *`, `select t.*`, `returning *`, `, *`: a result shape that follows the table's. */
+const returnsStar = /(\bselect\s+(distinct\s+)?|\breturning\s+|,\s*)\*|\.\*/i;
+/** A `select *` over `json_to_recordset(...) as x (columns)` (pg-boss's inserts and completions): its columns are the ones declared. */
+const recordsetStar = /\bselect\s+\*(?:(?!\bfrom\b)[\s\S])*?\bfrom\s+jsonb?_to_recordset\(/gi;
+
+type Callback = (error: Error | null, result?: unknown) => void;
+type RawQuery = (...args: unknown[]) => unknown;
+
+function statementName(text: string): string {
+  return `s${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+}
+
+function cachedPlanBroke(error: unknown): boolean {
+  return (error as { code?: string }).code === '0A000' && /cached plan must not change result type/.test(String((error as Error).message));
+}
+
+/** One connection's prepared statements: which texts get a name, most recently used last. */
+class StatementCache {
+  private readonly prepared = new Map<string, true>();
+  private readonly seenOnce = new Set<string>();
+  private readonly unpreparable = new Set<string>();
+
+  /** `parsed`: the names node-pg has parsed on this connection (only those exist on the server). */
+  constructor(private readonly query: RawQuery, private readonly parsed: Record<string, string>) {}
+
+  /** The name `text` runs under now, or null to run it unnamed. */
+  nameOf(text: string): string | null {
+    const name = statementName(text);
+    if (this.unpreparable.has(name)) return null;
+    if (this.prepared.delete(name)) {
+      this.prepared.set(name, true);
+      return name;
+    }
+    if (!this.seenOnce.has(name)) {
+      if (this.seenOnce.size >= MAX_SEEN_ONCE) this.seenOnce.clear();
+      this.seenOnce.add(name);
+      return null;
+    }
+    this.seenOnce.delete(name);
+    if (this.prepared.size >= MAX_PREPARED_PER_CONNECTION) this.evictLeastRecent();
+    this.prepared.set(name, true);
+    return name;
+  }
+
+  /** After a result type changed under `name`: never named again here. */
+  forget(name: string): void {
+    this.prepared.delete(name);
+    this.unpreparable.add(name);
+  }
+
+  private evictLeastRecent(): void {
+    const [oldest] = this.prepared.keys();
+    this.prepared.delete(oldest);
+    // A text whose parse failed was never prepared: deallocating it would fail (and abort a transaction).
+    if (this.parsed[oldest] === undefined) return;
+    // Queued before the statement that needs the room; in an aborted transaction it fails and the
+    // statement simply stays prepared (node-pg still knows it, so a later run reuses it).
+    this.query(`deallocate ${oldest}`, (error: Error | null) => {
+      if (!error) delete this.parsed[oldest];
+    });
+  }
+}
+
+/** Makes `client` prepare its statements (above); safe to call on a client that runs anything. */
+export function preparesStatements(client: pg.Client): void {
+  const query = client.query.bind(client) as RawQuery;
+  const { parsedStatements } = (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection;
+  const cache = new StatementCache(query, parsedStatements);
+  (client as { query: RawQuery }).query = (...args: unknown[]) => {
+    const config = preparableConfig(args);
+    const name = config && cache.nameOf(config.text);
+    if (!config || !name) return query(...args);
+    const named = { ...config, name };
+    const callback = args.find((arg): arg is Callback => typeof arg === 'function');
+    const forgetIfBroken = (error: unknown) => {
+      if (cachedPlanBroke(error)) cache.forget(name);
+    };
+    if (callback) {
+      return query(named, (error: Error | null, result?: unknown) => {
+        if (error) forgetIfBroken(error);
+        callback(error, result);
+      });
+    }
+    return (query(named) as Promise<unknown>).catch((error: unknown) => {
+      forgetIfBroken(error);
+      throw error;
+    });
+  };
+}
+
+/** The query's config when it is one that may be prepared: parameterised DML not returning `*`. */
+function preparableConfig(args: unknown[]): pg.QueryConfig | null {
+  const [first, second] = args;
+  let config: pg.QueryConfig;
+  if (typeof first === 'string') {
+    if (!Array.isArray(second)) return null;
+    config = { text: first, values: second };
+  } else if (isPlainQueryConfig(first)) {
+    config = first;
+  } else {
+    return null;
+  }
+  const { text, values } = config;
+  if (!values?.length || !preparable.test(text) || returnsStar.test(text.replace(recordsetStar, ''))) return null;
+  return config;
+}
+
+/** A config object, not a submittable (a cursor, a stream) nor a statement already named. */
+function isPlainQueryConfig(value: unknown): value is pg.QueryConfig {
+  if (!value || typeof value !== 'object') return false;
+  const candidate = value as pg.QueryConfig & { submit?: unknown };
+  return typeof candidate.text === 'string' && !candidate.name && typeof candidate.submit !== 'function';
+}
+
+/** A `pg.Client` that prepares its statements: for pools made elsewhere (pg-boss's) that take a `Client` class. */
+export class PreparingClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    preparesStatements(this);
+  }
+}
