@@ -41,6 +41,8 @@ export async function createGeneration(
     idempotency,
     plan: () => planEffectGeneration(services, userId, body),
     answer: (id) => currentStatus(services.db, id),
+    // What it is at its creation: no read after the commit.
+    answerCreated: (id) => ({ id, status: 'pending' }),
   });
 }
 
@@ -58,7 +60,10 @@ export async function startGeneration<Answer>(
     body: unknown;
     idempotency: IdempotencyKey | null;
     plan: () => Promise<GenerationPlan>;
+    /** The generation as a repeat of the request shows it now. */
     answer: (generationId: string) => Promise<Answer>;
+    /** The answer to the creating request, when it needs no read; `answer`'s otherwise. */
+    answerCreated?: (generationId: string) => Answer;
   },
 ): Promise<{ statusCode: number; body: Answer }> {
   return createOnce({
@@ -75,6 +80,7 @@ export async function startGeneration<Answer>(
       return started;
     },
     find: async (id) => ({ state: 'done', answer: await request.answer(id) }),
+    answerCreated: request.answerCreated,
   });
 }
 

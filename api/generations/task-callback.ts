@@ -1,5 +1,4 @@
 import type { Middleware } from 'koa';
-import { generationStatus } from '../../db/generations/generation-status';
 import { recordTaskCallback } from '../../db/generations/record-task-callback';
 import { TASK_CALLBACK_PATH, validTaskCallback } from '../../pool/provider/task-callback';
 import type { ApiContext } from '../http/context';
@@ -40,9 +39,9 @@ export function taskCallback(): Middleware<ApiContext['state'], ApiContext> {
     const task = ctx.request.body as { id?: unknown; status?: unknown } | undefined;
     if (typeof task?.id !== 'string' || !['succeeded', 'failed'].includes(String(task.status))) return answer(200, 'OK');
     const taskId = task.id;
-    const recorded = await recordTaskCallback(db, { generationId, taskId });
-    if (!recorded && (await generationStatus(db, generationId)) === 'pending') return answer(503, 'submission not recorded yet');
-    log.debug({ generationId, taskId, recorded }, 'provider callback');
+    const outcome = await recordTaskCallback(db, { generationId, taskId });
+    if (outcome === 'pending') return answer(503, 'submission not recorded yet');
+    log.debug({ generationId, taskId, outcome }, 'provider callback');
     return answer(200, 'OK');
   };
 }

@@ -39,6 +39,8 @@ export interface CreateOnce<Plan, Answer> {
   create(trx: Knex.Transaction, plan: Plan): Promise<string>;
   /** The object a key is bound to, as a repeat sees it. */
   find(objectId: string): Promise<BoundObject<Answer>>;
+  /** One-phase: the answer to the request that created the object, when it needs no read (else `find`'s). */
+  answerCreated?(objectId: string): Answer;
   twoPhase?: TwoPhase<Answer>;
 }
 
@@ -56,6 +58,7 @@ export async function createOnce<Plan, Answer>(spec: CreateOnce<Plan, Answer>): 
 
   const finish = async (objectId: string): Promise<{ statusCode: number; body: Answer }> => {
     if (!spec.twoPhase) {
+      if (spec.answerCreated) return { statusCode: spec.statusCode, body: spec.answerCreated(objectId) };
       const found = await spec.find(objectId);
       if (found.state !== 'done') throw new Error(`object ${objectId} of a one-phase creation is ${found.state}`);
       return { statusCode: spec.statusCode, body: found.answer };

@@ -17,6 +17,7 @@ import { releaseSlotLease } from '../../pool/release-slot-lease';
 import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
+import type { HandOverFirst } from './hand-over-first';
 import { unusableInputPhoto } from './input-photos';
 
 /** How long the provider may take to download the photos from their presigned links. */
@@ -50,6 +51,8 @@ export async function startDispatcher(
   keys: AccountKeys,
   wiring: {
     wakeup: Wakeup;
+    /** Where the rounds and submissions are tracked, for the poll loop to let them go first. */
+    handOverFirst: HandOverFirst;
     /** Called when a generation became `processing` here, so the poll loop looks at it soon. */
     onSubmitted: () => void;
     /** The sweeps: each round starts them (they limit themselves to their interval) unless they still run. */
@@ -61,8 +64,8 @@ export async function startDispatcher(
     name: 'dispatch',
     concurrency: services.config.generations.submitConcurrency,
     idleMs: services.config.generations.dispatchTickMs,
-    claim: (room) => dispatcher.round(room),
-    handle: (submission) => dispatcher.submit(submission),
+    claim: (room) => wiring.handOverFirst.track(dispatcher.round(room)),
+    handle: (submission) => wiring.handOverFirst.track(dispatcher.submit(submission)),
     // Again at once only when the round may have left a free slot and a waiting generation behind:
     // one that filled every slot it counted did not (a slot freed since comes with its own wake-up).
     nextRoundInMs: ({ roomLeft }) => (dispatcher.moreMayWait && roomLeft > 0 ? 0 : services.config.generations.dispatchTickMs),

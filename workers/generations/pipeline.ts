@@ -3,13 +3,18 @@ import type { ProviderAdapter } from '../../pool/provider/adapter';
 import { stopAll, type RunningPart, type Services } from '../../services';
 import { Wakeup } from '../runtime/wakeup';
 import { startDispatcher } from './dispatcher';
+import { HandOverFirst } from './hand-over-first';
 import { startPollLoop } from './poll-loop';
 import { sweeper } from './sweeps';
+
+/** The longest a poll loop's claim waits for the hand-overs under way (`hand-over-first.ts`). */
+const HAND_OVER_WAIT_MS = 150;
 
 /**
  * The generation pipeline of one `worker` process: the pool synced with PROVIDER_ACCOUNTS, the
  * dispatcher (woken by every new generation and every freed slot, the sweeps beside its rounds) and the poll loop,
- * each waking the other when it freed a slot or started a task. Stops in reverse: no new work, then
+ * each waking the other when it freed a slot or started a task, the dispatcher's hand-overs before the
+ * poll loop's claims (`hand-over-first.ts`). Stops in reverse: no new work, then
  * in-flight work finishes.
  */
 export async function startGenerationPipeline(services: Services, adapter: ProviderAdapter): Promise<RunningPart> {
@@ -20,6 +25,7 @@ export async function startGenerationPipeline(services: Services, adapter: Provi
   const dispatchWakeup = new Wakeup();
   const pollWakeup = new Wakeup();
   const wakeDispatcher = () => dispatchWakeup.wake();
+  const handOverFirst = new HandOverFirst(HAND_OVER_WAIT_MS);
   // Often enough that a dead process's claims come back within seconds, and an expired claim or an
   // overdue pending is noticed well within its own timeout.
   const sweepIntervalMs = Math.max(100, Math.min(2000, (settings.pendingTimeoutS * 1000) / 4, (settings.slotLeaseS * 1000) / 2));
@@ -27,10 +33,11 @@ export async function startGenerationPipeline(services: Services, adapter: Provi
   const parts = [
     await startDispatcher(services, adapter, keys, {
       wakeup: dispatchWakeup,
+      handOverFirst,
       onSubmitted: () => pollWakeup.wake(),
       sweep: sweeper(services, { adapter, keys }, sweepIntervalMs, { onSlotsReleased: wakeDispatcher, onSubmitted: () => pollWakeup.wake() }),
     }),
-    await startPollLoop(services, adapter, keys, { wakeup: pollWakeup, onSlotReleased: wakeDispatcher }),
+    await startPollLoop(services, adapter, keys, { wakeup: pollWakeup, handOverFirst, onSlotReleased: wakeDispatcher }),
   ];
   log.info({ accounts: settings.providerAccounts.length, slots: settings.providerAccounts.reduce((sum, account) => sum + account.slots, 0) }, 'generation worker started');
   return stopAll(parts);

@@ -10,6 +10,7 @@ import { renewSlotLease } from '../../pool/renew-slot-lease';
 import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
+import type { HandOverFirst } from './hand-over-first';
 import { resultFileType, resultText, storeResult } from './store-result';
 
 /**
@@ -24,6 +25,8 @@ export async function startPollLoop(
   keys: AccountKeys,
   wiring: {
     wakeup: Wakeup;
+    /** The dispatcher's hand-overs under way go before each claim. */
+    handOverFirst: HandOverFirst;
     /** Called when this process released a slot, so the dispatcher hands it on at once. */
     onSlotReleased: () => void;
   },
@@ -39,6 +42,7 @@ export async function startPollLoop(
     batchSize: settings.pollBatch,
     idleMs: settings.dispatchTickMs,
     claim: async (room) => {
+      await wiring.handOverFirst.handOversDone();
       const claimed = await claimDuePolls(db, room, settings.pollClaimS, settings.providerTimeoutS, keys.fingerprints, services.processSession.id);
       nextDueInMs = claimed.nextDueInMs;
       return claimed.polls;

@@ -62,10 +62,13 @@ describe('provider task callbacks', function () {
     it('commits without waiting for the disk only for itself: the connection\'s next statements wait as before', async () => {
       const oneConnection = createKnex(databaseUrl(), 1);
       try {
-        expect(await recordTaskCallback(oneConnection, { generationId, taskId: 'task-1' })).to.equal(true);
+        expect(await recordTaskCallback(oneConnection, { generationId, taskId: 'task-1' })).to.equal('recorded');
         expect((await oneConnection.raw('show synchronous_commit')).rows).to.deep.equal([{ synchronous_commit: 'on' }]);
         expect((await state()).slots[0]).to.include({ generation_id: null });
-        expect(await recordTaskCallback(oneConnection, { generationId, taskId: 'task-1' })).to.equal(false);
+        expect(await recordTaskCallback(oneConnection, { generationId, taskId: 'task-1' })).to.equal('ignored');
+        // Read in the same statement: a submission not recorded yet, a generation that does not exist.
+        expect(await recordTaskCallback(oneConnection, { generationId: otherId, taskId: 'task-1' })).to.equal('pending');
+        expect(await recordTaskCallback(oneConnection, { generationId: randomUUID(), taskId: 'task-1' })).to.equal('ignored');
         expect((await oneConnection.raw('show synchronous_commit')).rows).to.deep.equal([{ synchronous_commit: 'on' }]);
       } finally {
         await oneConnection.destroy();
