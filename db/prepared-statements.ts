@@ -22,8 +22,8 @@ import pg from 'pg';
  * 1.21+ with `max_prepared_statements`, or session pooling).
  */
 const MAX_PREPARED_PER_CONNECTION = 250;
-/** Texts seen once are remembered up to this many, then forgotten all at once. */
-const MAX_SEEN_ONCE = 2000;
+/** Texts seen once are remembered (the texts themselves) up to this many, then forgotten all at once. */
+const MAX_SEEN_ONCE = 500;
 
 const preparable = /^\s*(select|insert|update|delete|with)\b/i;
 /** `select *`, `select t.*`, `returning *`, `, *`: a result shape that follows the table's. */
@@ -42,43 +42,49 @@ function cachedPlanBroke(error: unknown): boolean {
   return (error as { code?: string }).code === '0A000' && /cached plan must not change result type/.test(String((error as Error).message));
 }
 
-/** One connection's prepared statements: which texts get a name, most recently used last. */
+/**
+ * One connection's prepared statements, keyed by text, most recently used last. A text already
+ * prepared is found by one lookup: no hashing and no pattern test on the hot path.
+ */
 class StatementCache {
-  private readonly prepared = new Map<string, true>();
+  /** Text → statement name. */
+  private readonly prepared = new Map<string, string>();
   private readonly seenOnce = new Set<string>();
   private readonly unpreparable = new Set<string>();
 
   /** `parsed`: the names node-pg has parsed on this connection (only those exist on the server). */
   constructor(private readonly query: RawQuery, private readonly parsed: Record<string, string>) {}
 
-  /** The name `text` runs under now, or null to run it unnamed. */
+  /** The name the statement of `text` runs under now, or null to run it unnamed. */
   nameOf(text: string): string | null {
-    const name = statementName(text);
-    if (this.unpreparable.has(name)) return null;
-    if (this.prepared.delete(name)) {
-      this.prepared.set(name, true);
+    const name = this.prepared.get(text);
+    if (name !== undefined) {
+      this.prepared.delete(text);
+      this.prepared.set(text, name);
       return name;
     }
-    if (!this.seenOnce.has(name)) {
+    if (this.unpreparable.has(text) || !isPreparable(text)) return null;
+    if (!this.seenOnce.has(text)) {
       if (this.seenOnce.size >= MAX_SEEN_ONCE) this.seenOnce.clear();
-      this.seenOnce.add(name);
+      this.seenOnce.add(text);
       return null;
     }
-    this.seenOnce.delete(name);
+    this.seenOnce.delete(text);
     if (this.prepared.size >= MAX_PREPARED_PER_CONNECTION) this.evictLeastRecent();
-    this.prepared.set(name, true);
-    return name;
+    const named = statementName(text);
+    this.prepared.set(text, named);
+    return named;
   }
 
-  /** After a result type changed under `name`: never named again here. */
-  forget(name: string): void {
-    this.prepared.delete(name);
-    this.unpreparable.add(name);
+  /** After a result type changed under the statement of `text`: never named again here. */
+  forget(text: string): void {
+    this.prepared.delete(text);
+    this.unpreparable.add(text);
   }
 
   private evictLeastRecent(): void {
-    const [oldest] = this.prepared.keys();
-    this.prepared.delete(oldest);
+    const [[oldestText, oldest]] = this.prepared;
+    this.prepared.delete(oldestText);
     // A text whose parse failed was never prepared: deallocating it would fail (and abort a transaction).
     if (this.parsed[oldest] === undefined) return;
     // Queued before the statement that needs the room; in an aborted transaction it fails and the
@@ -95,13 +101,13 @@ export function preparesStatements(client: pg.Client): void {
   const { parsedStatements } = (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection;
   const cache = new StatementCache(query, parsedStatements);
   (client as { query: RawQuery }).query = (...args: unknown[]) => {
-    const config = preparableConfig(args);
+    const config = parameterisedConfig(args);
     const name = config && cache.nameOf(config.text);
     if (!config || !name) return query(...args);
     const named = { ...config, name };
     const callback = args.find((arg): arg is Callback => typeof arg === 'function');
     const forgetIfBroken = (error: unknown) => {
-      if (cachedPlanBroke(error)) cache.forget(name);
+      if (cachedPlanBroke(error)) cache.forget(config.text);
     };
     if (callback) {
       return query(named, (error: Error | null, result?: unknown) => {
@@ -116,8 +122,13 @@ export function preparesStatements(client: pg.Client): void {
   };
 }
 
-/** The query's config when it is one that may be prepared: parameterised DML not returning `*`. */
-function preparableConfig(args: unknown[]): pg.QueryConfig | null {
+/** DML that does not return `*` (above). */
+function isPreparable(text: string): boolean {
+  return preparable.test(text) && !returnsStar.test(text.replace(recordsetStar, ''));
+}
+
+/** The query's config when it carries parameters (a statement without any is never prepared). */
+function parameterisedConfig(args: unknown[]): pg.QueryConfig | null {
   const [first, second] = args;
   let config: pg.QueryConfig;
   if (typeof first === 'string') {
@@ -128,9 +139,7 @@ function preparableConfig(args: unknown[]): pg.QueryConfig | null {
   } else {
     return null;
   }
-  const { text, values } = config;
-  if (!values?.length || !preparable.test(text) || returnsStar.test(text.replace(recordsetStar, ''))) return null;
-  return config;
+  return config.values?.length ? config : null;
 }
 
 /** A config object, not a submittable (a cursor, a stream) nor a statement already named. */
