@@ -57,6 +57,8 @@ export async function syncProviderAccounts(db: Knex, accounts: ConfiguredAccount
 /** Maps the pool's account ids back to the keys this process was configured with. */
 export class AccountKeys {
   private byId = new Map<number, ProviderAccount>();
+  /** The read under way: submissions that ask together share it. */
+  private loading: Promise<void> | null = null;
 
   constructor(
     private readonly db: Knex,
@@ -74,7 +76,15 @@ export class AccountKeys {
     return this.byId.get(id) ?? null;
   }
 
-  private async load(): Promise<void> {
+  /** Reads the account ids again; at a worker's start, so that its first submissions need no read. */
+  load(): Promise<void> {
+    this.loading ??= this.read().finally(() => {
+      this.loading = null;
+    });
+    return this.loading;
+  }
+
+  private async read(): Promise<void> {
     const keys = new Map(this.accounts.map((account) => [keyFingerprint(account.apiKey), account.apiKey]));
     const rows: { id: number; key_fingerprint: string }[] = await this.db('provider_accounts').select('id', 'key_fingerprint');
     this.byId = new Map(rows.flatMap((row) => {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { expect } from 'chai';
-import { keyFingerprint, syncProviderAccounts } from '../../pool/accounts';
+import { AccountKeys, keyFingerprint, syncProviderAccounts } from '../../pool/accounts';
 import { coolDownAccount } from '../../pool/cool-down-account';
 import { leaseSlots } from '../../pool/lease-slots';
 import { releaseGenerationSlot } from '../../pool/release-generation-slot';
@@ -10,6 +10,13 @@ import { resetDatabase, services } from '../harness';
 
 /** One slot for one generation, or null when none is free. */
 const leaseOne = async (db: Knex, generationId: string, leaseS: number, knownAccounts: string[] | null = null) => (await leaseSlots(db, [generationId], leaseS, knownAccounts))[0] ?? null;
+
+/** The keys of `ids`, asked one after the other. */
+async function keyOfAll(keys: AccountKeys, ids: number[]) {
+  const found = [];
+  for (const id of ids) found.push(await keys.keyOf(id));
+  return found;
+}
 
 describe('provider-account pool', () => {
   let generations: string[];
@@ -38,6 +45,30 @@ describe('provider-account pool', () => {
     expect(await db()('provider_slots').count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 2 }]);
     expect(await leaseOne(db(), generations[0], 60)).to.deep.include({ slotNo: 0 });
     expect(await leaseOne(db(), generations[1], 60)).to.equal(null, 'neither the disabled account nor a surplus slot is leased');
+  });
+
+  it('maps account ids to the configured keys with one read, shared by callers that ask together', async () => {
+    const configured = [{ apiKey: 'secret-key-one', slots: 1 }, { apiKey: 'secret-key-two', slots: 1 }];
+    await syncProviderAccounts(db(), configured);
+    await syncProviderAccounts(db(), [...configured, { apiKey: 'not-in-this-process', slots: 1 }]);
+    const ids = await db()('provider_accounts').orderBy('id').pluck('id');
+    let reads = 0;
+    const countReads = (query: { sql: string }) => {
+      if (query.sql.includes('provider_accounts')) reads += 1;
+    };
+    db().on('query', countReads);
+    try {
+      const keys = new AccountKeys(db(), configured);
+      expect(await Promise.all([keyOfAll(keys, ids), keyOfAll(keys, ids)])).to.deep.equal(Array(2).fill([{ apiKey: 'secret-key-one' }, { apiKey: 'secret-key-two' }, null]));
+      expect(reads).to.equal(2, 'the first callers share one read; the unknown id reads once more');
+      const loaded = new AccountKeys(db(), configured);
+      await loaded.load();
+      reads = 0;
+      expect(await loaded.keyOf(ids[1])).to.deep.equal({ apiKey: 'secret-key-two' });
+      expect(reads).to.equal(0, 'loaded at start: no read at the first submission');
+    } finally {
+      db().off('query', countReads);
+    }
   });
 
   it('never gives one slot to two concurrent leasers', async () => {

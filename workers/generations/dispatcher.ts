@@ -59,7 +59,11 @@ export async function startDispatcher(
     sweep: () => Promise<void>;
   },
 ): Promise<RunningPart> {
-  const dispatcher = new Dispatcher(services, adapter, keys, { ...wiring, slotReturned: () => wiring.wakeup.wake() });
+  const dispatcher = new Dispatcher(services, adapter, keys, {
+    ...wiring,
+    slotReturned: () => wiring.wakeup.wake(),
+    handOversDone: () => wiring.handOverFirst.handOversDone(),
+  });
   const loop = await startJobLoop(services, {
     name: 'dispatch',
     concurrency: services.config.generations.submitConcurrency,
@@ -108,6 +112,8 @@ class Dispatcher {
       sweep: () => Promise<void>;
       /** A claimed slot went back to the pool (failed, back in line, or the task runs elsewhere). */
       slotReturned: () => void;
+      /** Resolves when the rounds and submissions under way now are done (`hand-over-first.ts`). */
+      handOversDone: () => Promise<void>;
     },
   ) {}
 
@@ -183,6 +189,10 @@ class Dispatcher {
 
   private async checkAhead(): Promise<void> {
     const { db, storage, log, config } = this.services;
+    // The submissions just claimed read their photos from storage and the provider downloads them:
+    // the next ones' photos are read after, not against them.
+    await this.wiring.handOversDone();
+    if (this.stopping) return;
     const wanted = checksAhead - this.checksRunning;
     const claimed = await claimInputChecks(db, wanted, config.generations.slotLeaseS);
     this.moreToCheck = claimed.length === wanted;

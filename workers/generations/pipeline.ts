@@ -22,6 +22,7 @@ export async function startGenerationPipeline(services: Services, adapter: Provi
   const settings = config.generations;
   await syncProviderAccounts(db, settings.providerAccounts);
   const keys = new AccountKeys(db, settings.providerAccounts);
+  await keys.load();
   const dispatchWakeup = new Wakeup();
   const pollWakeup = new Wakeup();
   const wakeDispatcher = () => dispatchWakeup.wake();

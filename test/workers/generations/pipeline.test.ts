@@ -253,6 +253,29 @@ describe('generation pipeline with the provider simulator', function () {
       expect(await services().db('generations').whereIn('id', waiting).pluck('status')).to.deep.equal(Array(12).fill('pending'));
     });
 
+    it('reads the photos ahead only after the submissions under way: they never compete with a hand-over', async () => {
+      const user = await makeUser({ guest: true, balance: 1000 });
+      const ids: string[] = [];
+      for (let index = 0; index < 8; index += 1) ids.push((await launch('winter-portrait', { user })).id);
+      let submissionsEndedAt = 0;
+      // Under the hand-over wait's 150 ms limit, so that the checks wait for the submissions themselves.
+      pipeline = await startPipeline({
+        simulator: { latencyMs: 5000 },
+        adapter: (real) => misbehaving({
+          submit: async (account, request) => {
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            const outcome = await real.submit(account, request);
+            submissionsEndedAt = Math.max(submissionsEndedAt, Date.now());
+            return outcome;
+          },
+        })(real),
+      });
+      const checkedAhead = () => services().db('generations').whereIn('id', ids).where({ status: 'pending' }).whereNotNull('inputs_checked_at').pluck('inputs_checked_at');
+      const checked = await eventually(checkedAhead, (times: Date[]) => times.length === 4, 10_000);
+      expect(submissionsEndedAt).to.be.above(0);
+      for (const time of checked) expect(time.getTime()).to.be.at.least(submissionsEndedAt - 5);
+    });
+
     it('an unreachable provider leaves the generation waiting, not failed', async () => {
       let refusals = 2;
       pipeline = await startPipeline({
