@@ -1,5 +1,6 @@
 import type { PollOutcome, ProviderAccount, ProviderAdapter, ProviderRequest, ProviderResult, SubmitOutcome, TaskLookup } from './adapter';
 import { errorCodeForFailedTask, errorCodeForRefusedPoll, errorCodeForRefusedSubmission } from './error-codes';
+import { exchange, NoAnswerError } from './exchange';
 
 export interface HttpProviderOptions {
   baseUrl: string;
@@ -16,19 +17,16 @@ type Unavailable = { kind: 'unavailable'; reason: string };
 /** A call that got no answer; `sent`: the request may have reached the provider. */
 type NoAnswer = Unavailable & { sent: boolean };
 
-/** Network errors that mean the request never left: nothing can exist at the provider because of it. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
-
 interface Answer {
   status: number;
-  headers: Headers;
+  retryAfter: string | undefined;
   body: unknown;
 }
 
 /**
  * The provider's HTTP API (`POST /v1/tasks` with a `client_reference` and an optional `callback_url`
  * the provider POSTs the finished task to, `GET /v1/tasks/{id}`, `GET /v1/tasks?client_reference=`,
- * result links) over fetch.
+ * result links), each call one `exchange`.
  */
 export class HttpProviderAdapter implements ProviderAdapter {
   private readonly baseUrl: string;
@@ -50,12 +48,12 @@ export class HttpProviderAdapter implements ProviderAdapter {
     const payload = { ...task, client_reference: clientReference, ...(callbackUrl === undefined ? {} : { callback_url: callbackUrl }) };
     const answer = await this.call(account, 'POST', '/v1/tasks', this.submitTimeoutMs, payload);
     if ('kind' in answer) return { kind: 'unavailable', reason: answer.reason, maybeAccepted: answer.sent };
-    const { status, headers, body } = answer;
+    const { status, retryAfter, body } = answer;
     if (isSuccess(status)) {
       const taskId = field(body, 'id');
       return typeof taskId === 'string' && taskId !== '' ? { kind: 'accepted', taskId } : { kind: 'unavailable', reason: 'accepted without a task id', maybeAccepted: true };
     }
-    if (status === 429) return { kind: 'busy', retryAfterS: retryAfterSeconds(headers.get('retry-after')) };
+    if (status === 429) return { kind: 'busy', retryAfterS: retryAfterSeconds(retryAfter) };
     if (!isRefusal(status)) return { kind: 'unavailable', reason: `HTTP ${status}`, maybeAccepted: true };
     const error = providerError(body);
     return { kind: 'rejected', errorCode: errorCodeForRefusedSubmission(status, error.type), message: error.message };
@@ -96,13 +94,9 @@ export class HttpProviderAdapter implements ProviderAdapter {
   }
 
   async fetchResult(url: string): Promise<ProviderResult> {
-    const response = await fetch(url, { signal: AbortSignal.timeout(this.resultTimeoutMs) });
-    if (!response.ok) {
-      await response.body?.cancel();
-      throw new Error(`result download answered HTTP ${response.status}`);
-    }
-    const body = Buffer.from(await response.arrayBuffer());
-    return { body, contentType: mediaType(response.headers.get('content-type')) };
+    const response = await exchange(url, { method: 'GET', timeoutMs: this.resultTimeoutMs });
+    if (!isSuccess(response.status)) throw new Error(`result download answered HTTP ${response.status}`);
+    return { body: response.body, contentType: mediaType(response.headers['content-type']) };
   }
 
   private async call(
@@ -113,7 +107,7 @@ export class HttpProviderAdapter implements ProviderAdapter {
     payload?: unknown,
   ): Promise<Answer | NoAnswer> {
     try {
-      const response = await fetch(`${this.baseUrl}${path}`, {
+      const response = await exchange(`${this.baseUrl}${path}`, {
         method,
         headers: {
           authorization: `Bearer ${account.apiKey}`,
@@ -121,11 +115,12 @@ export class HttpProviderAdapter implements ProviderAdapter {
           ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: payload === undefined ? undefined : JSON.stringify(payload),
-        signal: AbortSignal.timeout(timeoutMs),
+        timeoutMs,
       });
-      return { status: response.status, headers: response.headers, body: parseJson(await response.text()) };
+      return { status: response.status, retryAfter: response.headers['retry-after'], body: parseJson(response.body.toString()) };
     } catch (error) {
-      return { kind: 'unavailable', reason: failureReason(error, timeoutMs), sent: !NOT_SENT_CODES.has(networkCode(error) ?? '') };
+      if (error instanceof NoAnswerError) return { kind: 'unavailable', reason: error.message, sent: error.sent };
+      throw error;
     }
   }
 }
@@ -163,23 +158,13 @@ function providerError(body: unknown): { type: string | null; message: string | 
 }
 
 /** Retry-After is either seconds or an HTTP date; a 429 always means waiting at least a second. */
-function retryAfterSeconds(header: string | null): number {
-  if (header === null || header.trim() === '') return DEFAULT_RETRY_AFTER_S;
+function retryAfterSeconds(header: string | undefined): number {
+  if (header === undefined || header.trim() === '') return DEFAULT_RETRY_AFTER_S;
   const seconds = /^\d+(\.\d+)?$/.test(header.trim()) ? Number(header) : (Date.parse(header) - Date.now()) / 1000;
   return Number.isNaN(seconds) ? DEFAULT_RETRY_AFTER_S : Math.max(1, Math.ceil(seconds));
 }
 
-function mediaType(header: string | null): string {
+function mediaType(header: string | undefined): string {
   const type = header?.split(';')[0].trim().toLowerCase();
   return type || 'application/octet-stream';
-}
-
-function networkCode(error: unknown): string | undefined {
-  return error instanceof Error ? (error.cause as { code?: string } | undefined)?.code : undefined;
-}
-
-function failureReason(error: unknown, timeoutMs: number): string {
-  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
-  const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
-  return `network error: ${cause?.code ?? cause?.message ?? String(error)}`;
 }

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import nock from 'nock';
 import { HttpProviderAdapter } from '../../../pool/provider/http-client';
@@ -98,6 +100,22 @@ describe('provider HTTP client', () => {
     it('reports a refused connection as unavailable, surely not accepted', async () => {
       const closed = new HttpProviderAdapter({ baseUrl: `http://127.0.0.1:${await freePort()}`, submitTimeoutMs: 2000 });
       expect(await closed.submit(account, request)).to.deep.include({ kind: 'unavailable', maybeAccepted: false });
+    });
+
+    it('reports an answer cut off before its end as unavailable, maybe accepted', async () => {
+      const server = http.createServer((_request, response) => {
+        response.writeHead(202, { 'content-type': 'application/json', 'content-length': '100' });
+        response.write('{"id":"ta');
+        setTimeout(() => response.socket?.destroy(), 20);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const cut = new HttpProviderAdapter({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, submitTimeoutMs: 2000 });
+        expect(await cut.submit(account, request)).to.deep.equal({ kind: 'unavailable', reason: 'network error: ECONNRESET', maybeAccepted: true });
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
     });
 
     it('reports a 202 without a task id as unavailable, maybe accepted', async () => {
