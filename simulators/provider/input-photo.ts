@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { exchange } from '../../pool/provider/exchange';
 import { evenSizeForShortSide } from '../../media/dimensions';
 
 /** The provider could not use the photos it was given: answered as 400 `bad_input_image`. */
@@ -28,18 +29,9 @@ export function downloadPhotos(urls: string[], signal: AbortSignal): Promise<Buf
 }
 
 async function download(url: string, signal: AbortSignal): Promise<Buffer> {
-  const response = await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS)]) });
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw new Error(`HTTP ${response.status}`);
-  }
-  if (Number(response.headers.get('content-length') ?? 0) > MAX_PHOTO_BYTES) {
-    await response.body?.cancel();
-    throw new Error('file too large');
-  }
-  const body = Buffer.from(await response.arrayBuffer());
-  if (body.length > MAX_PHOTO_BYTES) throw new Error('file too large');
-  return body;
+  const response = await exchange(url, { method: 'GET', timeoutMs: DOWNLOAD_TIMEOUT_MS, signal, maxBytes: MAX_PHOTO_BYTES });
+  if (response.status < 200 || response.status >= 300) throw new Error(`HTTP ${response.status}`);
+  return response.body;
 }
 
 /** Checks the size from the header before decoding, so a huge photo is refused without being decoded. */

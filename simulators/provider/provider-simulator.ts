@@ -9,6 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import type { Logger } from '../../logger';
 import type { ProviderInput } from '../../pool/provider/adapter';
+import { exchange } from '../../pool/provider/exchange';
 import { AccountSlots, type Slot } from './account-slots';
 import { BadInputImageError, decodeStill, downloadPhotos, type Still } from './input-photo';
 import { modelBehaviour, type ModelBehaviour, type ModelInput } from './models';
@@ -289,16 +290,17 @@ class Simulator {
       if (backoffMs) await delay(backoffMs, undefined, { signal: this.lifetime.signal }).catch(() => undefined);
       if (this.lifetime.signal.aborted) return false;
       try {
-        const response = await fetch(url, {
+        const { status } = await exchange(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(this.view(task)),
-          signal: AbortSignal.any([this.lifetime.signal, AbortSignal.timeout(5000)]),
+          timeoutMs: 5000,
+          signal: this.lifetime.signal,
         });
-        await response.body?.cancel();
-        if (response.status < 500) {
-          if (!response.ok) this.settings.log?.warn({ taskId: task.id, status: response.status }, 'task callback refused');
-          return response.ok;
+        const ok = status >= 200 && status < 300;
+        if (status < 500) {
+          if (!ok) this.settings.log?.warn({ taskId: task.id, status }, 'task callback refused');
+          return ok;
         }
       } catch (error) {
         if (this.lifetime.signal.aborted) return false;
