@@ -38,6 +38,7 @@ export interface ExchangeOptions {
  */
 export function exchange(url: string, options: ExchangeOptions): Promise<Exchange> {
   const target = new URL(url);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') return Promise.reject(new NoAnswerError(`network error: no HTTP link (${target.protocol})`, false, false));
   const client = target.protocol === 'https:' ? https : http;
   const headers = options.body === undefined ? options.headers : { ...options.headers, 'content-length': String(Buffer.byteLength(options.body)) };
   const maxBytes = options.maxBytes ?? Infinity;
@@ -82,4 +83,20 @@ export function exchange(url: string, options: ExchangeOptions): Promise<Exchang
     request.on('error', fail);
     request.end(options.body);
   });
+}
+
+/** What a download follows, as fetch does; the API calls follow none. */
+const redirectStatuses = new Set([301, 302, 303, 307, 308]);
+const maxRedirects = 5;
+
+/** A GET that follows up to five redirects (a result link often points to a CDN that redirects), all within one timeout. */
+export async function download(url: string, options: Omit<ExchangeOptions, 'method' | 'body'>): Promise<Exchange> {
+  const deadline = Date.now() + options.timeoutMs;
+  let link = url;
+  for (let hop = 0; ; hop += 1) {
+    const answer = await exchange(link, { ...options, method: 'GET', timeoutMs: Math.max(1, deadline - Date.now()) });
+    const location = answer.headers.location;
+    if (!redirectStatuses.has(answer.status) || location === undefined || hop === maxRedirects) return answer;
+    link = new URL(location, link).href;
+  }
 }

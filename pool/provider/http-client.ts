@@ -1,6 +1,6 @@
 import type { PollOutcome, ProviderAccount, ProviderAdapter, ProviderRequest, ProviderResult, SubmitOutcome, TaskLookup } from './adapter';
 import { errorCodeForFailedTask, errorCodeForRefusedPoll, errorCodeForRefusedSubmission } from './error-codes';
-import { exchange, NoAnswerError } from './exchange';
+import { download, exchange, NoAnswerError } from './exchange';
 
 export interface HttpProviderOptions {
   baseUrl: string;
@@ -94,7 +94,7 @@ export class HttpProviderAdapter implements ProviderAdapter {
   }
 
   async fetchResult(url: string): Promise<ProviderResult> {
-    const response = await exchange(url, { method: 'GET', timeoutMs: this.resultTimeoutMs });
+    const response = await download(url, { timeoutMs: this.resultTimeoutMs });
     if (!isSuccess(response.status)) throw new Error(`result download answered HTTP ${response.status}`);
     return { body: response.body, contentType: mediaType(response.headers['content-type']) };
   }

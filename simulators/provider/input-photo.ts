@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { exchange } from '../../pool/provider/exchange';
+import { download } from '../../pool/provider/exchange';
 import { evenSizeForShortSide } from '../../media/dimensions';
 
 /** The provider could not use the photos it was given: answered as 400 `bad_input_image`. */
@@ -23,13 +23,13 @@ const STILL_SHORT_SIDE = 480;
 
 /** Downloads every input the way a provider does, over HTTP. */
 export function downloadPhotos(urls: string[], signal: AbortSignal): Promise<Buffer[]> {
-  return Promise.all(urls.map((url, index) => download(url, signal).catch((error: unknown) => {
+  return Promise.all(urls.map((url, index) => downloadPhoto(url, signal).catch((error: unknown) => {
     throw new BadInputImageError(`input ${index} could not be downloaded: ${(error as Error).message}`);
   })));
 }
 
-async function download(url: string, signal: AbortSignal): Promise<Buffer> {
-  const response = await exchange(url, { method: 'GET', timeoutMs: DOWNLOAD_TIMEOUT_MS, signal, maxBytes: MAX_PHOTO_BYTES });
+async function downloadPhoto(url: string, signal: AbortSignal): Promise<Buffer> {
+  const response = await download(url, { timeoutMs: DOWNLOAD_TIMEOUT_MS, signal, maxBytes: MAX_PHOTO_BYTES });
   if (response.status < 200 || response.status >= 300) throw new Error(`HTTP ${response.status}`);
   return response.body;
 }

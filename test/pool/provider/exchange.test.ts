@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { exchange, NoAnswerError } from '../../../pool/provider/exchange';
+import { download, exchange, NoAnswerError } from '../../../pool/provider/exchange';
 import { freePort } from '../../harness';
 
 describe('one HTTP exchange (the pool\'s and the provider simulator\'s calls)', () => {
@@ -19,6 +19,12 @@ describe('one HTTP exchange (the pool\'s and the provider simulator\'s calls)', 
         return setTimeout(() => response.end(Buffer.alloc(600)), 10);
       }
       if (request.url === '/silent') return;
+      const hop = /^\/hop\/(\d+)$/.exec(request.url ?? '');
+      if (hop) {
+        const left = Number(hop[1]);
+        response.writeHead(left === 0 ? 200 : 302, left === 0 ? {} : { location: `/hop/${left - 1}` });
+        return response.end(left === 0 ? 'arrived' : '');
+      }
       let body = '';
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
@@ -70,5 +76,16 @@ describe('one HTTP exchange (the pool\'s and the provider simulator\'s calls)', 
   it('says a refused connection was surely not sent', async () => {
     const error = await failure(exchange(`http://127.0.0.1:${await freePort()}/`, { method: 'GET', timeoutMs: 2000 }));
     expect(error).to.include({ message: 'network error: ECONNREFUSED', sent: false, timedOut: false });
+  });
+
+  it('downloads through up to five redirects; the sixth is answered as it is, and an API call follows none', async () => {
+    const arrived = await download(`${base}/hop/5`, { timeoutMs: 2000 });
+    expect([arrived.status, arrived.body.toString()]).to.deep.equal([200, 'arrived']);
+    expect((await download(`${base}/hop/6`, { timeoutMs: 2000 })).status).to.equal(302);
+    expect((await exchange(`${base}/hop/1`, { method: 'GET', timeoutMs: 2000 })).status).to.equal(302);
+  });
+
+  it('refuses a link that is not http or https without calling anything', async () => {
+    expect(await failure(download('file:///etc/passwd', { timeoutMs: 2000 }))).to.include({ message: 'network error: no HTTP link (file:)', sent: false });
   });
 });
