@@ -49,6 +49,11 @@ export interface ProviderSimulatorStats {
    */
   callbackAnswersMs: number[];
   /**
+   * Per accepted submission: ms from its arrival to the start of its latency (the photos downloaded
+   * and decoded, as a provider does before it runs a model): slot time that is the provider's own.
+   */
+  inputReadsMs: number[];
+  /**
    * Submissions of a client reference that already had a task: answered with that task, as an
    * idempotent provider does; a provider without idempotency would have run (and billed) it twice.
    */
@@ -141,6 +146,7 @@ class Simulator {
   private readonly freedAt = new Map<string, number[]>();
   private readonly slotGapsMs: number[] = [];
   private readonly callbackAnswersMs: number[] = [];
+  private readonly inputReadsMs: number[] = [];
   private url = '';
   private stopping: Promise<void> | null = null;
 
@@ -161,7 +167,7 @@ class Simulator {
   }
 
   stats(): ProviderSimulatorStats {
-    return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs], callbackAnswersMs: [...this.callbackAnswersMs] };
+    return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs], callbackAnswersMs: [...this.callbackAnswersMs], inputReadsMs: [...this.inputReadsMs] };
   }
 
   stop(): Promise<void> {
@@ -224,6 +230,7 @@ class Simulator {
     }
     const freed = this.freedAt.get(apiKey)?.shift();
     if (freed !== undefined) this.slotGapsMs.push(Date.now() - freed);
+    const arrivedAt = Date.now();
     let still: Still | null = null;
     try {
       const photos = await downloadPhotos(request.inputs.map((input) => input.url), this.lifetime.signal);
@@ -241,6 +248,7 @@ class Simulator {
 
     const task: Task = { id: randomUUID(), apiKey, clientReference: request.clientReference, slot, callbackUrl: request.callbackUrl ?? null, state: { status: 'running' } };
     slot.finishAt = Date.now() + latencyMs;
+    this.inputReadsMs.push(Date.now() - arrivedAt);
     this.tasks.set(task.id, task);
     if (task.clientReference !== null) this.byReference.set(referenceKey(apiKey, task.clientReference), task);
     this.counts.submitted += 1;

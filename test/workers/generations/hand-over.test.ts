@@ -72,6 +72,8 @@ describe('the hand-over of a freed slot', function () {
     expect(stats, 'no submission beyond an account\'s cap, none sent twice').to.include({ submitted: 8, rejectedBusy: 0, repeatedSubmissions: 0 });
     expect(stats.callbackAnswersMs, 'every callback answered, each timed from its task\'s end').to.have.length(8);
     expect(stats.callbackAnswersMs.every((ms) => ms >= 0 && ms < tickMs)).to.equal(true);
+    expect(stats.inputReadsMs, 'the provider\'s own photo read, once per accepted task').to.have.length(8);
+    expect(stats.inputReadsMs.every((ms) => ms >= 0 && ms < tickMs)).to.equal(true);
     const { db } = services();
     const rows = await db('generations').whereIn('id', ids).orderBy('started_at').select('started_at', 'task_callback_at', 'dispatch_attempts');
     expect(rows.every((row) => row.task_callback_at !== null && row.dispatch_attempts === 1)).to.equal(true);
