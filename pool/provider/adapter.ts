@@ -56,6 +56,11 @@ export interface ProviderResult {
   contentType: string;
 }
 
+/** A result file larger than the adapter takes: unusable as it is, so `result_rejected` rather than another try. */
+export class ResultTooLargeError extends Error {
+  override readonly name = 'ResultTooLargeError';
+}
+
 /** Expected provider answers come back as outcomes; only `fetchResult` throws, when the download fails. */
 export interface ProviderAdapter {
   submit(account: ProviderAccount, request: ProviderRequest): Promise<SubmitOutcome>;

@@ -18,6 +18,14 @@ export class NoAnswerError extends Error {
   }
 }
 
+/** An answer longer than the call's `maxBytes`: cut off, never buffered whole. */
+export class AnswerTooLargeError extends NoAnswerError {
+  constructor(maxBytes: number) {
+    super(`the answer is larger than ${maxBytes} bytes`, true, false);
+    this.name = 'AnswerTooLargeError';
+  }
+}
+
 export interface ExchangeOptions {
   method: 'GET' | 'POST';
   headers?: Record<string, string>;
@@ -44,6 +52,7 @@ export function exchange(url: string, options: ExchangeOptions): Promise<Exchang
   const maxBytes = options.maxBytes ?? Infinity;
   return new Promise((resolve, reject) => {
     let timedOut = false;
+    let tooLarge = false;
     const settle = () => {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', abort);
@@ -51,18 +60,22 @@ export function exchange(url: string, options: ExchangeOptions): Promise<Exchang
     const fail = (error: Error & { code?: string }) => {
       settle();
       if (timedOut) return reject(new NoAnswerError(`no answer within ${options.timeoutMs} ms`, true, true));
+      if (tooLarge) return reject(new AnswerTooLargeError(maxBytes));
       const code = error.code ?? error.message;
       reject(new NoAnswerError(`network error: ${code}`, !notSentCodes.has(code), false));
     };
     const request = client.request(target, { method: options.method, headers }, (response) => {
       const chunks: Buffer[] = [];
       let bytes = Number(response.headers['content-length'] ?? 0);
-      const tooLarge = () => request.destroy(Object.assign(new Error(`the answer is larger than ${maxBytes} bytes`), { code: 'ETOOLARGE' }));
-      if (bytes > maxBytes) return tooLarge();
+      const refuse = () => {
+        tooLarge = true;
+        request.destroy(new Error('too large'));
+      };
+      if (bytes > maxBytes) return refuse();
       bytes = 0;
       response.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
-        if (bytes > maxBytes) return tooLarge();
+        if (bytes > maxBytes) return refuse();
         chunks.push(chunk);
       });
       response.on('end', () => {

@@ -1,6 +1,6 @@
-import type { PollOutcome, ProviderAccount, ProviderAdapter, ProviderRequest, ProviderResult, SubmitOutcome, TaskLookup } from './adapter';
+import { ResultTooLargeError, type PollOutcome, type ProviderAccount, type ProviderAdapter, type ProviderRequest, type ProviderResult, type SubmitOutcome, type TaskLookup } from './adapter';
 import { errorCodeForFailedTask, errorCodeForRefusedPoll, errorCodeForRefusedSubmission } from './error-codes';
-import { download, exchange, NoAnswerError } from './exchange';
+import { AnswerTooLargeError, download, exchange, NoAnswerError } from './exchange';
 
 export interface HttpProviderOptions {
   baseUrl: string;
@@ -8,7 +8,11 @@ export interface HttpProviderOptions {
   pollTimeoutMs?: number;
   lookupTimeoutMs?: number;
   resultTimeoutMs?: number;
+  /** The largest result file taken (a provider's video is tens of MB; a runaway answer must not fill the worker's memory). */
+  resultMaxBytes?: number;
 }
+
+const DEFAULT_RESULT_MAX_BYTES = 512 * 1024 * 1024;
 
 /** Cooldown for a 429 that does not say how long to wait. */
 const DEFAULT_RETRY_AFTER_S = 5;
@@ -34,6 +38,7 @@ export class HttpProviderAdapter implements ProviderAdapter {
   private readonly pollTimeoutMs: number;
   private readonly lookupTimeoutMs: number;
   private readonly resultTimeoutMs: number;
+  private readonly resultMaxBytes: number;
 
   constructor(options: HttpProviderOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -41,6 +46,7 @@ export class HttpProviderAdapter implements ProviderAdapter {
     this.pollTimeoutMs = options.pollTimeoutMs ?? 15_000;
     this.lookupTimeoutMs = options.lookupTimeoutMs ?? 5000;
     this.resultTimeoutMs = options.resultTimeoutMs ?? 60_000;
+    this.resultMaxBytes = options.resultMaxBytes ?? DEFAULT_RESULT_MAX_BYTES;
   }
 
   async submit(account: ProviderAccount, request: ProviderRequest): Promise<SubmitOutcome> {
@@ -94,7 +100,9 @@ export class HttpProviderAdapter implements ProviderAdapter {
   }
 
   async fetchResult(url: string): Promise<ProviderResult> {
-    const response = await download(url, { timeoutMs: this.resultTimeoutMs });
+    const response = await download(url, { timeoutMs: this.resultTimeoutMs, maxBytes: this.resultMaxBytes }).catch((error: unknown) => {
+      throw error instanceof AnswerTooLargeError ? new ResultTooLargeError(error.message) : error;
+    });
     if (!isSuccess(response.status)) throw new Error(`result download answered HTTP ${response.status}`);
     return { body: response.body, contentType: mediaType(response.headers['content-type']) };
   }

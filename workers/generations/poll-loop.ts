@@ -4,7 +4,7 @@ import { failGeneration } from '../../db/generations/fail-generation';
 import { markResultStored, type StoredResultOf } from '../../db/generations/mark-result-stored';
 import { schedulePoll } from '../../db/generations/schedule-poll';
 import type { AccountKeys } from '../../pool/accounts';
-import type { ProviderAdapter } from '../../pool/provider/adapter';
+import { ResultTooLargeError, type ProviderAdapter } from '../../pool/provider/adapter';
 import { releaseGenerationSlot } from '../../pool/release-generation-slot';
 import { renewSlotLease } from '../../pool/renew-slot-lease';
 import type { RunningPart, Services } from '../../services';
@@ -131,6 +131,7 @@ class Polls {
       try {
         ({ body } = await this.adapter.fetchResult(url));
       } catch (error) {
+        if (error instanceof ResultTooLargeError) return await this.fail(task, 'result_rejected');
         log.warn({ err: error, generationId: task.id }, 'result download failed; polling again');
         return await this.later(task);
       }

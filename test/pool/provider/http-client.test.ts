@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import nock from 'nock';
+import { ResultTooLargeError } from '../../../pool/provider/adapter';
 import { HttpProviderAdapter } from '../../../pool/provider/http-client';
 import { freePort } from '../../harness';
 
@@ -230,6 +231,15 @@ describe('provider HTTP client', () => {
       nock('http://cdn.test').get('/gone.png').reply(404, 'gone');
       const error = await client.fetchResult('http://cdn.test/gone.png').then(() => null, (caught: Error) => caught);
       expect(error?.message).to.equal('result download answered HTTP 404');
+    });
+
+    it('refuses a result above its size limit as too large, without keeping it whole', async () => {
+      const small = new HttpProviderAdapter({ baseUrl: BASE, resultMaxBytes: 4 });
+      nock('http://cdn.test').get('/big.png').reply(200, Buffer.alloc(5), { 'Content-Type': 'image/png' });
+      const error = await small.fetchResult('http://cdn.test/big.png').then(() => null, (caught: Error) => caught);
+      expect(error).to.be.instanceOf(ResultTooLargeError);
+      nock('http://cdn.test').get('/fits.png').reply(200, Buffer.alloc(4), { 'Content-Type': 'image/png' });
+      expect((await small.fetchResult('http://cdn.test/fits.png')).body).to.have.length(4);
     });
 
     it('throws when the download does not finish within the timeout', async () => {

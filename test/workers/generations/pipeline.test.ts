@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
 import { reserveAndQueue } from '../../../api/generations/create';
-import type { ProviderAdapter } from '../../../pool/provider/adapter';
+import { ResultTooLargeError, type ProviderAdapter } from '../../../pool/provider/adapter';
 import { balanceOf, insertDemoEffects, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type DemoSlug, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { hugePngHeader } from '../../images';
@@ -147,6 +147,20 @@ describe('generation pipeline with the provider simulator', function () {
     it('result_rejected: the result is not a real image', async () => {
       pipeline = await startPipeline({ adapter: misbehaving({ fetchResult: async () => ({ body: Buffer.from('<html>oops</html>'), contentType: 'image/jpeg' }) }) });
       await expectRefundedFailure('winter-portrait', 'result_rejected');
+    });
+
+    it('result_rejected: a result file above the size the adapter takes, at once and not tried again', async () => {
+      let downloads = 0;
+      pipeline = await startPipeline({
+        adapter: misbehaving({
+          fetchResult: async () => {
+            downloads += 1;
+            throw new ResultTooLargeError('the answer is larger than 536870912 bytes');
+          },
+        }),
+      });
+      await expectRefundedFailure('winter-portrait', 'result_rejected');
+      expect(downloads).to.equal(1);
     });
 
     it('result_rejected: a video effect that returned an image', async () => {
