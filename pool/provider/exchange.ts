@@ -45,8 +45,12 @@ export interface ExchangeOptions {
  * `NoAnswerError` only.
  */
 export function exchange(url: string, options: ExchangeOptions): Promise<Exchange> {
-  const target = new URL(url);
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') return Promise.reject(new NoAnswerError(`network error: no HTTP link (${target.protocol})`, false, false));
+  let target: URL;
+  try {
+    target = httpLink(url);
+  } catch (error) {
+    return Promise.reject(error as NoAnswerError);
+  }
   const client = target.protocol === 'https:' ? https : http;
   const headers = options.body === undefined ? options.headers : { ...options.headers, 'content-length': String(Buffer.byteLength(options.body)) };
   const maxBytes = options.maxBytes ?? Infinity;
@@ -110,6 +114,14 @@ export async function download(url: string, options: Omit<ExchangeOptions, 'meth
     const answer = await exchange(link, { ...options, method: 'GET', timeoutMs: Math.max(1, deadline - Date.now()) });
     const location = answer.headers.location;
     if (!redirectStatuses.has(answer.status) || location === undefined || hop === maxRedirects) return answer;
-    link = new URL(location, link).href;
+    link = httpLink(location, link).href;
   }
+}
+
+/** `text` as an http(s) URL (against `base` when relative); a NoAnswerError, never sent, otherwise. */
+function httpLink(text: string, base?: string): URL {
+  const link = URL.parse(text, base);
+  if (link === null) throw new NoAnswerError('network error: not a link', false, false);
+  if (link.protocol !== 'http:' && link.protocol !== 'https:') throw new NoAnswerError(`network error: no HTTP link (${link.protocol})`, false, false);
+  return link;
 }

@@ -85,7 +85,8 @@ describe('one HTTP exchange (the pool\'s and the provider simulator\'s calls)', 
     expect((await exchange(`${base}/hop/1`, { method: 'GET', timeoutMs: 2000 })).status).to.equal(302);
   });
 
-  it('refuses a link that is not http or https without calling anything', async () => {
+  it('refuses a link that is not http or https, or no link at all, without calling anything', async () => {
     expect(await failure(download('file:///etc/passwd', { timeoutMs: 2000 }))).to.include({ message: 'network error: no HTTP link (file:)', sent: false });
+    expect(await failure(exchange('not a link', { method: 'GET', timeoutMs: 2000 }))).to.be.instanceOf(NoAnswerError).and.include({ message: 'network error: not a link', sent: false });
   });
 });
