@@ -60,14 +60,14 @@ export class AccountKeys {
   /** The read under way: submissions that ask together share it. */
   private loading: Promise<void> | null = null;
 
+  /** Fingerprints of the keys this process was configured with: the only accounts it leases slots of (every round names them). */
+  readonly fingerprints: string[];
+
   constructor(
     private readonly db: Knex,
     private readonly accounts: ConfiguredAccount[],
-  ) {}
-
-  /** Fingerprints of the keys this process was configured with: the only accounts it leases slots of. */
-  get fingerprints(): string[] {
-    return this.accounts.map((account) => keyFingerprint(account.apiKey));
+  ) {
+    this.fingerprints = accounts.map((account) => keyFingerprint(account.apiKey));
   }
 
   /** The key of account `id`, or null when this process does not know it (a key removed from configuration). */
@@ -85,7 +85,7 @@ export class AccountKeys {
   }
 
   private async read(): Promise<void> {
-    const keys = new Map(this.accounts.map((account) => [keyFingerprint(account.apiKey), account.apiKey]));
+    const keys = new Map(this.accounts.map((account, index) => [this.fingerprints[index], account.apiKey]));
     const rows: { id: number; key_fingerprint: string }[] = await this.db('provider_accounts').select('id', 'key_fingerprint');
     this.byId = new Map(rows.flatMap((row) => {
       const apiKey = keys.get(row.key_fingerprint);

@@ -59,11 +59,7 @@ export async function startDispatcher(
     sweep: () => Promise<void>;
   },
 ): Promise<RunningPart> {
-  const dispatcher = new Dispatcher(services, adapter, keys, {
-    ...wiring,
-    slotReturned: () => wiring.wakeup.wake(),
-    handOversDone: () => wiring.handOverFirst.handOversDone(),
-  });
+  const dispatcher = new Dispatcher(services, adapter, keys, { ...wiring, slotReturned: () => wiring.wakeup.wake() });
   const loop = await startJobLoop(services, {
     name: 'dispatch',
     concurrency: services.config.generations.submitConcurrency,
@@ -112,8 +108,8 @@ class Dispatcher {
       sweep: () => Promise<void>;
       /** A claimed slot went back to the pool (failed, back in line, or the task runs elsewhere). */
       slotReturned: () => void;
-      /** Resolves when the rounds and submissions under way now are done (`hand-over-first.ts`). */
-      handOversDone: () => Promise<void>;
+      /** The rounds and submissions under way, which the photo checks ahead let go first. */
+      handOverFirst: HandOverFirst;
     },
   ) {}
 
@@ -191,7 +187,7 @@ class Dispatcher {
     const { db, storage, log, config } = this.services;
     // The submissions just claimed read their photos from storage and the provider downloads them:
     // the next ones' photos are read after, not against them.
-    await this.wiring.handOversDone();
+    await this.wiring.handOverFirst.handOversDone();
     if (this.stopping) return;
     const wanted = checksAhead - this.checksRunning;
     const claimed = await claimInputChecks(db, wanted, config.generations.slotLeaseS);
