@@ -12,23 +12,36 @@ export interface NotifierSettings {
   log?: Logger;
 }
 
+export interface Notifier {
+  notify(event: OrderEvent): void;
+  /** Notifications the merchant has answered `2xx` so far: a test waits for one before it goes on. */
+  delivered(): number;
+}
+
 /**
  * Sends signed callbacks by form POST, fire-and-forget: a merchant that is down must never break the
  * payer's page, so failures are only logged.
  */
-export function createNotifier(settings: NotifierSettings): (event: OrderEvent) => void {
-  return (event) => {
-    const params = {
-      mdOrder: event.order.orderId,
-      orderNumber: event.order.orderNumber,
-      operation: event.operation,
-      status: event.success ? '1' : '0',
-    };
-    void deliver(settings, { ...params, checksum: notificationChecksum(params, settings.secret) });
+export function createNotifier(settings: NotifierSettings): Notifier {
+  let delivered = 0;
+  return {
+    notify: (event) => {
+      const params = {
+        mdOrder: event.order.orderId,
+        orderNumber: event.order.orderNumber,
+        operation: event.operation,
+        status: event.success ? '1' : '0',
+      };
+      void deliver(settings, { ...params, checksum: notificationChecksum(params, settings.secret) }).then((answered) => {
+        if (answered) delivered += 1;
+      });
+    },
+    delivered: () => delivered,
   };
 }
 
-async function deliver(settings: NotifierSettings, params: Record<string, string>): Promise<void> {
+/** True once the merchant answered `2xx`. */
+async function deliver(settings: NotifierSettings, params: Record<string, string>): Promise<boolean> {
   const { log } = settings;
   const context = { orderId: params.mdOrder, operation: params.operation };
   for (const delayMs of [0, ...settings.retryDelaysMs]) {
@@ -41,11 +54,12 @@ async function deliver(settings: NotifierSettings, params: Record<string, string
         signal: AbortSignal.timeout(settings.attemptTimeoutMs),
       });
       await response.body?.cancel();
-      if (response.ok) return;
+      if (response.ok) return true;
       log?.warn({ ...context, httpStatus: response.status }, 'processor simulator: notification refused');
     } catch (error) {
       log?.warn({ ...context, err: error }, 'processor simulator: notification not delivered');
     }
   }
   log?.error(context, 'processor simulator: notification given up');
+  return false;
 }

@@ -31,6 +31,8 @@ export interface ProcessorSimulator {
   /** `down`: the API answers 503 at once; `hang`: it holds requests until the fault is cleared. Pages keep working. */
   setFault(mode: SimulatorFault): void;
   orders: ReadonlyMap<string, Readonly<SimulatedOrder>>;
+  /** Notifications the merchant has answered `2xx` so far. */
+  notificationsDelivered(): number;
 }
 
 const DEFAULT_RETRY_DELAYS_MS = [1000, 5000];
@@ -52,7 +54,7 @@ const actionCodeDescriptions: Record<number, string> = {
 export function createProcessorSimulator(options: ProcessorSimulatorOptions): ProcessorSimulator {
   const publicBaseUrl = options.publicBaseUrl.replace(/\/+$/, '');
   const { log } = options;
-  const notify = createNotifier({
+  const notifier = createNotifier({
     callbackUrl: options.callbackUrl,
     secret: options.notificationSecret,
     retryDelaysMs: options.notificationRetryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS,
@@ -61,7 +63,7 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
   });
   const book = new SimulatedOrderBook(options.now ?? (() => new Date()), (event) => {
     log?.info({ orderId: event.order.orderId, operation: event.operation }, 'processor simulator: order changed');
-    notify(event);
+    notifier.notify(event);
   });
   const paymentUrl = (orderId: string) => `${publicBaseUrl}${SIMULATOR_PREFIX}/pay/${orderId}`;
   const receiptUrl = (orderId: string) => `${publicBaseUrl}${SIMULATOR_PREFIX}/receipts/${orderId}`;
@@ -186,6 +188,7 @@ export function createProcessorSimulator(options: ProcessorSimulatorOptions): Pr
       }
     },
     orders: book.orders,
+    notificationsDelivered: notifier.delivered,
   };
 }
 

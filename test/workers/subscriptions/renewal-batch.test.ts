@@ -318,7 +318,11 @@ describe('subscriptions: renewals started in batches', () => {
       const [payment] = await renewalPayments(subscription.id);
       const order = await app.paymentProcessor.registerOrder(await orderRegistrationOf(db, app.config.publicBaseUrl, payment));
       await recordRegistration(db, payment.id, order);
+      const delivered = bed.simulator.notificationsDelivered();
       await app.paymentProcessor.chargeBinding({ orderId: order.orderId, bindingId: subscription.card_binding_id! });
+      // The simulator's own notification of the charge is answered (while the job is pending) before
+      // the test goes on: answered later, after the test ended the job, it would read the order too.
+      await eventually(async () => bed.simulator.notificationsDelivered(), (count) => count > delivered, 5000);
       bed.processor.resetCounts();
       return { subscription, payment, orderId: order.orderId };
     }
