@@ -4,13 +4,9 @@ import path from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, flushLogs, type Logger } from './logger';
 import { startInfrastructure, startStoresOnly } from './infrastructure';
-import { startWeb } from './api/web';
 import type { StorageSettings } from './media/storage';
 import type { RunningPart } from './services';
-import { startWorker } from './workers/worker';
-import { startMedia } from './workers/media';
-import { startScheduler } from './workers/scheduler';
-import { startProviderSimulatorFromConfig } from './simulators/provider/from-config';
+import { serviceRoles, startServiceRole } from './service-roles';
 
 /**
  * One entry for every process type of the Procfile: `node dist/main.js <role...>`.
@@ -19,7 +15,6 @@ import { startProviderSimulatorFromConfig } from './simulators/provider/from-con
  * (for the others as separate processes on one machine); `all` (what `npm start` runs) starts the
  * four service roles in one process on the embedded defaults.
  */
-const serviceRoles = ['web', 'worker', 'media', 'scheduler'] as const;
 const roleNames = [...serviceRoles, 'sim-provider', 'infra'] as const;
 type RoleName = (typeof roleNames)[number];
 
@@ -66,6 +61,7 @@ const embeddedOnly = 'simulators run only in the embedded default: one process, 
 async function withProvider(config: Config, roles: RoleName[], log: Logger, running: RunningPart[]): Promise<Config> {
   const standalone = roles.includes('sim-provider');
   if (!standalone && !providerSimulatorNeeded(config, roles)) return config;
+  const { startProviderSimulatorFromConfig } = await import('./simulators/provider/from-config.js');
   const simulator = await startProviderSimulatorFromConfig(config, log);
   running.push(simulator);
   log.warn({ url: simulator.url }, 'PROVIDER SIMULATOR listening: a stand-in for the AI provider, for development and load tests only');
@@ -118,10 +114,10 @@ async function main(): Promise<void> {
   }
   if (infrastructure) {
     const services = { ...infrastructure.services, config };
-    if (roles.includes('worker')) running.push(await startWorker(services));
-    if (roles.includes('media')) running.push(await startMedia(services));
-    if (roles.includes('scheduler')) running.push(await startScheduler(services));
-    if (roles.includes('web')) running.push(await startWeb(services));
+    // The web role last: it takes requests once the job roles are up.
+    for (const role of ['worker', 'media', 'scheduler', 'web'] as const) {
+      if (roles.includes(role)) running.push(await startServiceRole[role](services));
+    }
   }
   log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id }, 'started');
 

@@ -159,6 +159,37 @@ async function runToExit(roles: string[], env: NodeJS.ProcessEnv): Promise<{ cod
   return { code, stderr };
 }
 
+describe('what a process loads', function () {
+  this.timeout(60_000);
+
+  it('only the code of the roles it runs: no HTTP app and no metrics registry (its event-loop monitor) in a worker, media or scheduler process', async () => {
+    const dist = path.join(__dirname, '..');
+    const relative = "(file) => require('node:path').relative(dist, file)";
+    // The app, the metrics registry and their packages (the object store's embedded server has a Koa of its own).
+    const httpOrMetrics = `(file) => ['api/app.js', 'api/metric-definitions.js', '../node_modules/koa/', '../node_modules/prom-client/'].some((part) => (${relative})(file).startsWith(part))`;
+    // main.js with a role it refuses: its own imports load, then it exits before starting anything.
+    const script = `
+      const dist = ${JSON.stringify(dist)};
+      process.argv = [process.argv[0], dist + '/main.js', 'no-such-role'];
+      process.on('exit', () => {
+        for (const role of ['worker', 'media', 'scheduler']) require(dist + '/workers/' + role + '.js');
+        const jobRoles = Object.keys(require.cache).filter(${httpOrMetrics}).map(${relative});
+        require(dist + '/api/web.js');
+        const withWeb = Object.keys(require.cache).filter(${httpOrMetrics}).map(${relative});
+        process.stdout.write(JSON.stringify({ jobRoles, withWeb }));
+      });
+      require(dist + '/main.js');`;
+    const run = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let stdout = '';
+    run.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+    await new Promise((resolve) => run.once('exit', resolve));
+    const { jobRoles, withWeb } = JSON.parse(stdout) as { jobRoles: string[]; withWeb: string[] };
+    expect(jobRoles).to.deep.equal([]);
+    expect(withWeb).to.include.members(['api/app.js', 'api/metric-definitions.js']);
+    expect(withWeb.some((file) => file.startsWith('../node_modules/prom-client/'))).to.equal(true);
+  });
+});
+
 describe('simulators only in the embedded default (issue 16, item 15)', function () {
   this.timeout(60_000);
   const configured: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none', LOG_LEVEL: 'silent' };
