@@ -11,9 +11,10 @@ import { eventually } from '../../wait';
  * HTTP: the payer on the hosted page, the operator in the processor's cabinet, signed notifications.
  */
 describe('payments: the state table', () => {
+  const reconcileAtOnce = { PAYMENT_RECONCILE_FIRST_CHECK_S: '0', PAYMENT_RECONCILE_INTERVAL_S: '0', PAYMENT_LATE_CHECK_INTERVAL_S: '0', PAYMENT_REFRESH_MIN_INTERVAL_S: '0' };
   let bed: Testbed;
   let products: Record<string, ProductRow>;
-  before(async () => { bed = await startTestbed({ config: { PAYMENT_RECONCILE_FIRST_CHECK_S: '0', PAYMENT_RECONCILE_INTERVAL_S: '0', PAYMENT_LATE_CHECK_INTERVAL_S: '0', PAYMENT_REFRESH_MIN_INTERVAL_S: '0' } }); });
+  before(async () => { bed = await startTestbed({ config: reconcileAtOnce }); });
   after(() => bed.close());
   beforeEach(async () => {
     products = await freshShowcase();
@@ -202,17 +203,24 @@ describe('payments: the state table', () => {
 
   describe('terminal and non-terminal statuses', () => {
     it('an unknown issuer outcome leaves the payment created until reconciliation resolves it', async () => {
-      const user = await makeUser();
-      const payment = await createPayment(bed, user, products.pack_100.id);
-      expect((await payAs(payment.payment_url, 'unknown')).status).to.equal(200);
-      await reconcilePayments(bed.app.services, 'open');
-      expect((await paymentRow(payment.id)).status).to.equal('created');
+      // No notifications: the processor's own would race the reconciliation this proves.
+      const quiet = await startTestbed({ notifications: false, config: reconcileAtOnce });
+      try {
+        const user = await makeUser();
+        const payment = await createPayment(quiet, user, products.pack_100.id);
+        expect((await payAs(payment.payment_url, 'unknown')).status).to.equal(200);
+        await reconcilePayments(quiet.app.services, 'open');
+        expect((await paymentRow(payment.id)).status).to.equal('created');
 
-      // The issuer answers later and the payer's money is captured.
-      await operator(bed, payment.id, 'sbp-pay');
-      await reconcilePayments(bed.app.services, 'open');
-      expect((await paymentRow(payment.id)).status).to.equal('succeeded');
-      expect(await balanceOf(user.id)).to.equal(100);
+        // The issuer answers later and the payer's money is captured.
+        await operator(quiet, payment.id, 'sbp-pay');
+        expect((await paymentRow(payment.id)).status).to.equal('created');
+        await reconcilePayments(quiet.app.services, 'open');
+        expect((await paymentRow(payment.id)).status).to.equal('succeeded');
+        expect(await balanceOf(user.id)).to.equal(100);
+      } finally {
+        await quiet.close();
+      }
     });
 
     it('a refunded payment never changes again, whatever the processor or a replay says', async () => {
