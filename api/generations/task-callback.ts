@@ -13,7 +13,8 @@ import { isUuid } from '../http/validation';
  *
  * A URL that is not ours, or expired, is `403` and changes nothing; a replay, a finished generation
  * or another task of it is `200` and changes nothing; a callback faster than the record of the
- * submission is `503`, which the provider retries. Polling covers any callback that never comes.
+ * submission is `200` too, kept until that record makes the first poll due at once. Polling covers
+ * any callback that never comes.
  */
 export function taskCallback(): Middleware<ApiContext['state'], ApiContext> {
   return async (ctx, next) => {
@@ -40,7 +41,6 @@ export function taskCallback(): Middleware<ApiContext['state'], ApiContext> {
     if (typeof task?.id !== 'string' || !['succeeded', 'failed'].includes(String(task.status))) return answer(200, 'OK');
     const taskId = task.id;
     const outcome = await recordTaskCallback(db, { generationId, taskId });
-    if (outcome === 'pending') return answer(503, 'submission not recorded yet');
     log.debug({ generationId, taskId, outcome }, 'provider callback');
     return answer(200, 'OK');
   };

@@ -7,7 +7,9 @@ import { finishSubmitJob } from './submit-ticket';
 /**
  * pending -> processing: the provider accepted the task (answered, or found by its client reference
  * after the answer was lost). Records the task and the account, sets `started_at` (the provider
- * timeout counts from here) and the first poll; the submission is resolved, the FIFO ticket done.
+ * timeout counts from here) and the first poll: due at once when the provider already called back
+ * that this task ended (`early_callback_task_id`, `record-task-callback.ts`). The submission is
+ * resolved, the FIFO ticket done.
  */
 export async function markProcessing(
   trx: Knex.Transaction,
@@ -17,8 +19,8 @@ export async function markProcessing(
   const { rows: [row] } = await trx.raw<{ rows: Pick<GenerationRow, 'id' | 'user_id' | 'submit_job_id'>[] }>(
     `update generations
      set status = 'processing', started_at = now(), provider_account_id = :accountId, provider_task_id = :taskId,
-       next_poll_at = now() + :firstPollInMs * interval '1 millisecond', poll_count = 0, dispatch_until = null,
-       claimed_by = null, submission_account_id = null
+       next_poll_at = now() + case when early_callback_task_id = :taskId then 0 else :firstPollInMs end * interval '1 millisecond',
+       early_callback_task_id = null, poll_count = 0, dispatch_until = null, claimed_by = null, submission_account_id = null
      where id = :generationId and status = 'pending'
      returning id, user_id, submit_job_id`,
     submission,

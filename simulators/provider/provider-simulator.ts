@@ -60,6 +60,8 @@ export interface ProviderSimulatorStats {
   repeatedSubmissions: number;
   /** Result files served (a caller that copies each result once downloads it once). */
   resultsServed: number;
+  /** Task callbacks POSTed, each try counted (a callback answered `5xx` is tried again). */
+  callbackCalls: number;
 }
 
 export interface ProviderSimulator {
@@ -141,7 +143,7 @@ class Simulator {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly heavyRenders = pLimit(HEAVY_RENDERS);
   private readonly sweeper: NodeJS.Timeout;
-  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0, resultsServed: 0 };
+  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0, resultsServed: 0, callbackCalls: 0 };
   /** By API key: when each freed slot became free, oldest first, until a submission takes it. */
   private readonly freedAt = new Map<string, number[]>();
   private readonly slotGapsMs: number[] = [];
@@ -297,6 +299,7 @@ class Simulator {
     for (const [attempt, backoffMs] of callbackBackoffMs.entries()) {
       if (backoffMs) await delay(backoffMs, undefined, { signal: this.lifetime.signal }).catch(() => undefined);
       if (this.lifetime.signal.aborted) return false;
+      this.counts.callbackCalls += 1;
       try {
         const { status } = await exchange(url, {
           method: 'POST',

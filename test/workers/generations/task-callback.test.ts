@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { freeLoopbackPort } from '../../../db/postgres';
 import { createKnex } from '../../../db/knex';
+import { markProcessing } from '../../../db/generations/mark-processing';
 import { recordTaskCallback } from '../../../db/generations/record-task-callback';
 import { schedulePoll } from '../../../db/generations/schedule-poll';
 import { taskCallbackUrl } from '../../../pool/provider/task-callback';
@@ -17,6 +18,7 @@ describe('provider task callbacks', function () {
   describe('the callback route', () => {
     let generationId: string;
     let otherId: string;
+    let accountId: number;
     const hourS = () => Math.ceil(Date.now() / 1000) + 3600;
     const signed = (id: string, expiresS = hourS()) => taskCallbackUrl(t.app.url, t.app.services.config.tokenSecret, id, expiresS);
     const call = (url: string, body: unknown = { id: 'task-1', status: 'succeeded' }) =>
@@ -34,6 +36,7 @@ describe('provider task callbacks', function () {
       otherId = await insertGeneration(user.id, 'pending');
       await db('generations').where({ id: generationId }).update({ provider_task_id: 'task-1', next_poll_at: db.raw("now() + interval '1 hour'") });
       const [account] = await db('provider_accounts').insert({ key_fingerprint: 'fp', label: 'a…z', slots: 2 }).returning('id');
+      accountId = account.id;
       await db('provider_slots').insert([
         { account_id: account.id, slot_no: 1, generation_id: generationId, lease_expires_at: db.raw("now() + interval '1 hour'") },
         { account_id: account.id, slot_no: 2, generation_id: null, lease_expires_at: null },
@@ -66,8 +69,8 @@ describe('provider task callbacks', function () {
         expect((await oneConnection.raw('show synchronous_commit')).rows).to.deep.equal([{ synchronous_commit: 'on' }]);
         expect((await state()).slots[0]).to.include({ generation_id: null });
         expect(await recordTaskCallback(oneConnection, { generationId, taskId: 'task-1' })).to.equal('ignored');
-        // Read in the same statement: a submission not recorded yet, a generation that does not exist.
-        expect(await recordTaskCallback(oneConnection, { generationId: otherId, taskId: 'task-1' })).to.equal('pending');
+        // A submission not recorded yet keeps the callback; a generation that does not exist changes nothing.
+        expect(await recordTaskCallback(oneConnection, { generationId: otherId, taskId: 'task-1' })).to.equal('early');
         expect(await recordTaskCallback(oneConnection, { generationId: randomUUID(), taskId: 'task-1' })).to.equal('ignored');
         expect((await oneConnection.raw('show synchronous_commit')).rows).to.deep.equal([{ synchronous_commit: 'on' }]);
       } finally {
@@ -128,10 +131,55 @@ describe('provider task callbacks', function () {
       expect(await state()).to.deep.equal(before);
     });
 
-    it('asks for a retry (503) when the submission is not recorded yet, and refuses other methods (405)', async () => {
-      expect((await call(signed(otherId))).status).to.equal(503);
+    it('keeps a callback that comes before the submission is recorded (200): the record of that task makes its first poll due at once, of another task not', async () => {
+      const { db, boss } = services();
+      const record = (id: string, taskId: string) => db.transaction((trx) => markProcessing(trx, boss, { generationId: id, accountId, taskId, firstPollInMs: 60_000 }));
+      const before = await state();
+      expect((await call(signed(otherId))).status).to.equal(200);
+      expect(await state(), 'the slots and the other generation').to.deep.equal(before);
+      expect(await db('generations').where({ id: otherId }).first('status', 'early_callback_task_id', 'task_callback_at'))
+        .to.deep.equal({ status: 'pending', early_callback_task_id: 'task-1', task_callback_at: null });
+
+      expect(await record(otherId, 'task-1')).to.equal(true);
+      const recorded = await db('generations').where({ id: otherId }).first('status', 'next_poll_at', 'early_callback_task_id');
+      expect(recorded).to.include({ status: 'processing', early_callback_task_id: null });
+      expect(recorded.next_poll_at.getTime()).to.be.at.most(Date.now());
+
+      // A callback about another task (an orphan of a double submission) brings no poll forward.
+      const third = await insertGeneration((await makeUser()).id, 'pending');
+      expect((await call(signed(third), { id: 'task-orphan', status: 'succeeded' })).status).to.equal(200);
+      expect(await record(third, 'task-3')).to.equal(true);
+      const usual = await db('generations').where({ id: third }).first('next_poll_at', 'early_callback_task_id');
+      expect(usual.early_callback_task_id).to.equal(null);
+      expect(usual.next_poll_at.getTime() - Date.now()).to.be.above(50_000);
+    });
+
+    it('records a callback whose submission\'s record commits while the callback waits for the row: freed slot, poll due, nothing kept', async () => {
+      const { db, boss } = services();
+      await db('provider_slots').where({ slot_no: 2 }).update({ generation_id: otherId, lease_expires_at: db.raw("now() + interval '1 hour'") });
+      const recording = await db.transaction();
+      try {
+        expect(await markProcessing(recording, boss, { generationId: otherId, accountId, taskId: 'task-1', firstPollInMs: 60_000 })).to.equal(true);
+        // The callback's statement sees the generation pending and waits for the row the record holds.
+        const answered = call(signed(otherId));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await recording.commit();
+        expect((await answered).status).to.equal(200);
+      } finally {
+        if (!recording.isCompleted()) await recording.rollback();
+      }
+      const called = await db('generations').where({ id: otherId }).first('status', 'task_callback_at', 'next_poll_at', 'early_callback_task_id');
+      expect(called).to.include({ status: 'processing', early_callback_task_id: null });
+      expect(called.task_callback_at).to.be.an.instanceOf(Date);
+      expect(called.next_poll_at.getTime()).to.be.at.most(Date.now());
+      expect(await db('provider_slots').where({ slot_no: 2 }).first('generation_id', 'lease_expires_at')).to.deep.equal({ generation_id: null, lease_expires_at: null });
+    });
+
+    it('refuses other methods (405); a callback for a generation that does not exist is 200 and changes nothing', async () => {
+      const before = await state();
       expect((await fetch(signed(generationId))).status).to.equal(405);
       expect((await call(signed(randomUUID()))).status).to.equal(200);
+      expect(await state()).to.deep.equal(before);
     });
   });
 
@@ -161,6 +209,19 @@ describe('provider task callbacks', function () {
       const { storedAfterMs, calledBack } = await runOne(t.app.url);
       expect(calledBack).to.equal(true);
       expect(storedAfterMs).to.be.below(2500);
+    });
+
+    it('takes a callback faster than the record of the submission at its first call, and stores the result long before the first poll', async () => {
+      // At latency 0 the task ends as it is accepted: its callback usually outruns the record.
+      pipeline = await startPipeline({ config: { ...slowPolls, PROVIDER_CALLBACK_BASE_URL: t.app.url }, simulator: { latencyMs: 0 } });
+      const effects = await insertDemoEffects();
+      const user = await makeUser({ guest: true, balance: 100 });
+      const upload = await storedUpload(user.id, await photo());
+      const answer = await t.api.post('/v1/generations', { effect_id: effects['winter-portrait'], characters: [[upload]] }, { token: user.token });
+      expect(await waitForTerminal(answer.body.id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      const row = await services().db('generations').where({ id: answer.body.id }).first('started_at', 'result_stored_at');
+      expect(row.result_stored_at.getTime() - row.started_at.getTime()).to.be.below(2500);
+      expect(pipeline.simulator.stats()).to.include({ completed: 1, callbackCalls: 1 });
     });
 
     it('still finishes by polling when the callback never arrives', async () => {
