@@ -52,6 +52,7 @@ export async function recordTaskCallback(db: Knex, callback: { generationId: str
        select pg_notify('provider_task_done', json_build_object('id', id)::text), set_config('synchronous_commit', 'off', true)
        from recorded
      )
+     -- notified is read so that its NOTIFY runs (a plain select in a with clause runs only when read).
      select (select status from called) as status, (select count(*) from notified) as notified`,
     callback,
   );
