@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import type { Logger } from '../logger';
 
@@ -19,6 +20,9 @@ export class ProcessSession {
   readonly id = randomUUID();
   private client: pg.Client | null = null;
   private stopped = false;
+  private readonly stopping = new AbortController();
+  /** The reconnect under way, if any: `stop()` waits for it, so no session opens after `stop()`. */
+  private reconnecting: Promise<void> | null = null;
 
   private constructor(
     private readonly connection: pg.ClientConfig,
@@ -36,6 +40,8 @@ export class ProcessSession {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
+    await this.reconnecting;
     const client = this.client;
     this.client = null;
     await client?.end().catch(() => undefined);
@@ -63,18 +69,18 @@ export class ProcessSession {
     this.client = null;
     client.end().catch(() => undefined);
     this.log.warn({ session: this.id }, 'process session lost; opening it again');
-    void this.reconnect();
+    this.reconnecting = this.reconnect().finally(() => { this.reconnecting = null; });
   }
 
+  /** Opens the session again; one that opens after `stop()` began is ended by `stop()`, which waits for this. */
   private async reconnect(): Promise<void> {
     for (let attempt = 0; !this.stopped; attempt += 1) {
       try {
         await this.connect();
-        if (this.stopped) await this.stop();
-        else this.log.info({ session: this.id }, 'process session back');
+        if (!this.stopped) this.log.info({ session: this.id }, 'process session back');
         return;
       } catch {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+        await delay(Math.min(2000, 100 * 2 ** attempt), undefined, { signal: this.stopping.signal }).catch(() => undefined);
       }
     }
   }

@@ -34,6 +34,18 @@ describe('claims of a dead process', function () {
     expect(await alive(session.id)).to.equal(false);
   });
 
+  it('leaves no session behind when stopped while it opens its session again', async () => {
+    for (const waitMs of [0, 5, 20, 50]) {
+      const session = await ProcessSession.start({ connectionString: databaseUrl() }, silentLogger());
+      await services().db.raw("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'effects-process ' || ?", [session.id]);
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      await session.stop();
+      expect(await alive(session.id), `stopped ${waitMs} ms after the session was lost`).to.equal(false);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await alive(session.id), `300 ms after stop (${waitMs} ms)`).to.equal(false);
+    }
+  });
+
   it('a submission claim of a dead process is over at once; one of a live process only when it runs out', async () => {
     const { db, processSession } = services();
     const [dead, live, expired] = await Promise.all([1, 2, 3].map(() => insertGeneration(userId)));
