@@ -19,7 +19,7 @@ import type { Logger } from '../logger';
 export class ProcessSession {
   readonly id = randomUUID();
   private client: pg.Client | null = null;
-  private stopped = false;
+  /** Aborted by `stop()`: ends a reconnect's back-off at once. */
   private readonly stopping = new AbortController();
   /** The reconnect under way, if any: `stop()` waits for it, so no session opens after `stop()`. */
   private reconnecting: Promise<void> | null = null;
@@ -38,8 +38,11 @@ export class ProcessSession {
     return session;
   }
 
+  private get stopped(): boolean {
+    return this.stopping.signal.aborted;
+  }
+
   async stop(): Promise<void> {
-    this.stopped = true;
     this.stopping.abort();
     await this.reconnecting;
     const client = this.client;

@@ -89,6 +89,16 @@ export async function startTestbed(options: { config?: Record<string, string>; n
   };
 }
 
+/** A testbed of one test's own (another configuration, notifications off), closed after `run` whatever happens. */
+export async function onTestbed(options: Parameters<typeof startTestbed>[0], run: (bed: Testbed) => Promise<void>): Promise<void> {
+  const bed = await startTestbed(options);
+  try {
+    await run(bed);
+  } finally {
+    await bed.close();
+  }
+}
+
 /** An empty database with the demo showcase and its offer. */
 export async function freshShowcase(): Promise<Record<string, ProductRow>> {
   await resetDatabase();

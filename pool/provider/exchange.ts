@@ -102,6 +102,11 @@ export function exchange(url: string, options: ExchangeOptions): Promise<Exchang
   });
 }
 
+/** A `2xx` answer. */
+export function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
 /** What a download follows, as fetch does; the API calls follow none. */
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 const maxRedirects = 5;

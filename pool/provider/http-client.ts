@@ -1,6 +1,6 @@
 import { ResultTooLargeError, type PollOutcome, type ProviderAccount, type ProviderAdapter, type ProviderRequest, type ProviderResult, type SubmitOutcome, type TaskLookup } from './adapter';
 import { errorCodeForFailedTask, errorCodeForRefusedPoll, errorCodeForRefusedSubmission } from './error-codes';
-import { AnswerTooLargeError, download, exchange, NoAnswerError } from './exchange';
+import { AnswerTooLargeError, download, exchange, isSuccess, NoAnswerError } from './exchange';
 
 export interface HttpProviderOptions {
   baseUrl: string;
@@ -135,10 +135,6 @@ export class HttpProviderAdapter implements ProviderAdapter {
 
 function unavailable(reason: string): Unavailable {
   return { kind: 'unavailable', reason };
-}
-
-function isSuccess(status: number): boolean {
-  return status >= 200 && status < 300;
 }
 
 /** A final 4xx; 408 and 429 only mean "not now". */

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { download } from '../../pool/provider/exchange';
+import { download, isSuccess } from '../../pool/provider/exchange';
 import { evenSizeForShortSide } from '../../media/dimensions';
 
 /** The provider could not use the photos it was given: answered as 400 `bad_input_image`. */
@@ -30,7 +30,7 @@ export function downloadPhotos(urls: string[], signal: AbortSignal): Promise<Buf
 
 async function downloadPhoto(url: string, signal: AbortSignal): Promise<Buffer> {
   const response = await download(url, { timeoutMs: DOWNLOAD_TIMEOUT_MS, signal, maxBytes: MAX_PHOTO_BYTES });
-  if (response.status < 200 || response.status >= 300) throw new Error(`HTTP ${response.status}`);
+  if (!isSuccess(response.status)) throw new Error(`HTTP ${response.status}`);
   return response.body;
 }
 

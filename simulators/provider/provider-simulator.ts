@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import type { Logger } from '../../logger';
 import type { ProviderInput } from '../../pool/provider/adapter';
-import { exchange } from '../../pool/provider/exchange';
+import { exchange, isSuccess } from '../../pool/provider/exchange';
 import { AccountSlots, type Slot } from './account-slots';
 import { BadInputImageError, decodeStill, downloadPhotos, type Still } from './input-photo';
 import { modelBehaviour, type ModelBehaviour, type ModelInput } from './models';
@@ -308,7 +308,7 @@ class Simulator {
           timeoutMs: 5000,
           signal: this.lifetime.signal,
         });
-        const ok = status >= 200 && status < 300;
+        const ok = isSuccess(status);
         if (status < 500) {
           if (!ok) this.settings.log?.warn({ taskId: task.id, status }, 'task callback refused');
           return ok;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { ProductRow } from '../../../db/payments/model';
 import { services } from '../../harness';
-import { createPayment, freshShowcase, operator, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
+import { createPayment, freshShowcase, onTestbed, operator, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 
@@ -156,26 +156,20 @@ describe('payments: POST /v1/payments', () => {
     it('429 comes before 503: with payments off, a sixth payment is still rate limited', async () => {
       const user = await makeUser();
       for (let i = 0; i < 5; i += 1) await createPayment(bed, user, products.pack_100.id);
-      const off = await startTestbed({ config: { PAYMENTS_ENABLED: '0' } });
-      try {
+      await onTestbed({ config: { PAYMENTS_ENABLED: '0' } }, async (off) => {
         const answer = await off.api.post('/v1/payments', { product_id: products.pack_100.id, method: 'card' }, { token: user.token });
         expect(answer.status).to.equal(429);
-      } finally {
-        await off.close();
-      }
+      });
     });
 
     it('429 with Retry-After when the write rate is exceeded', async () => {
-      const limited = await startTestbed({ config: { RATE_WRITE_BURST: '1', RATE_WRITE_PER_MINUTE: '1' } });
-      try {
+      await onTestbed({ config: { RATE_WRITE_BURST: '1', RATE_WRITE_PER_MINUTE: '1' } }, async (limited) => {
         const user = await makeUser();
         expect((await limited.api.post('/v1/payments', { product_id: products.pack_100.id, method: 'card' }, { token: user.token })).status).to.equal(201);
         const answer = await limited.api.post('/v1/payments', { product_id: products.pack_100.id, method: 'card' }, { token: user.token });
         expect([answer.status, answer.body.error.code]).to.deep.equal([429, 'rate_limited']);
         expect(Number(answer.headers.get('retry-after'))).to.be.greaterThan(0);
-      } finally {
-        await limited.close();
-      }
+      });
     });
 
     it('503 provider_unavailable when payments are switched off; nothing is created and the key stays free', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { ProductRow } from '../../../db/payments/model';
 import { services } from '../../harness';
-import { createPayment, freshShowcase, operator, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
+import { createPayment, freshShowcase, onTestbed, operator, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';
 
 describe('payments: refresh and reading', () => {
@@ -84,13 +84,10 @@ describe('payments: refresh and reading', () => {
     it('503 provider_unavailable when payments are switched off', async () => {
       const user = await makeUser();
       const payment = await createPayment(bed, user, products.pack_100.id);
-      const off = await startTestbed({ config: { PAYMENTS_ENABLED: '0' } });
-      try {
+      await onTestbed({ config: { PAYMENTS_ENABLED: '0' } }, async (off) => {
         const answer = await off.api.post(`/v1/payments/${payment.id}/refresh`, undefined, { token: user.token });
         expect([answer.status, answer.body.error.code]).to.deep.equal([503, 'provider_unavailable']);
-      } finally {
-        await off.close();
-      }
+      });
     });
   });
 
@@ -127,17 +124,14 @@ describe('payments: refresh and reading', () => {
     });
 
     it('counts against the shared read budget (429)', async () => {
-      const limited = await startTestbed({ config: { RATE_READ_BURST: '2', RATE_READ_PER_MINUTE: '1' } });
-      try {
+      await onTestbed({ config: { RATE_READ_BURST: '2', RATE_READ_PER_MINUTE: '1' } }, async (limited) => {
         const user = await makeUser();
         const payment = await createPayment(bed, user, products.pack_100.id);
         await limited.api.get('/v1/payments/products', { token: user.token });
         expect((await limited.api.get(`/v1/payments/${payment.id}`, { token: user.token })).status).to.equal(200);
         const answer = await limited.api.get(`/v1/payments/${payment.id}`, { token: user.token });
         expect([answer.status, answer.body.error.code]).to.deep.equal([429, 'rate_limited']);
-      } finally {
-        await limited.close();
-      }
+      });
     });
   });
 

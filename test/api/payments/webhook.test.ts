@@ -3,7 +3,7 @@ import { WEBHOOK_PATH } from '../../../api/payments/webhook';
 import type { ProductRow } from '../../../db/payments/model';
 import { notificationChecksum } from '../../../db/payments/processor/signature';
 import { capturingLogger, services, startTestApp } from '../../harness';
-import { balanceOf, createPayment, freshShowcase, notificationSecret, operator, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
+import { balanceOf, createPayment, freshShowcase, notificationSecret, onTestbed, operator, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 
@@ -147,8 +147,7 @@ describe('payments: the processor webhook', () => {
   });
 
   it('the simulator\'s own signed notifications reach a webhook mounted in the app (end to end)', async () => {
-    const live = await startTestbed();
-    try {
+    await onTestbed({}, async (live) => {
       const user = await makeUser();
       const payment = await createPayment(live, user, products.pack_100.id);
       await payAs(payment.payment_url, 'success');
@@ -156,9 +155,7 @@ describe('payments: the processor webhook', () => {
       await operator(live, payment.id, 'refund');
       await waitForStatus(payment.id, 'refunded');
       await eventually(() => balanceOf(user.id), (balance) => balance === 0, 3000);
-    } finally {
-      await live.close();
-    }
+    });
   });
 
   async function startTestbedWithLog() {

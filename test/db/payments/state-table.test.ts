@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { ProductRow } from '../../../db/payments/model';
 import { reconcilePayments } from '../../../workers/payments/reconciliation';
 import { services } from '../../harness';
-import { balanceOf, createPayment, freshShowcase, ledgerOf, operator, payAs, paymentRow, spend, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
+import { balanceOf, createPayment, freshShowcase, ledgerOf, onTestbed, operator, payAs, paymentRow, spend, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 
@@ -42,8 +42,7 @@ describe('payments: the state table', () => {
     });
 
     it('by server-to-server reconciliation, without webhook or refresh', async () => {
-      const quiet = await startTestbed({ notifications: false, config: { PAYMENT_RECONCILE_FIRST_CHECK_S: '0' } });
-      try {
+      await onTestbed({ notifications: false, config: { PAYMENT_RECONCILE_FIRST_CHECK_S: '0' } }, async (quiet) => {
         const user = await makeUser();
         const payment = await createPayment(quiet, user, products.pack_100.id);
         await payAs(payment.payment_url, 'success');
@@ -53,14 +52,11 @@ describe('payments: the state table', () => {
 
         expect((await paymentRow(payment.id)).status).to.equal('succeeded');
         expect(await balanceOf(user.id)).to.equal(100);
-      } finally {
-        await quiet.close();
-      }
+      });
     });
 
     it('by POST /v1/payments/{id}/refresh when the payer returns', async () => {
-      const quiet = await startTestbed({ notifications: false });
-      try {
+      await onTestbed({ notifications: false }, async (quiet) => {
         const user = await makeUser();
         const payment = await createPayment(quiet, user, products.pack_100.id, { method: 'sbp' });
         expect(await operator(quiet, payment.id, 'sbp-pay')).to.equal(200);
@@ -71,9 +67,7 @@ describe('payments: the state table', () => {
         expect(refreshed.body).to.include({ status: 'succeeded', method: 'sbp' });
         expect(refreshed.body).not.to.have.property('payment_url');
         expect(await balanceOf(user.id)).to.equal(100);
-      } finally {
-        await quiet.close();
-      }
+      });
     });
   });
 
@@ -103,8 +97,7 @@ describe('payments: the state table', () => {
     });
 
     it('our clock past the 30 minutes is not enough: it stays created until the processor says expired', async () => {
-      const quiet = await startTestbed({ notifications: false, config: { PAYMENT_RECONCILE_FIRST_CHECK_S: '0', PAYMENT_RECONCILE_INTERVAL_S: '0' } });
-      try {
+      await onTestbed({ notifications: false, config: { PAYMENT_RECONCILE_FIRST_CHECK_S: '0', PAYMENT_RECONCILE_INTERVAL_S: '0' } }, async (quiet) => {
         const user = await makeUser();
         const payment = await createPayment(quiet, user, products.pack_100.id);
         // Our own record says the order's life is over, the processor's clock does not yet.
@@ -115,9 +108,7 @@ describe('payments: the state table', () => {
         quiet.advanceClock(30 * 60_000);
         await reconcilePayments(quiet.app.services, 'open');
         expect((await paymentRow(payment.id)).status).to.equal('expired');
-      } finally {
-        await quiet.close();
-      }
+      });
     });
   });
 
@@ -204,8 +195,7 @@ describe('payments: the state table', () => {
   describe('terminal and non-terminal statuses', () => {
     it('an unknown issuer outcome leaves the payment created until reconciliation resolves it', async () => {
       // No notifications: the processor's own would race the reconciliation this proves.
-      const quiet = await startTestbed({ notifications: false, config: reconcileAtOnce });
-      try {
+      await onTestbed({ notifications: false, config: reconcileAtOnce }, async (quiet) => {
         const user = await makeUser();
         const payment = await createPayment(quiet, user, products.pack_100.id);
         expect((await payAs(payment.payment_url, 'unknown')).status).to.equal(200);
@@ -218,9 +208,7 @@ describe('payments: the state table', () => {
         await reconcilePayments(quiet.app.services, 'open');
         expect((await paymentRow(payment.id)).status).to.equal('succeeded');
         expect(await balanceOf(user.id)).to.equal(100);
-      } finally {
-        await quiet.close();
-      }
+      });
     });
 
     it('a refunded payment never changes again, whatever the processor or a replay says', async () => {
