@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { reserveAndQueue } from '../api/generations/create';
@@ -17,13 +18,15 @@ import { pgBossThroughput } from './bench-pg-boss';
 import { postgresCpuMs, processCpuMs } from './load';
 
 /**
- * `node dist/scripts/bench-generations.js [--count 300] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 8]`
+ * `node dist/scripts/bench-generations.js [--count 300] [--warm-up 100] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 8]`
  *
  * From one run on one database (figures only compare within the run; these machines are noisy):
  * 1. raw pg-boss: N no-op jobs inserted and completed by 8 work() loops of batch 200 (the queue's ceiling);
  * 2. the pipeline with provider latency 0: N generations from pending to succeeded (our overhead:
  *    dispatch, photo check, submit, poll, result copy, preview, transitions), beside figure 1;
- *    The generations are created through `POST /v1/generations`; the CPU time of each process role
+ *    The generations are created through `POST /v1/generations` by 8 clients, each its own user,
+ *    after a warm-up of `--warm-up` generations through the same processes (a running service's
+ *    pooled connections have their statements prepared); the CPU time of each process role
  *    (web, worker, media, Postgres) per succeeded generation is printed beside the CPU time of a
  *    bare preview (sharp's WebP thumb and the blurhash) of the same result image;
  * 3. the pipeline with latency L and S slots: throughput as a share of the ideal S/L (goal >= 97%),
@@ -37,6 +40,8 @@ import { postgresCpuMs, processCpuMs } from './load';
  */
 export interface GenerationBenchOptions {
   count: number;
+  /** Generations through the latency-0 processes before the measured ones. */
+  warmUp: number;
   /** Slots of the latency-0 run: many, so that the pipeline itself, not the pool, is what is measured. */
   zeroSlots: number;
   latencyMs: number;
@@ -99,7 +104,7 @@ async function benchFixture(services: Services, count: number): Promise<BenchFix
   const [user] = await db('users').insert({ is_anonymous: true }).returning('id');
   await db.transaction((trx) => credit(trx, { userId: user.id, kind: 'guest_start', amount: count * 10, reference: 'bench' }));
   const [effect] = await db('effects').insert({
-    slug: `bench-${Date.now()}`, name_ru: 'bench', name_en: 'bench', poster_key: 'catalog/bench.jpg',
+    slug: `bench-${randomUUID()}`, name_ru: 'bench', name_en: 'bench', poster_key: 'catalog/bench.jpg',
     cost: 10, characters: JSON.stringify([{ min_photos: 1, max_photos: 1 }]), output_type: 'image', model: 'image',
   }).returning('id');
   const photo = await sharp({ create: { width: 256, height: 256, channels: 3, background: '#808080' } }).jpeg().toBuffer();
@@ -128,12 +133,16 @@ async function queueGenerations(services: Services, count: number): Promise<{ id
 
 /** `count` generations created through `POST /v1/generations` by 8 clients; answers their ids and when the first was sent. */
 async function createGenerations(services: Services, webUrl: string, count: number): Promise<{ ids: string[]; committedAt: number }> {
-  const { userId, effectId, uploadId } = await benchFixture(services, count);
-  const token = await signAccessToken(services.config.tokenSecret, userId, 3600);
+  // Eight phones at once, each its own user: one user's eight at once would mostly measure the
+  // wait for that user's balance row (a phone creates one generation at a time).
+  const clients = await Promise.all(Array.from({ length: 8 }, async () => {
+    const { userId, effectId, uploadId } = await benchFixture(services, count);
+    return { effectId, uploadId, token: await signAccessToken(services.config.tokenSecret, userId, 3600) };
+  }));
   const ids: string[] = [];
   const committedAt = Date.now();
   let next = 0;
-  await Promise.all(Array.from({ length: 8 }, async () => {
+  await Promise.all(clients.map(async ({ effectId, uploadId, token }) => {
     while (next < count) {
       next += 1;
       const response = await fetch(`${webUrl}/v1/generations`, {
@@ -273,6 +282,10 @@ export async function benchGenerations(services: Services, options: GenerationBe
     const cpuNow = async (): Promise<RoleCpu> => ({
       web: processCpuMs(pids.web), worker: processCpuMs(pids.worker), media: processCpuMs(pids.media), postgres: await postgresCpuMs(services),
     });
+    // A service that has been running: its pooled connections hold the pipeline's statements
+    // prepared, with their plans settled. The first runs on a new connection plan each time.
+    const warmUp = await createGenerations(services, processes.webUrl, options.warmUp);
+    await timeToFinish(services, warmUp.ids, warmUp.committedAt);
     const before = await cpuNow();
     const created = await createGenerations(services, processes.webUrl, options.count);
     const finished = await timeToFinish(services, created.ids, created.committedAt);
@@ -391,6 +404,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       count: { type: 'string', default: '300' },
+      'warm-up': { type: 'string', default: '100' },
       'zero-slots': { type: 'string', default: '64' },
       'latency-ms': { type: 'string', default: '1500' },
       slots: { type: 'string', default: '8' },
@@ -402,6 +416,7 @@ async function main(): Promise<void> {
     await resetDatabase();
     const result = await benchGenerations(testServices(), {
       count: Number(values.count),
+      warmUp: Number(values['warm-up']),
       zeroSlots: Number(values['zero-slots']),
       latencyMs: Number(values['latency-ms']),
       slots: Number(values.slots),

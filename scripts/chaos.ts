@@ -69,7 +69,9 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     const web = await cluster.start('web', { SEED_DEMO_CATALOG: '1' });
     const [doomedWorker, , doomedMedia, otherMedia] = await Promise.all(['worker', 'worker', 'media', 'media', 'scheduler'].map((roles) => cluster.start(roles)));
     const baseUrl = web.url!;
-    const effect = (await (await fetch(`${baseUrl}/v1/effects/winter-portrait`)).json()) as { id: string };
+    // Each user makes an image and a video: a video's preview is the media role's (ffmpeg's poster),
+    // an image's the worker's, and the media processes are killed mid-preview.
+    const effectIds = await Promise.all(['winter-portrait', 'dance-video'].map(async (slug) => ((await (await fetch(`${baseUrl}/v1/effects/${slug}`)).json()) as { id: string }).id));
     const photo = await demoPhoto();
     const runId = randomBytes(4).toString('hex');
     const stats: ClientStats = { usersDone: 0, streamsOpen: 0, maxStreamsOpen: 0, streamsOpened: 0, streamReopens: 0, streamsRefused: 0, failures: {} };
@@ -78,7 +80,7 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     let usersStarted = 0;
     const burst = () => Array.from({ length: options.users }, (_, index) => {
       const user = (usersStarted += 1);
-      return sleep(index * 50).then(() => runUser(user, { baseUrl, runId, effectId: effect.id, photo, perUser: options.perUser, deadline, stats, records }));
+      return sleep(index * 50).then(() => runUser(user, { baseUrl, runId, effectIds, photo, perUser: options.perUser, deadline, stats, records }));
     });
 
     progress('burst 1: killing a worker mid-submission and a media process mid-preview');
@@ -86,7 +88,7 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     const probe = await startProbe(baseUrl, options.probeLoops, runId);
     const [worker, media] = await Promise.all([
       killMidSubmission(cluster, doomedWorker, progress),
-      // A preview takes a few tens of milliseconds: a kill may land just after it was committed.
+      // A video's poster takes a fraction of a second: a kill may land just after it was committed.
       // Then the other media process is killed mid-preview instead (each gets a replacement), in a
       // burst of its own: the first one's previews may all be built by then.
       killMidPreview(cluster, doomedMedia, progress).then((first) => {

@@ -75,7 +75,7 @@ export async function runLoadTest(options: LoadTestOptions, progress: (line: str
 
     const users = Array.from({ length: options.users }, (_, index) => new Promise<void>((resolve, reject) => {
       setTimeout(() => runUser(index, {
-        baseUrl: webUrls[index % webUrls.length], runId, effectId: effect.id!, photo, perUser: options.perUser, deadline, stats, records,
+        baseUrl: webUrls[index % webUrls.length], runId, effectIds: [effect.id!], photo, perUser: options.perUser, deadline, stats, records,
       }).then(resolve, reject), (index * options.rampS * 1000) / options.users);
     }));
     await Promise.all(users);

@@ -3,8 +3,10 @@ import { startPreviewConsumer } from './generations/preview-consumer';
 import { startSamplePreviews } from './user-effects/sample-preview';
 
 /**
- * The `media` role: CPU-heavy copies (generation previews, user effects' sample previews) on their own queue and process type, so
- * image and video work never delays the workers that hold provider slots.
+ * The `media` role: CPU-heavy copies (video generations' posters, user effects' sample previews) on
+ * their own queues and process type, so ffmpeg's seconds never delay the workers that hold provider
+ * slots. An image generation's preview (milliseconds, mostly in libvips's threads) is made by the
+ * worker that copied the result, from the bytes it holds.
  */
 export async function startMedia(services: Services): Promise<RunningPart> {
   const parts: RunningPart[] = [
@@ -12,7 +14,7 @@ export async function startMedia(services: Services): Promise<RunningPart> {
     // effect's status moves on. Before the generation previews, whose LISTEN is then the hub's
     // last, the one readiness checks look for (`pg_stat_activity.query`).
     await startSamplePreviews(services),
-    // `generation-media` jobs (NOTIFY `generation_media`): the preview, then succeeded.
+    // `generation-media` jobs (NOTIFY `generation_media`): a video's poster, then succeeded.
     await startPreviewConsumer(services),
   ];
   services.log.info({ role: 'media', parts: parts.length }, 'role started');

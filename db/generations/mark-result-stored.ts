@@ -9,7 +9,8 @@ export type StoredResultOf = { key: string; contentType: string } | { text: stri
 
 /**
  * processing (provider running) -> processing (result stored, preview to make). Not a status change
- * for clients, so no status event. The preview is made by the `media` role (a text answer has none).
+ * for clients, so no status event. The preview is made by the `media` role: a video's (an image's
+ * or a text answer's success needs no job: `succeed-with-result.ts`).
  * The poll loop gave the slot back when the provider said done; releasing it here too covers a
  * worker that stored a result another one had polled. The `generation-media` job carries the
  * generation's id, and the row names it. Guarded: the first stored result wins.

@@ -32,7 +32,8 @@ export interface ClientStats {
 export interface UserContext {
   baseUrl: string;
   runId: string;
-  effectId: string;
+  /** The effects a user launches, in turn: its n-th generation is of `effectIds[n % length]`. */
+  effectIds: string[];
   photo: Buffer;
   perUser: number;
   deadline: number;
@@ -87,7 +88,7 @@ export async function runUser(index: number, context: UserContext): Promise<void
     const follows: Promise<void>[] = [];
     for (let number = 0; number < context.perUser; number += 1) {
       const created = await call<{ id: string }>(context, 'create generation', '/v1/generations', {
-        method: 'POST', token, body: { effect_id: context.effectId, characters: [[ticket.id]] },
+        method: 'POST', token, body: { effect_id: context.effectIds[number % context.effectIds.length], characters: [[ticket.id]] },
         headers: { 'Idempotency-Key': randomBytes(16).toString('hex') },
       }, [202]);
       const record: GenerationRecord = { id: created.id, user: index, createdAt: performance.now(), terminalAt: null, status: 'pending', errorCode: null };

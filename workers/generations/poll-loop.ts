@@ -3,6 +3,8 @@ import { extendPollClaim } from '../../db/generations/extend-poll-claim';
 import { failGeneration } from '../../db/generations/fail-generation';
 import { markResultStored, type StoredResultOf } from '../../db/generations/mark-result-stored';
 import { schedulePoll } from '../../db/generations/schedule-poll';
+import { succeedWithResult } from '../../db/generations/succeed-with-result';
+import { earningTerms } from '../../db/user-effects/record-earning';
 import type { AccountKeys } from '../../pool/accounts';
 import { ResultTooLargeError, type ProviderAdapter } from '../../pool/provider/adapter';
 import { releaseGenerationSlot } from '../../pool/release-generation-slot';
@@ -11,7 +13,7 @@ import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
 import type { HandOverFirst } from './hand-over-first';
-import { resultFileType, resultText, storeResult } from './store-result';
+import { resultFileType, resultText, storePreview, storeResult } from './store-result';
 
 /**
  * The poll loop, one per worker process, on the job loop, shared with every other worker through
@@ -114,9 +116,12 @@ class Polls {
 
   /**
    * The provider is done (its slot is back in the pool already): the result is copied into our
-   * storage under its real format (a text task's answer is kept on the row) and the preview is left
-   * to the media role. A download that fails is tried again at the next poll (until the provider
-   * timeout); a file that is not a real image or video (or UTF-8 text) is `result_rejected`.
+   * storage under its real format (a text task's answer is kept on the row). An image's preview is
+   * made here from the bytes in hand and the generation succeeds in the same transaction as the
+   * record of its result, as does a text answer; a video's preview (ffmpeg, seconds) is left to the
+   * media role. A download that fails is tried again at the next poll (until the provider
+   * timeout); a file that is not a real image or video (or UTF-8 text) is `result_rejected`. A crash
+   * before the commit leaves the poll claim to run out: the next poll copies the result again.
    */
   private async copyResult(task: DuePoll, url: string): Promise<void> {
     const { db, boss, log, config } = this.services;
@@ -137,11 +142,20 @@ class Polls {
       }
       const result = await this.keptResult(task, body);
       if (!result) return await this.fail(task, 'result_rejected');
-      const stored = await db.transaction((trx) => markResultStored(trx, boss, { generationId: task.id, ...result }));
+      const stored = task.output_type === 'video'
+        ? await db.transaction((trx) => markResultStored(trx, boss, { generationId: task.id, ...result }))
+        : await this.succeedHere(task, body, result);
       if (!stored) log.info({ generationId: task.id }, 'result already stored by another worker');
     } finally {
       clearInterval(heartbeat);
     }
+  }
+
+  /** An image's preview from the bytes in hand (a text answer has none), then succeeded with its result. */
+  private async succeedHere(task: DuePoll, body: Buffer, result: StoredResultOf): Promise<boolean> {
+    const { db, boss, config } = this.services;
+    const preview = 'key' in result ? await storePreview(this.services, task, () => Promise.resolve(body), 'image') : null;
+    return db.transaction((trx) => succeedWithResult(trx, boss, { generationId: task.id, preview, ...result }, earningTerms(config)));
   }
 
   /** A file copied into our storage under its real format, or a text task's answer; null when the result is unusable. */

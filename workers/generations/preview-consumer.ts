@@ -1,14 +1,11 @@
 import type { Job } from 'pg-boss';
-import { claimPreview, type StoredResult } from '../../db/generations/claim-preview';
-import type { StoredGenerationPreview } from '../../db/generations/model';
+import { claimPreview } from '../../db/generations/claim-preview';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
 import { earningTerms } from '../../db/user-effects/record-earning';
 import { bossIn, type QueuePayloads } from '../../db/queues';
-import { isUnreachable } from '../../db/unreachable';
-import { buildGenerationPreview } from '../../media/generation-preview';
-import { previewThumbKey } from '../../media/object-keys';
 import type { RunningPart, Services } from '../../services';
 import { startQueueConsumer } from '../runtime/queue-consumer';
+import { storePreview } from './store-result';
 
 /** Without a NOTIFY, the consumer looks for jobs this often (retried jobs, missed notifications). */
 const idleWaitMs = 500;
@@ -28,28 +25,14 @@ async function makePreview(services: Services, job: Job<QueuePayloads['generatio
   // A duplicate or late job: nothing to do, the consumer completes it.
   if (!row) return;
   // A text answer has no file and no preview.
-  const preview = row.result_key === null ? null : await copyPreview(services, row, row.result_key);
+  const resultKey = row.result_key;
+  const preview = resultKey === null ? null : await storePreview(services, row, () => services.storage.get(resultKey), row.output_type === 'video' ? 'video' : 'image');
   await db.transaction(async (trx) => {
     await succeedGeneration(trx, boss, { generationId: row.id, preview }, earningTerms(services.config));
     // The job ends with the transition: a crash in between leaves both undone, and the retry is a no-op.
     await boss.complete('generation-media', job.id, null, { db: bossIn(trx) });
   });
   return 'completed';
-}
-
-/** The preview copy of a stored result file, or null when the copy failed (the generation succeeds without one). */
-async function copyPreview(services: Services, row: StoredResult, resultKey: string): Promise<StoredGenerationPreview | null> {
-  const { storage, log } = services;
-  try {
-    const built = await buildGenerationPreview(await storage.get(resultKey), row.output_type === 'video' ? 'video' : 'image');
-    const thumbKey = previewThumbKey(row.user_id, row.id);
-    await storage.put(thumbKey, built.thumb, 'image/webp');
-    return { thumb_key: thumbKey, poster_key: built.posterIsThumb ? thumbKey : null, width: built.width, height: built.height, blurhash: built.blurhash };
-  } catch (error) {
-    if (isUnreachable(error)) throw error;
-    log.warn({ err: error, generationId: row.id }, 'preview copy failed; the generation succeeds without one');
-    return null;
-  }
 }
 
 /**

@@ -1,8 +1,11 @@
-import type { OutputType } from '../../db/generations/model';
+import type { OutputType, StoredGenerationPreview } from '../../db/generations/model';
+import { isUnreachable } from '../../db/unreachable';
 import { UnreadableImageError, UnreadableVideoError, UnsupportedImageFormatError } from '../../media/errors';
 import { imageFileType, videoFileType, type FileType } from '../../media/file-types';
-import { resultKey } from '../../media/object-keys';
+import { buildGenerationPreview } from '../../media/generation-preview';
+import { previewThumbKey, resultKey } from '../../media/object-keys';
 import type { Storage } from '../../media/storage';
+import type { Services } from '../../services';
 
 /**
  * The file type of a result by its real content, not by what the provider said: an image keeps its
@@ -23,6 +26,29 @@ export async function storeResult(storage: Storage, generation: { id: string; us
   const key = resultKey(generation.user_id, generation.id, type.extension);
   await storage.put(key, body, type.contentType);
   return key;
+}
+
+/**
+ * The preview of a result file (`previews/<user_id>/<generation_id>/thumb.webp`, for a video the
+ * poster frame), or null when it cannot be read or made: the generation succeeds without one (the
+ * contract). An unreachable database or object store is thrown, so the step is tried again.
+ */
+export async function storePreview(
+  { storage, log }: Pick<Services, 'storage' | 'log'>,
+  generation: { id: string; user_id: string },
+  readResult: () => Promise<Buffer>,
+  outputType: 'image' | 'video',
+): Promise<StoredGenerationPreview | null> {
+  try {
+    const built = await buildGenerationPreview(await readResult(), outputType);
+    const thumbKey = previewThumbKey(generation.user_id, generation.id);
+    await storage.put(thumbKey, built.thumb, 'image/webp');
+    return { thumb_key: thumbKey, poster_key: built.posterIsThumb ? thumbKey : null, width: built.width, height: built.height, blurhash: built.blurhash };
+  } catch (error) {
+    if (isUnreachable(error)) throw error;
+    log.warn({ err: error, generationId: generation.id }, 'preview copy failed; the generation succeeds without one');
+    return null;
+  }
 }
 
 /** Contract B, limits: a studio text answer is at most 1000 characters. */

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { reserveAndQueue } from '../../../api/generations/create';
 import { ResultTooLargeError, type ProviderAdapter } from '../../../pool/provider/adapter';
+import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
 import { balanceOf, insertDemoEffects, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type DemoSlug, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { hugePngHeader } from '../../images';
@@ -39,6 +40,11 @@ describe('generation pipeline with the provider simulator', function () {
     const detail = await t.api.get(`/v1/generations/${id}`, { token: user.token });
     expect(detail.body).to.include({ status: 'failed', error_code: errorCode, result_url: null, preview: null });
     return { user, id };
+  }
+
+  async function mediaJobs(): Promise<number> {
+    const { rows } = await services().db.raw("select count(*)::integer as count from pgboss.job where name = 'generation-media'");
+    return rows[0].count;
   }
 
   /** Wraps the simulator's adapter so one call answers as the test says. */
@@ -100,6 +106,52 @@ describe('generation pipeline with the provider simulator', function () {
       const poster = Buffer.from(await (await fetch(detail.body.preview.thumb)).arrayBuffer());
       expect((await sharp(poster).metadata()).format).to.equal('webp');
       expect(await balanceOf(user.id)).to.equal(60);
+    });
+
+    it('makes an image\'s preview in the worker that copied it, in the transaction of its success: no media job, no media process', async () => {
+      pipeline = await startPipeline({ media: false });
+      const { user, id } = await launch('winter-portrait');
+      expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      const row = await services().db('generations').where({ id }).first('preview', 'result_stored_at', 'finished_at');
+      expect(row.preview).to.include({ width: 64, height: 48, thumb_key: `previews/${user.id}/${id}/thumb.webp`, poster_key: null });
+      expect(row.preview.blurhash).to.be.a('string');
+      // now() is the transaction's start: the result's record and the success are one commit.
+      expect(row.result_stored_at.getTime()).to.equal(row.finished_at.getTime());
+      expect(await mediaJobs()).to.equal(0);
+    });
+
+    it('leaves a video\'s preview to the media role: the stored result waits in a generation-media job until a media process makes it', async () => {
+      pipeline = await startPipeline({ media: false });
+      const { user, id } = await launch('dance-video');
+      const stored = await eventually(() => services().db('generations').where({ id }).first('status', 'result_stored_at'), (row) => row.result_stored_at !== null, 40_000);
+      expect(stored.status).to.equal('processing');
+      expect(await mediaJobs()).to.equal(1);
+      const consumer = await startPreviewConsumer(pipeline.services);
+      try {
+        expect(await waitForTerminal(id, 40_000)).to.deep.equal({ status: 'succeeded', error_code: null });
+      } finally {
+        await consumer.stop();
+      }
+      expect((await services().db('generations').where({ id }).first('preview')).preview).to.include({ poster_key: `previews/${user.id}/${id}/thumb.webp` });
+    });
+
+    it('an image whose pixels cannot be read past its header still succeeds, without a preview (the contract)', async () => {
+      pipeline = await startPipeline({
+        media: false,
+        // The provider's file loses its last 8 bytes: its header says JPEG, its pixels end early.
+        adapter: (real) => misbehaving({
+          fetchResult: async (url) => {
+            const result = await real.fetchResult(url);
+            return { ...result, body: result.body.subarray(0, result.body.length - 8) };
+          },
+        })(real),
+      });
+      const { user, id } = await launch('winter-portrait');
+      expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      const detail = await t.api.get(`/v1/generations/${id}`, { token: user.token });
+      expect(detail.body.preview).to.equal(null);
+      expect(new URL(detail.body.result_url).pathname).to.equal(`/media/results/${user.id}/${id}.jpg`);
+      expect(await balanceOf(user.id)).to.equal(90);
     });
 
     it('wakes on NOTIFY, not on its timers: a generation finishes well within one DISPATCH_TICK_MS of 5 s', async () => {

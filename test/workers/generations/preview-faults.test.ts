@@ -14,9 +14,10 @@ import { kill, spawnService, untilDeadProcessesShow, untilListening, type Servic
 import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 
+/** A video generation: its preview is the media role's (an image's is made by the worker that copies it). */
 async function oneGeneration(): Promise<string> {
   const user = await makeUser({ guest: true, balance: 100 });
-  const effectId = await insertEffect('winter-portrait');
+  const effectId = await insertEffect('dance-video');
   const upload = await storedUpload(user.id, await photo());
   return (await createGeneration(services(), user.id, { effect_id: effectId, characters: [[upload]] }, null)).body.id;
 }

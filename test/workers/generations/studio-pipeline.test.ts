@@ -62,6 +62,8 @@ describe('studio generations through the one pipeline, with the provider simulat
     expect(row.provider_task_id).to.be.a('string');
     const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' and data->>'reference' = ?", [answer.id]);
     expect(rows.map((job: { data: object }) => job.data)).to.deep.equal([{ userId: user.id, kind: 'generation', reference: answer.id, data: { generation_id: answer.id, status: 'succeeded', error_code: '' } }]);
+    const media = await services().db.raw("select count(*)::integer as count from pgboss.job where name = 'generation-media'");
+    expect(media.rows[0].count, 'a text answer succeeds in the worker, without a media job').to.equal(0);
     expect(await balanceOf(user.id)).to.equal(98);
   });
 

@@ -1,0 +1,41 @@
+import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
+import { releaseGenerationSlot } from '../../pool/release-generation-slot';
+import type { EarningTerms } from '../user-effects/record-earning';
+import type { StoredResultOf } from './mark-result-stored';
+import type { StoredGenerationPreview } from './model';
+import { followSuccess, SUCCEEDED_RETURNING, type SucceededRow } from './succeed-generation';
+
+/**
+ * processing (provider running) -> succeeded, in one step: the worker that copied the result has
+ * its preview already (an image's, built from the bytes it holds; a text answer has none), so no
+ * `generation-media` job is needed. `preview` null: the copy failed, and the generation succeeds
+ * without one (the contract). Like `markResultStored`, it gives the slot back (covering a worker
+ * that stored a result another one had polled) and is guarded: the first stored result wins.
+ */
+export async function succeedWithResult(
+  trx: Knex.Transaction,
+  boss: PgBoss,
+  result: { generationId: string; preview: StoredGenerationPreview | null } & StoredResultOf,
+  earnings: EarningTerms,
+): Promise<boolean> {
+  const file = 'key' in result ? result : null;
+  const { rows: [row] } = await trx.raw<{ rows: SucceededRow[] }>(
+    `update generations
+     set result_key = :key, result_content_type = :contentType, result_text = :text, result_stored_at = now(), next_poll_at = null,
+       claimed_by = null, status = 'succeeded', preview = :preview, finished_at = now()
+     where id = :generationId and status = 'processing' and result_stored_at is null
+     returning ${SUCCEEDED_RETURNING}`,
+    {
+      generationId: result.generationId,
+      key: file?.key ?? null,
+      contentType: file?.contentType ?? null,
+      text: 'text' in result ? result.text : null,
+      preview: result.preview ? JSON.stringify(result.preview) : null,
+    },
+  );
+  if (!row) return false;
+  await releaseGenerationSlot(trx, result.generationId);
+  await followSuccess(trx, boss, row, earnings);
+  return true;
+}
