@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { GenerationRow } from './model';
+import { commitWithoutFlush } from '../commit-without-flush';
 
 export type DuePoll = Pick<GenerationRow, 'id' | 'user_id' | 'output_type' | 'provider_account_id' | 'provider_task_id'> & {
   /** Submitted longer ago than the provider timeout. */
@@ -15,6 +16,10 @@ export type DuePoll = Pick<GenerationRow, 'id' | 'user_id' | 'output_type' | 'pr
  * (`processId`): when it dies mid-poll the sweeps give the task back at once, else the claim runs
  * out. A worker polls only tasks of accounts whose key it has, and those of accounts nobody has any
  * more (disabled, or gone): they fail `lost_account`.
+ *
+ * Its commit does not wait for the disk (`commit-without-flush.ts`): a claim lost in a crash of
+ * Postgres only lets another worker poll the task too, and a poll changes nothing at the provider;
+ * what a poll finds is recorded by guarded statements that commit synchronously.
  *
  * The same statement answers when the next task not claimed here is due (any worker's; null when
  * none is scheduled), so the loop knows how long to sleep without another round trip.
@@ -39,7 +44,7 @@ export async function claimDuePolls(
      ), claimed as (
        update generations g
        set next_poll_at = now() + :claimS * interval '1 second', poll_count = g.poll_count + 1, claimed_by = :processId
-       from due where g.id = due.id
+       from due, (select ${commitWithoutFlush}) as commit_without_flush where g.id = due.id
        returning g.id, g.user_id, g.output_type, g.provider_account_id, g.provider_task_id,
          g.started_at < now() - :providerTimeoutS * interval '1 second' as timed_out, g.task_callback_at is not null as called_back
      ), next as (

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { commitWithoutFlush } from '../commit-without-flush';
 
 /**
  * The provider called back: the task `taskId` of a generation is finished. In ONE statement (no
@@ -22,8 +23,8 @@ import type { Knex } from 'knex';
  * the conditions and the new values again on the committed row, so the callback is recorded, not
  * kept on a generation that is no longer pending.
  *
- * Its commit does not wait for the disk (`synchronous_commit` off for this statement's transaction
- * only: a flush less on the slot's hand-over). What a crash could lose is only "look now" and a
+ * Its commit does not wait for the disk (`commit-without-flush.ts`: a flush less on the slot's
+ * hand-over). What a crash could lose is only "look now" and a
  * freed slot, both of which polling and the slot's lease recover; whatever acts on it (the next
  * submission on the slot) commits synchronously after it, which flushes it too.
  */
@@ -49,7 +50,7 @@ export async function recordTaskCallback(db: Knex, callback: { generationId: str
        where generation_id in (select id from recorded)
      ),
      notified as (
-       select pg_notify('provider_task_done', json_build_object('id', id)::text), set_config('synchronous_commit', 'off', true)
+       select pg_notify('provider_task_done', json_build_object('id', id)::text), ${commitWithoutFlush}
        from recorded
      )
      -- notified is read so that its NOTIFY runs (a plain select in a with clause runs only when read).

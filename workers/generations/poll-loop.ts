@@ -8,7 +8,6 @@ import { earningTerms } from '../../db/user-effects/record-earning';
 import type { AccountKeys } from '../../pool/accounts';
 import { ResultTooLargeError, type ProviderAdapter } from '../../pool/provider/adapter';
 import { releaseGenerationSlot } from '../../pool/release-generation-slot';
-import { renewSlotLease } from '../../pool/renew-slot-lease';
 import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
@@ -101,8 +100,7 @@ class Polls {
   private async later(task: DuePoll): Promise<void> {
     const { db, config } = this.services;
     const settings = config.generations;
-    await schedulePoll(db, task.id, settings.pollMinIntervalMs, settings.pollMaxIntervalMs);
-    await renewSlotLease(db, task.id, settings.slotLeaseS);
+    await schedulePoll(db, task.id, { minMs: settings.pollMinIntervalMs, maxMs: settings.pollMaxIntervalMs, leaseS: settings.slotLeaseS });
   }
 
   private async fail(task: DuePoll, errorCode: string): Promise<void> {

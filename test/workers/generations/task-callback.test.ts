@@ -114,12 +114,12 @@ describe('provider task callbacks', function () {
 
       // That poll had heard "running" before the task finished: it makes the next one due soon, not in seconds.
       await db('generations').where({ id: generationId }).update({ started_at: db.raw("now() - interval '10 minutes'") });
-      await schedulePoll(db, generationId, 100, 5000);
+      await schedulePoll(db, generationId, { minMs: 100, maxMs: 5000, leaseS: 90 });
       const { next_poll_at: next, claimed_by: claimedBy } = await db('generations').where({ id: generationId }).first('next_poll_at', 'claimed_by');
       expect(claimedBy).to.equal(null);
       expect(next.getTime() - Date.now()).to.be.below(1000);
       await db('generations').where({ id: otherId }).update({ status: 'processing', started_at: db.raw("now() - interval '10 minutes'") });
-      await schedulePoll(db, otherId, 100, 5000);
+      await schedulePoll(db, otherId, { minMs: 100, maxMs: 5000, leaseS: 90 });
       const other = await db('generations').where({ id: otherId }).first('next_poll_at');
       expect(other.next_poll_at.getTime() - Date.now(), 'without a callback: the growing interval').to.be.above(4000);
     });
