@@ -8,6 +8,7 @@ import { reserveAndQueue } from '../api/generations/create';
 import { signAccessToken } from '../api/tokens/access-token';
 import { credit } from '../db/credits/ledger';
 import { blurhashOf } from '../media/blurhash';
+import { demoPhoto } from '../media/demo-assets';
 import { webpCopy } from '../media/images';
 import type { Services } from '../services';
 import { startProviderSimulator, type ProviderSimulator } from '../simulators/provider/provider-simulator';
@@ -18,7 +19,7 @@ import { pgBossThroughput } from './bench-pg-boss';
 import { postgresCpuMs, processCpuMs } from './load';
 
 /**
- * `node dist/scripts/bench-generations.js [--count 300] [--warm-up 100] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 8]`
+ * `node dist/scripts/bench-generations.js [--count 300] [--warm-up 100] [--photos flat,face] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 8]`
  *
  * From one run on one database (figures only compare within the run; these machines are noisy):
  * 1. raw pg-boss: N no-op jobs inserted and completed by 8 work() loops of batch 200 (the queue's ceiling);
@@ -28,7 +29,9 @@ import { postgresCpuMs, processCpuMs } from './load';
  *    after a warm-up of `--warm-up` generations through the same processes (a running service's
  *    pooled connections have their statements prepared); the CPU time of each process role
  *    (web, worker, media, Postgres) per succeeded generation is printed beside the CPU time of a
- *    bare preview (sharp's WebP thumb and the blurhash) of the same result image;
+ *    bare preview (sharp's WebP thumb and the blurhash) of the same result image; once from a
+ *    256x256 flat grey photo (the table's since issue 15 was filed) and once from the demo
+ *    catalog's 640x800 face photo (closer to what phones upload), on the same processes;
  * 3. the pipeline with latency L and S slots: throughput as a share of the ideal S/L (goal >= 97%),
  *    from the commit of S x cycles generations until the provider is done with the last one, and
  *    the slot time lost between a task's end at the provider and the next submission on its slot;
@@ -42,6 +45,8 @@ export interface GenerationBenchOptions {
   count: number;
   /** Generations through the latency-0 processes before the measured ones. */
   warmUp: number;
+  /** A latency-0 run for each, one after the other on the same processes. */
+  photos: PhotoKind[];
   /** Slots of the latency-0 run: many, so that the pipeline itself, not the pool, is what is measured. */
   zeroSlots: number;
   latencyMs: number;
@@ -57,14 +62,18 @@ export interface RoleCpu {
   postgres: number;
 }
 
+export interface LatencyZeroRun {
+  slots: number; generations: number; seconds: number; providerDonePerSecond: number; succeededPerSecond: number;
+  photo: PhotoKind;
+  cpuMsPerGeneration: RoleCpu;
+  /** CPU ms of sharp's WebP thumb and the blurhash of the same result image, in this process. */
+  barePreviewCpuMs: number;
+}
+
 export interface GenerationBenchResult {
   pgBossJobsPerSecond: number;
-  latencyZero: {
-    slots: number; generations: number; seconds: number; providerDonePerSecond: number; succeededPerSecond: number;
-    cpuMsPerGeneration: RoleCpu;
-    /** CPU ms of sharp's WebP thumb and the blurhash of the same result image, in this process. */
-    barePreviewCpuMs: number;
-  };
+  /** One run per photo kind, the table's (`flat`) first. */
+  latencyZero: LatencyZeroRun[];
   latencyL: {
     latencyMs: number; slots: number; generations: number; seconds: number; perSecond: number; idealPerSecond: number; shareOfIdeal: number; succeededShareOfIdeal: number;
     /** ms from a task's end at the provider to the next submission on its slot. */
@@ -91,6 +100,9 @@ interface TimedRun {
   slotGapP99Ms: number;
 }
 
+/** The photo every generation is made of: `flat` a 256x256 grey JPEG (the table's), `face` the demo catalog's 640x800 face. */
+export type PhotoKind = 'flat' | 'face';
+
 interface BenchFixture {
   userId: string;
   effectId: string;
@@ -99,7 +111,7 @@ interface BenchFixture {
 }
 
 /** One user with enough credits for `count` generations, one effect, one stored photo. */
-async function benchFixture(services: Services, count: number): Promise<BenchFixture> {
+async function benchFixture(services: Services, count: number, photoKind: PhotoKind = 'flat'): Promise<BenchFixture> {
   const { db } = services;
   const [user] = await db('users').insert({ is_anonymous: true }).returning('id');
   await db.transaction((trx) => credit(trx, { userId: user.id, kind: 'guest_start', amount: count * 10, reference: 'bench' }));
@@ -107,7 +119,7 @@ async function benchFixture(services: Services, count: number): Promise<BenchFix
     slug: `bench-${randomUUID()}`, name_ru: 'bench', name_en: 'bench', poster_key: 'catalog/bench.jpg',
     cost: 10, characters: JSON.stringify([{ min_photos: 1, max_photos: 1 }]), output_type: 'image', model: 'image',
   }).returning('id');
-  const photo = await sharp({ create: { width: 256, height: 256, channels: 3, background: '#808080' } }).jpeg().toBuffer();
+  const photo = photoKind === 'face' ? await demoPhoto() : await sharp({ create: { width: 256, height: 256, channels: 3, background: '#808080' } }).jpeg().toBuffer();
   // Through its upload ticket, as a phone puts it (the API takes no other).
   const uploadId = await storedUpload(user.id, photo);
   const { object_key: objectKey } = await db('uploads').where({ id: uploadId }).first('object_key');
@@ -132,11 +144,11 @@ async function queueGenerations(services: Services, count: number): Promise<{ id
 }
 
 /** `count` generations created through `POST /v1/generations` by 8 clients; answers their ids and when the first was sent. */
-async function createGenerations(services: Services, webUrl: string, count: number): Promise<{ ids: string[]; committedAt: number }> {
+async function createGenerations(services: Services, webUrl: string, count: number, photoKind: PhotoKind): Promise<{ ids: string[]; committedAt: number }> {
   // Eight phones at once, each its own user: one user's eight at once would mostly measure the
   // wait for that user's balance row (a phone creates one generation at a time).
   const clients = await Promise.all(Array.from({ length: 8 }, async () => {
-    const { userId, effectId, uploadId } = await benchFixture(services, count);
+    const { userId, effectId, uploadId } = await benchFixture(services, count, photoKind);
     return { effectId, uploadId, token: await signAccessToken(services.config.tokenSecret, userId, 3600) };
   }));
   const ids: string[] = [];
@@ -276,27 +288,41 @@ export async function benchGenerations(services: Services, options: GenerationBe
   const slots = slotsPerAccount * 2;
 
   const processes = await startPipelineProcesses(services, 0, Math.ceil(options.zeroSlots / 2));
-  let zero: { ids: string[]; providerDoneS: number; succeededS: number; cpu: RoleCpu };
+  const zeroRuns: (Omit<LatencyZeroRun, 'barePreviewCpuMs'> & { ids: string[] })[] = [];
   try {
     const { pids } = processes;
     const cpuNow = async (): Promise<RoleCpu> => ({
       web: processCpuMs(pids.web), worker: processCpuMs(pids.worker), media: processCpuMs(pids.media), postgres: await postgresCpuMs(services),
     });
-    // A service that has been running: its pooled connections hold the pipeline's statements
-    // prepared, with their plans settled. The first runs on a new connection plan each time.
-    const warmUp = await createGenerations(services, processes.webUrl, options.warmUp);
-    await timeToFinish(services, warmUp.ids, warmUp.committedAt);
-    const before = await cpuNow();
-    const created = await createGenerations(services, processes.webUrl, options.count);
-    const finished = await timeToFinish(services, created.ids, created.committedAt);
-    const after = await cpuNow();
-    const per = (role: keyof RoleCpu) => (after[role] - before[role]) / created.ids.length;
-    zero = { ids: created.ids, ...finished, cpu: { web: per('web'), worker: per('worker'), media: per('media'), postgres: per('postgres') } };
+    for (const photo of options.photos) {
+      // A service that has been running: its pooled connections hold the pipeline's statements
+      // prepared, with their plans settled. The first runs on a new connection plan each time.
+      const warmUp = await createGenerations(services, processes.webUrl, options.warmUp, photo);
+      await timeToFinish(services, warmUp.ids, warmUp.committedAt);
+      const before = await cpuNow();
+      const created = await createGenerations(services, processes.webUrl, options.count, photo);
+      const finished = await timeToFinish(services, created.ids, created.committedAt);
+      const after = await cpuNow();
+      const per = (role: keyof RoleCpu) => (after[role] - before[role]) / created.ids.length;
+      zeroRuns.push({
+        ids: created.ids,
+        slots: Math.ceil(options.zeroSlots / 2) * 2,
+        photo,
+        generations: created.ids.length,
+        seconds: finished.succeededS,
+        providerDonePerSecond: created.ids.length / finished.providerDoneS,
+        succeededPerSecond: created.ids.length / finished.succeededS,
+        cpuMsPerGeneration: { web: per('web'), worker: per('worker'), media: per('media'), postgres: per('postgres') },
+      });
+    }
   } finally {
     await processes.stop();
   }
-  const { result_key: resultKey } = await services.db('generations').whereIn('id', zero.ids).whereNotNull('result_key').first('result_key');
-  const preview = await barePreviewCpuMs(await services.storage.get(resultKey));
+  const latencyZero: LatencyZeroRun[] = [];
+  for (const { ids, ...run } of zeroRuns) {
+    const { result_key: resultKey } = await services.db('generations').whereIn('id', ids).whereNotNull('result_key').first('result_key');
+    latencyZero.push({ ...run, barePreviewCpuMs: await barePreviewCpuMs(await services.storage.get(resultKey)) });
+  }
 
   const timedRun = async (callbacks: boolean) => {
     const started = await startPipelineProcesses(services, options.latencyMs, slotsPerAccount, callbacks);
@@ -316,15 +342,7 @@ export async function benchGenerations(services: Services, options: GenerationBe
   const inputReadMeanMs = timed.inputReadsMs.reduce((sum, ms) => sum + ms, 0) / Math.max(1, timed.inputReadsMs.length);
   return {
     pgBossJobsPerSecond,
-    latencyZero: {
-      slots: Math.ceil(options.zeroSlots / 2) * 2,
-      generations: zero.ids.length,
-      seconds: zero.succeededS,
-      providerDonePerSecond: zero.ids.length / zero.providerDoneS,
-      succeededPerSecond: zero.ids.length / zero.succeededS,
-      cpuMsPerGeneration: zero.cpu,
-      barePreviewCpuMs: preview,
-    },
+    latencyZero,
     latencyL: {
       latencyMs: options.latencyMs,
       slots,
@@ -352,17 +370,28 @@ export async function benchGenerations(services: Services, options: GenerationBe
   };
 }
 
+const photoNames: Record<PhotoKind, string> = { flat: '256x256 flat grey photo', face: '640x800 face photo' };
+
+function totalCpuMs(run: LatencyZeroRun): number {
+  const cpu = run.cpuMsPerGeneration;
+  return cpu.web + cpu.worker + cpu.media + cpu.postgres;
+}
+
 export function formatGenerationBench(result: GenerationBenchResult): string {
-  const { latencyZero: zero, latencyL: timed } = result;
-  const cpu = zero.cpuMsPerGeneration;
-  const total = cpu.web + cpu.worker + cpu.media + cpu.postgres;
+  const { latencyL: timed } = result;
   return [
     '## Generations pipeline (one web, one worker and one media process, provider simulator on loopback)',
     `raw pg-boss, same database: ${result.pgBossJobsPerSecond.toFixed(0)} no-op jobs/s (insert + 8 work() loops of batch 200)`,
-    `latency 0, ${zero.slots} slots, ${zero.generations} generations created by POST /v1/generations: ${zero.providerDonePerSecond.toFixed(1)}/s provider done, ${zero.succeededPerSecond.toFixed(1)}/s succeeded`
-      + ` (${((zero.succeededPerSecond / result.pgBossJobsPerSecond) * 100).toFixed(1)}% of raw pg-boss jobs/s)`,
-    `CPU per succeeded generation: web ${cpu.web.toFixed(1)} ms, worker ${cpu.worker.toFixed(1)} ms, media ${cpu.media.toFixed(1)} ms, Postgres ${cpu.postgres.toFixed(1)} ms;`
-      + ` total ${total.toFixed(1)} ms = ${(total / zero.barePreviewCpuMs).toFixed(2)}x a bare sharp WebP thumb + blurhash of the same image (${zero.barePreviewCpuMs.toFixed(1)} ms) (goal <= 3x)`,
+    ...result.latencyZero.flatMap((zero) => {
+      const cpu = zero.cpuMsPerGeneration;
+      const total = totalCpuMs(zero);
+      return [
+        `latency 0, ${zero.slots} slots, ${zero.generations} generations created by POST /v1/generations from the ${photoNames[zero.photo]}: ${zero.providerDonePerSecond.toFixed(1)}/s provider done, ${zero.succeededPerSecond.toFixed(1)}/s succeeded`
+          + ` (${((zero.succeededPerSecond / result.pgBossJobsPerSecond) * 100).toFixed(1)}% of raw pg-boss jobs/s)`,
+        `  CPU per succeeded generation: web ${cpu.web.toFixed(1)} ms, worker ${cpu.worker.toFixed(1)} ms, media ${cpu.media.toFixed(1)} ms, Postgres ${cpu.postgres.toFixed(1)} ms;`
+          + ` total ${total.toFixed(1)} ms = ${(total / zero.barePreviewCpuMs).toFixed(2)}x a bare sharp WebP thumb + blurhash of the same image (${zero.barePreviewCpuMs.toFixed(1)} ms) (goal <= 3x)`,
+      ];
+    }),
     `latency ${timed.latencyMs} ms, ${timed.slots} slots, ${timed.generations} generations: ${timed.perSecond.toFixed(2)}/s vs ideal ${timed.idealPerSecond.toFixed(2)}/s`
       + ` = ${(timed.shareOfIdeal * 100).toFixed(1)}% of S/L (goal >= 97%); to succeeded incl. previews: ${(timed.succeededShareOfIdeal * 100).toFixed(1)}%`,
     `slot freed at the provider -> next submission on it (${timed.slotGaps} hand-overs): p50 ${timed.slotGapP50Ms} ms, p99 ${timed.slotGapP99Ms} ms (goal < 20 / < 50 ms);`
@@ -374,9 +403,7 @@ export function formatGenerationBench(result: GenerationBenchResult): string {
 }
 
 function reportGenerationFigures(result: GenerationBenchResult): void {
-  const { latencyZero: zero, latencyL: timed } = result;
-  const cpu = zero.cpuMsPerGeneration;
-  const total = cpu.web + cpu.worker + cpu.media + cpu.postgres;
+  const { latencyL: timed } = result;
   reportFigure({
     figure: `pipeline at provider latency ${timed.latencyMs} ms, ${timed.slots} slots: throughput / ideal S/L`,
     value: `${timed.shareOfIdeal.toFixed(3)} (${timed.perSecond.toFixed(2)}/s)`,
@@ -391,13 +418,17 @@ function reportGenerationFigures(result: GenerationBenchResult): void {
     goal: '< 20 / < 50 ms',
     met: timed.slotGapP50Ms < 20 && timed.slotGapP99Ms < 50,
   });
-  reportFigure({
-    figure: 'CPU per succeeded generation at latency 0: web / worker / media / Postgres',
-    value: `${cpu.web.toFixed(1)} / ${cpu.worker.toFixed(1)} / ${cpu.media.toFixed(1)} / ${cpu.postgres.toFixed(1)} ms = ${total.toFixed(1)} ms, ${(total / zero.barePreviewCpuMs).toFixed(2)}x the bare preview (${zero.succeededPerSecond.toFixed(1)} succeeded/s)`,
-    baseline: `bare sharp WebP thumb + blurhash ${zero.barePreviewCpuMs.toFixed(1)} ms; raw pg-boss ${result.pgBossJobsPerSecond.toFixed(0)} jobs/s`,
-    goal: '<= 3x the bare preview',
-    met: total <= 3 * zero.barePreviewCpuMs,
-  });
+  for (const zero of result.latencyZero) {
+    const cpu = zero.cpuMsPerGeneration;
+    const total = totalCpuMs(zero);
+    reportFigure({
+      figure: `CPU per succeeded generation at latency 0 from the ${photoNames[zero.photo]}: web / worker / media / Postgres`,
+      value: `${cpu.web.toFixed(1)} / ${cpu.worker.toFixed(1)} / ${cpu.media.toFixed(1)} / ${cpu.postgres.toFixed(1)} ms = ${total.toFixed(1)} ms, ${(total / zero.barePreviewCpuMs).toFixed(2)}x the bare preview (${zero.succeededPerSecond.toFixed(1)} succeeded/s)`,
+      baseline: `bare sharp WebP thumb + blurhash of the same result ${zero.barePreviewCpuMs.toFixed(1)} ms; raw pg-boss ${result.pgBossJobsPerSecond.toFixed(0)} jobs/s`,
+      goal: '<= 3x the bare preview',
+      met: total <= 3 * zero.barePreviewCpuMs,
+    });
+  }
 }
 
 async function main(): Promise<void> {
@@ -405,6 +436,7 @@ async function main(): Promise<void> {
     options: {
       count: { type: 'string', default: '300' },
       'warm-up': { type: 'string', default: '100' },
+      photos: { type: 'string', default: 'flat,face' },
       'zero-slots': { type: 'string', default: '64' },
       'latency-ms': { type: 'string', default: '1500' },
       slots: { type: 'string', default: '8' },
@@ -417,6 +449,10 @@ async function main(): Promise<void> {
     const result = await benchGenerations(testServices(), {
       count: Number(values.count),
       warmUp: Number(values['warm-up']),
+      photos: values.photos.split(',').map((photo) => {
+        if (photo !== 'flat' && photo !== 'face') throw new Error(`--photos takes flat and face, not ${photo}`);
+        return photo;
+      }),
       zeroSlots: Number(values['zero-slots']),
       latencyMs: Number(values['latency-ms']),
       slots: Number(values.slots),
