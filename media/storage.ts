@@ -63,10 +63,12 @@ export class Storage {
   }
 
   async get(key: string): Promise<Buffer> {
-    const stream = await this.client.getObject(this.bucket, key);
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+    return collected(await this.client.getObject(this.bucket, key));
+  }
+
+  /** The first `length` bytes of an object (all of it when it is shorter): a ranged GET. */
+  async getHead(key: string, length: number): Promise<Buffer> {
+    return collected(await this.client.getPartialObject(this.bucket, key, 0, length));
   }
 
   /** Size and type of an object, or null when it does not exist. */
@@ -128,6 +130,12 @@ export class Storage {
   private ticketStamp(key: string): string {
     return createHmac('sha256', this.ticketSecret).update(`upload-ticket\n${this.bucket}\n${key}`).digest('base64url');
   }
+}
+
+async function collected(stream: AsyncIterable<unknown>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 /** An S3-compatible server on local disk (s3rver), for the embedded default and tests. */

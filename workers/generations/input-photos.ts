@@ -7,26 +7,40 @@ import type { Storage } from '../../media/storage';
 const maxMegapixels = 100;
 
 /**
+ * What is read of a photo first: its header is at the start (a JPEG's frame header comes after its
+ * EXIF, at most 64 KB, and an ICC profile of a few KB; PNG's and WebP's sizes are in their first
+ * bytes), so a 10 MB upload is not read whole to learn its size. A photo whose header lies further
+ * (a very large embedded profile, a HEIF with its metadata at the end) is read whole.
+ */
+export const PHOTO_HEADER_BYTES = 256 * 1024;
+
+/**
  * Reads the header of every input photo before anything is sent to the provider: a broken file or
  * one above ~100 MP is `bad_input_image` (null when all are usable). A photo whose object vanished
  * from storage is unusable too; any other storage error is thrown (transient: try again later).
  */
-export async function unusableInputPhoto(storage: Storage, inputs: GenerationInput[]): Promise<string | null> {
+export async function unusableInputPhoto(storage: Storage, inputs: GenerationInput[], headerBytes = PHOTO_HEADER_BYTES): Promise<string | null> {
   for (const input of inputs) {
-    let body: Buffer;
+    let megapixels: number;
     try {
-      body = await storage.get(input.object_key);
+      ({ megapixels } = await photoHeader(storage, input.object_key, headerBytes));
     } catch (error) {
       if (['NoSuchKey', 'NotFound'].includes((error as { code?: string }).code ?? '')) return `photo ${input.upload_id} is gone from storage`;
-      throw error;
-    }
-    try {
-      const { megapixels } = await probeImage(body);
-      if (megapixels > maxMegapixels) return `photo ${input.upload_id} has ${megapixels.toFixed(0)} megapixels`;
-    } catch (error) {
       if (error instanceof UnreadableImageError) return `photo ${input.upload_id} is not a readable image`;
       throw error;
     }
+    if (megapixels > maxMegapixels) return `photo ${input.upload_id} has ${megapixels.toFixed(0)} megapixels`;
   }
   return null;
+}
+
+/** The photo's header from its first `headerBytes`, or from the whole file when it is longer and they do not hold it. */
+async function photoHeader(storage: Storage, key: string, headerBytes: number): ReturnType<typeof probeImage> {
+  const head = await storage.getHead(key, headerBytes);
+  try {
+    return await probeImage(head);
+  } catch (error) {
+    if (!(error instanceof UnreadableImageError) || head.length < headerBytes) throw error;
+    return probeImage(await storage.get(key));
+  }
 }
