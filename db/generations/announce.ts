@@ -10,8 +10,17 @@ import type { GenerationStatusEvent } from './model';
  * makes it: a NOTIFY on `generation_status` (the SSE streams and the dispatchers listen), delivered
  * only if the change commits.
  */
-export async function notifyGenerationStatus(trx: Knex.Transaction, event: GenerationStatusEvent): Promise<void> {
+async function notifyGenerationStatus(trx: Knex.Transaction, event: GenerationStatusEvent): Promise<void> {
   await notify(trx, 'generation_status', { id: event.id, user_id: event.user_id, status: event.status, error_code: event.error_code });
+}
+
+/**
+ * `notifyGenerationStatus` as an expression over a row with `id` and `user_id`, for a transition
+ * that announces itself in its own statement: the same payload (`GenerationStatusEvent`), no
+ * statement of its own.
+ */
+export function generationStatusNotifySql(status: 'pending' | 'processing'): string {
+  return `pg_notify('generation_status', json_build_object('id', id, 'user_id', user_id, 'status', '${status}', 'error_code', null)::text)`;
 }
 
 /**

@@ -39,7 +39,7 @@ export async function failGeneration(
   if (!row) return false;
   await credit(trx, { userId: row.user_id, kind: 'refund', amount: row.cost, reference: row.id });
   await releaseGenerationSlot(trx, row.id);
-  if (failure.from !== 'processing' && row.submit_job_id) await finishSubmitJob(boss, trx, row.submit_job_id);
+  if (failure.from !== 'processing' && row.submit_job_id) await finishSubmitJob(trx, row.submit_job_id);
   await announceTerminalStatus(trx, boss, { id: row.id, user_id: row.user_id, status: 'failed', error_code: failure.errorCode, has_push_device: row.has_push_device });
   return true;
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
-import { notifyGenerationStatus } from './announce';
+import { generationStatusNotifySql } from './announce';
 import type { GenerationInput, GenerationKind, OutputType } from './model';
 import { sendSubmitJob } from './submit-ticket';
 
@@ -19,15 +19,18 @@ export interface NewGeneration {
 }
 
 /**
- * none -> pending, inside the creating transaction (after the reserve): the row, its FIFO ticket
- * in `generation-submit` and the NOTIFY that wakes the dispatchers all commit together or not at all.
+ * none -> pending, inside the creating transaction (after the reserve): the row with its NOTIFY
+ * (one statement), and its FIFO ticket in `generation-submit`, all commit together or not at all.
  */
 export async function insertPending(trx: Knex.Transaction, boss: PgBoss, generation: NewGeneration): Promise<void> {
   await trx.raw(
-    `insert into generations (id, user_id, kind, effect_id, studio_category_id, prompt, status, cost, output_type, model, inputs, submit_job_id)
-     values (:id, :userId, :kind, :effectId, :studioCategoryId, :prompt, 'pending', :cost, :outputType, :model, :inputs, :id)`,
+    `with inserted as (
+       insert into generations (id, user_id, kind, effect_id, studio_category_id, prompt, status, cost, output_type, model, inputs, submit_job_id)
+       values (:id, :userId, :kind, :effectId, :studioCategoryId, :prompt, 'pending', :cost, :outputType, :model, :inputs, :id)
+       returning id, user_id
+     )
+     select ${generationStatusNotifySql('pending')} from inserted`,
     { ...generation, inputs: JSON.stringify(generation.inputs) },
   );
   await sendSubmitJob(boss, trx, generation.id);
-  await notifyGenerationStatus(trx, { id: generation.id, user_id: generation.userId, status: 'pending', error_code: null });
 }

@@ -18,11 +18,22 @@ export async function sendSubmitJob(boss: PgBoss, trx: Knex.Transaction, generat
   return id;
 }
 
+/**
+ * The tickets named by `source`'s `submit_job_id` end, as pg-boss's `complete` ends a started job
+ * (`completed`) and its `cancel` one that never started (`cancelled`), whatever state each is in: an
+ * UPDATE for a transition's own statement (`mark-processing.ts`), or for `finishSubmitJob`. It writes
+ * pg-boss's job table like the dispatcher's claim, whose version package.json pins.
+ */
+export function finishTicketsOf(source: string): string {
+  return `update pgboss.job j
+    set state = (case when j.state = 'active' then 'completed' else 'cancelled' end)::pgboss.job_state, completed_on = pgboss.job_now()
+    from ${source} finished
+    where j.name = 'generation-submit' and j.id = finished.submit_job_id and j.state < 'completed'`;
+}
+
 /** The generation left `pending` (submitted or failed): its ticket is done, whatever state it is in. */
-export async function finishSubmitJob(boss: PgBoss, trx: Knex.Transaction, jobId: string): Promise<void> {
-  const db = bossIn(trx);
-  const completed = (await boss.complete('generation-submit', jobId, null, { db })) as unknown as CommandResult;
-  if (completed.affected === 0) await boss.cancel('generation-submit', jobId, { db });
+export async function finishSubmitJob(trx: Knex.Transaction, jobId: string): Promise<void> {
+  await trx.raw(`with ticket as (select :jobId::uuid as submit_job_id) ${finishTicketsOf('ticket')}`, { jobId });
 }
 
 /**

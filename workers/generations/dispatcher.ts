@@ -141,7 +141,7 @@ class Dispatcher {
   }
 
   private async claimSubmissions(room: number): Promise<ClaimWithSlot[]> {
-    const { db, boss, config } = this.services;
+    const { db, config } = this.services;
     this.moreMayWait = false;
     if (Date.now() < this.pausedUntil) return [];
     if (room <= 0) return [];
@@ -152,7 +152,7 @@ class Dispatcher {
     // A ticket whose generation moved on (failed by expiry, already submitted) is done; one still
     // pending (under a live claim of a stalled worker) keeps its place in line untouched.
     const done = passedOver.filter((ticket) => !ticket.pending);
-    if (done.length) await db.transaction(async (trx) => { for (const ticket of done) await finishSubmitJob(boss, trx, ticket.jobId); });
+    if (done.length) await db.transaction(async (trx) => { for (const ticket of done) await finishSubmitJob(trx, ticket.jobId); });
     // Fewer free slots than waiting tickets: every slot is taken, the waiting ones may be checked ahead.
     this.saturated = freeSlots < waiting;
     // Progress, with a ticket passed over or as many free slots as room (more may be free): look
@@ -272,10 +272,10 @@ class Dispatcher {
    * worker looked dead, or it failed), the slot goes back unless the generation runs on it.
    */
   private async record(generationId: string, lease: Lease, taskId: string): Promise<void> {
-    const { db, boss, log, config } = this.services;
+    const { db, log, config } = this.services;
     const firstPollInMs = config.generations.pollMinIntervalMs;
     const started = await untilReachable(
-      () => db.transaction((trx) => markProcessing(trx, boss, { generationId, accountId: lease.accountId, taskId, firstPollInMs })),
+      () => markProcessing(db, { generationId, accountId: lease.accountId, taskId, firstPollInMs }),
       config.generations.slotLeaseS * 1000,
     );
     if (started) return this.wiring.onSubmitted();

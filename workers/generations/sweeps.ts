@@ -86,7 +86,7 @@ export async function recoverStalledDispatches(services: Services, provider: Swe
 }
 
 async function resolveSubmission(services: Services, provider: SweepProvider, stalled: StalledDispatch, absentSince: AbsentSince): Promise<'adopted' | 'absent' | 'unknown'> {
-  const { db, boss, log, config } = services;
+  const { db, log, config } = services;
   const settings = config.generations;
   const accountId = stalled.submission_account_id!;
   const account = await provider.keys.keyOf(accountId);
@@ -106,7 +106,7 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
     return 'unknown';
   }
   const adopted = await db.transaction(async (trx) => {
-    if (!(await markProcessing(trx, boss, { generationId: stalled.id, accountId, taskId: lookup.taskId, firstPollInMs: settings.pollMinIntervalMs }))) return false;
+    if (!(await markProcessing(trx, { generationId: stalled.id, accountId, taskId: lookup.taskId, firstPollInMs: settings.pollMinIntervalMs }))) return false;
     // The task holds a slot of its account at the provider: the generation keeps (or takes) one there.
     if (!(await renewSlotLease(trx, stalled.id, settings.slotLeaseS))) await leaseSlots(trx, [stalled.id], settings.slotLeaseS, [keyFingerprint(account.apiKey)]);
     return true;

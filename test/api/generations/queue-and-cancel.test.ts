@@ -34,7 +34,7 @@ describe('queue position and cancel (README, "Queue position" and "Cancel")', fu
 
   const detail = async (id: string, as: TestUser = user) => (await t.api.get(`/v1/generations/${id}`, { token: as.token })).body;
   const claim = (id: string) => services().db('generations').where({ id }).update({ dispatch_until: services().db.raw("now() + interval '1 minute'") });
-  const processing = (id: string) => services().db.transaction((trx) => markProcessing(trx, services().boss, { generationId: id, accountId: 1, taskId: `task-${id}`, firstPollInMs: 60_000 }));
+  const processing = (id: string) => markProcessing(services().db, { generationId: id, accountId: 1, taskId: `task-${id}`, firstPollInMs: 60_000 });
 
   describe('queue_position and estimated_wait_s on GET /v1/generations/{id}', () => {
     it('counts the waiting generations ahead in FIFO order, every user\'s; 1 is the next to be submitted', async () => {

@@ -46,7 +46,7 @@ describe('generation state machine', () => {
   }
 
   const transaction = <T>(work: (trx: import('knex').Knex.Transaction) => Promise<T>) => services().db.transaction(work);
-  const processing = (id: string) => transaction((trx) => markProcessing(trx, services().boss, { generationId: id, accountId: 1, taskId: 'task-1', firstPollInMs: 100 }));
+  const processing = (id: string) => markProcessing(services().db, { generationId: id, accountId: 1, taskId: 'task-1', firstPollInMs: 100 });
   const failed = (id: string, from: 'pending' | 'processing', errorCode = 'provider_error') => transaction((trx) => failGeneration(trx, services().boss, { generationId: id, from, errorCode }));
   const stored = (id: string) => transaction((trx) => markResultStored(trx, services().boss, { generationId: id, key: `results/${user.id}/${id}.jpg`, contentType: 'image/jpeg' }));
   const succeeded = (id: string) => transaction((trx) => succeedGeneration(trx, services().boss, { generationId: id, preview: null }, earningTerms(services().config)));
@@ -75,6 +75,21 @@ describe('generation state machine', () => {
     expect(await rollUpSuccessCounts(services().db, 100)).to.equal(1);
     expect((await services().db('effects').where({ id: effectId }).first('success_count')).success_count).to.equal(1);
     expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -10, reference: id }]);
+  });
+
+  it('markProcessing ends the FIFO ticket as pg-boss would, in its one statement: completed when a dispatcher started it, cancelled when it never started', async () => {
+    const { db, boss } = services();
+    const started = await pendingGeneration();
+    await db.raw("update pgboss.job set state = 'active', started_on = now() where name = 'generation-submit' and id = ?", [started]);
+    const unstarted = await pendingGeneration();
+    expect(await processing(started)).to.equal(true);
+    expect(await processing(unstarted)).to.equal(true);
+    const jobs = [await boss.getJobById('generation-submit', started), await boss.getJobById('generation-submit', unstarted)];
+    expect(jobs.map((job) => job?.state)).to.deep.equal(['completed', 'cancelled']);
+    for (const job of jobs) expect(job?.completedOn).to.be.instanceOf(Date);
+    // A late second call leaves the ended ticket as it is.
+    expect(await processing(started)).to.equal(false);
+    expect((await boss.getJobById('generation-submit', started))?.state).to.equal('completed');
   });
 
   it('failGeneration refunds in the same transaction, exactly once, with the reserve\'s reference', async () => {

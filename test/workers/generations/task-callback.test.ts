@@ -132,8 +132,8 @@ describe('provider task callbacks', function () {
     });
 
     it('keeps a callback that comes before the submission is recorded (200): the record of that task makes its first poll due at once, of another task not', async () => {
-      const { db, boss } = services();
-      const record = (id: string, taskId: string) => db.transaction((trx) => markProcessing(trx, boss, { generationId: id, accountId, taskId, firstPollInMs: 60_000 }));
+      const { db } = services();
+      const record = (id: string, taskId: string) => markProcessing(db, { generationId: id, accountId, taskId, firstPollInMs: 60_000 });
       const before = await state();
       expect((await call(signed(otherId))).status).to.equal(200);
       expect(await state(), 'the slots and the other generation').to.deep.equal(before);
@@ -155,11 +155,11 @@ describe('provider task callbacks', function () {
     });
 
     it('records a callback whose submission\'s record commits while the callback waits for the row: freed slot, poll due, nothing kept', async () => {
-      const { db, boss } = services();
+      const { db } = services();
       await db('provider_slots').where({ slot_no: 2 }).update({ generation_id: otherId, lease_expires_at: db.raw("now() + interval '1 hour'") });
       const recording = await db.transaction();
       try {
-        expect(await markProcessing(recording, boss, { generationId: otherId, accountId, taskId: 'task-1', firstPollInMs: 60_000 })).to.equal(true);
+        expect(await markProcessing(recording, { generationId: otherId, accountId, taskId: 'task-1', firstPollInMs: 60_000 })).to.equal(true);
         // The callback's statement sees the generation pending and waits for the row the record holds.
         const answered = call(signed(otherId));
         await new Promise((resolve) => setTimeout(resolve, 200));
