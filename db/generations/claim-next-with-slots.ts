@@ -41,9 +41,9 @@ export interface NextClaims {
  * with the slot's account recorded as its submission attempt (written before the provider is
  * called: whoever finds it unresolved looks the task up instead of submitting again), the slot
  * leased to it for `leaseS`, and its ticket started as pg-boss's own fetch starts one (`active`,
- * `started_on`, `heartbeat_on`, a retry counted), so `complete`, `fail` and `retry` of pg-boss
- * (`submit-ticket.ts`) end it later; this reads and writes pg-boss's job table, whose version
- * package.json pins.
+ * `started_on`, `heartbeat_on`, a retry counted), so the ticket's end (`finishTicketsOf`, as
+ * pg-boss's `complete` would) and pg-boss's `fail` and `retry` (`submit-ticket.ts`) take it later;
+ * this reads and writes pg-boss's job table, whose version package.json pins.
  *
  * Guarded like every claim: only `pending` generations without a live claim and without an
  * unresolved submission; one that fails the guard is not claimed, its slot stays free and its
