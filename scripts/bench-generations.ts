@@ -303,8 +303,10 @@ export async function benchGenerations(services: Services, options: GenerationBe
     for (const photo of options.photos) {
       // A service that has been running: its pooled connections hold the pipeline's statements
       // prepared, with their plans settled. The first runs on a new connection plan each time.
-      const warmUp = await createGenerations(services, processes.webUrl, options.warmUp, photo);
-      await timeToFinish(services, warmUp.ids, warmUp.committedAt);
+      if (options.warmUp > 0) {
+        const warmUp = await createGenerations(services, processes.webUrl, options.warmUp, photo);
+        await timeToFinish(services, warmUp.ids, warmUp.committedAt);
+      }
       const before = await cpuNow();
       const created = await createGenerations(services, processes.webUrl, options.count, photo);
       const finished = await timeToFinish(services, created.ids, created.committedAt);
@@ -449,21 +451,28 @@ async function main(): Promise<void> {
       cycles: { type: 'string', default: '8' },
     },
   });
+  /** A flag's whole number, at least `min`; anything else stops the bench before it starts. */
+  const whole = (name: keyof typeof values, min: number): number => {
+    const value = Number(values[name]);
+    if (!Number.isSafeInteger(value) || value < min) throw new Error(`--${name} takes a whole number of at least ${min}, not ${values[name]}`);
+    return value;
+  };
+  const options: GenerationBenchOptions = {
+    count: whole('count', 1),
+    warmUp: whole('warm-up', 0),
+    photos: String(values.photos).split(',').map((photo) => {
+      if (photo !== 'flat' && photo !== 'face') throw new Error(`--photos takes flat and face, not ${photo}`);
+      return photo;
+    }),
+    zeroSlots: whole('zero-slots', 2),
+    latencyMs: whole('latency-ms', 1),
+    slots: whole('slots', 2),
+    cycles: whole('cycles', 1),
+  };
   await startSharedInfrastructure();
   try {
     await resetDatabase();
-    const result = await benchGenerations(testServices(), {
-      count: Number(values.count),
-      warmUp: Number(values['warm-up']),
-      photos: values.photos.split(',').map((photo) => {
-        if (photo !== 'flat' && photo !== 'face') throw new Error(`--photos takes flat and face, not ${photo}`);
-        return photo;
-      }),
-      zeroSlots: Number(values['zero-slots']),
-      latencyMs: Number(values['latency-ms']),
-      slots: Number(values.slots),
-      cycles: Number(values.cycles),
-    });
+    const result = await benchGenerations(testServices(), options);
     console.log(formatGenerationBench(result));
     reportGenerationFigures(result);
   } finally {
