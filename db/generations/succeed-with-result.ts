@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import { releaseGenerationSlot } from '../../pool/release-generation-slot';
 import type { EarningTerms } from '../user-effects/record-earning';
-import type { StoredResultOf } from './mark-result-stored';
+import { RESULT_NOT_STORED_YET, RESULT_STORED_SET, storedResultBindings, type StoredResultOf } from './mark-result-stored';
 import type { StoredGenerationPreview } from './model';
 import { followSuccess, SUCCEEDED_RETURNING, type SucceededRow } from './succeed-generation';
 
@@ -19,20 +19,11 @@ export async function succeedWithResult(
   result: { generationId: string; preview: StoredGenerationPreview | null } & StoredResultOf,
   earnings: EarningTerms,
 ): Promise<boolean> {
-  const file = 'key' in result ? result : null;
   const { rows: [row] } = await trx.raw<{ rows: SucceededRow[] }>(
-    `update generations
-     set result_key = :key, result_content_type = :contentType, result_text = :text, result_stored_at = now(), next_poll_at = null,
-       claimed_by = null, status = 'succeeded', preview = :preview, finished_at = now()
-     where id = :generationId and status = 'processing' and result_stored_at is null
+    `update generations set ${RESULT_STORED_SET}, status = 'succeeded', preview = :preview, finished_at = now()
+     where ${RESULT_NOT_STORED_YET}
      returning ${SUCCEEDED_RETURNING}`,
-    {
-      generationId: result.generationId,
-      key: file?.key ?? null,
-      contentType: file?.contentType ?? null,
-      text: 'text' in result ? result.text : null,
-      preview: result.preview ? JSON.stringify(result.preview) : null,
-    },
+    { ...storedResultBindings(result), preview: result.preview ? JSON.stringify(result.preview) : null },
   );
   if (!row) return false;
   await releaseGenerationSlot(trx, result.generationId);

@@ -7,6 +7,7 @@ import { markProcessing } from '../../../db/generations/mark-processing';
 import { markResultStored } from '../../../db/generations/mark-result-stored';
 import { rollUpSuccessCounts } from '../../../db/generations/roll-up-success-counts';
 import { succeedGeneration } from '../../../db/generations/succeed-generation';
+import { succeedWithResult } from '../../../db/generations/succeed-with-result';
 import { earningTerms } from '../../../db/user-effects/record-earning';
 import { syncProviderAccounts } from '../../../pool/accounts';
 import { leaseSlots } from '../../../pool/lease-slots';
@@ -75,6 +76,32 @@ describe('generation state machine', () => {
     expect(await rollUpSuccessCounts(services().db, 100)).to.equal(1);
     expect((await services().db('effects').where({ id: effectId }).first('success_count')).success_count).to.equal(1);
     expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -10, reference: id }]);
+  });
+
+  it('succeedWithResult: processing -> succeeded with the result and its preview in one step, once; a result already recorded for the media role is not recorded again', async () => {
+    await registeredPushDevice(user.id);
+    await syncProviderAccounts(services().db, [{ apiKey: 'k1', slots: 1 }]);
+    const preview = { thumb_key: `previews/${user.id}/x/thumb.webp`, poster_key: null, width: 64, height: 48, blurhash: 'LEHV6nWB2yk8pyo0adR*.7kCMdnj' };
+    const succeededHere = (id: string) => transaction((trx) => succeedWithResult(trx, services().boss, { generationId: id, preview, key: `results/${user.id}/${id}.jpg`, contentType: 'image/jpeg' }, earningTerms(services().config)));
+    const id = await pendingGeneration();
+    expect(await leaseOne(services().db, id, 60)).to.not.equal(null);
+    expect(await processing(id)).to.equal(true);
+    expect(await succeededHere(id)).to.equal(true);
+    expect(await succeededHere(id)).to.equal(false);
+    const row = await services().db('generations').where({ id }).first('status', 'result_key', 'result_content_type', 'preview', 'result_stored_at', 'finished_at', 'claimed_by', 'next_poll_at');
+    expect(row).to.deep.include({ status: 'succeeded', result_key: `results/${user.id}/${id}.jpg`, result_content_type: 'image/jpeg', preview, claimed_by: null, next_poll_at: null });
+    expect(row.finished_at.getTime()).to.equal(row.result_stored_at.getTime());
+    expect(await services().db('provider_slots').whereNotNull('generation_id').first()).to.equal(undefined, 'the slot went back');
+    expect(await services().db('effect_success_tallies').where({ effect_id: effectId }).pluck('effect_id')).to.deep.equal([effectId]);
+    expect(await pushJobs()).to.deep.equal([{ userId: user.id, kind: 'generation', reference: id, data: { generation_id: id, status: 'succeeded', error_code: '' } }]);
+    await eventually(async () => events.length >= 3, Boolean, 5000);
+    expect(events.map((event) => event.status)).to.deep.equal(['pending', 'processing', 'succeeded']);
+
+    const forMedia = await pendingGeneration();
+    expect(await processing(forMedia)).to.equal(true);
+    expect(await stored(forMedia)).to.equal(true);
+    expect(await succeededHere(forMedia)).to.equal(false);
+    expect((await services().db('generations').where({ id: forMedia }).first('status')).status).to.equal('processing');
   });
 
   it('markProcessing ends the FIFO ticket as pg-boss would, in its one statement: completed when a dispatcher started it, cancelled when it never started', async () => {
