@@ -110,8 +110,10 @@ async function charge(services: Services, renewal: RenewalCharge | null): Promis
       orderId = order.orderId;
     } catch (error) {
       if (!(error instanceof ProcessorRejectedError)) throw error;
+      // Refused as a duplicate when another run registered this order and charged it meanwhile:
+      // that run has the payment (its order is recorded), and there is nothing to close here.
+      if (!(await db.transaction((trx) => closeUnregistered(trx, payment.id)))) return 'skipped';
       log.error({ paymentId, err: error }, 'subscriptions: the processor refused to register a renewal order');
-      await db.transaction((trx) => closeUnregistered(trx, payment.id));
       return 'closed';
     }
   }

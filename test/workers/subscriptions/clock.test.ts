@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { debit, credit } from '../../../db/credits/ledger';
 import type { PaymentRow } from '../../../db/payments/model';
+import { orderRegistration } from '../../../db/payments/order-registration';
 import { claimDueSubscriptions } from '../../../db/subscriptions/claim-due-subscriptions';
 import type { PlanRow } from '../../../db/subscriptions/model';
 import type { Services } from '../../../services';
@@ -198,6 +199,20 @@ describe('subscriptions: the clock and the renewal charge', () => {
   });
 
   describe('the renewal job', () => {
+    it('a registration the processor refuses (another order holds the payment\'s number): nothing charged, the payment closed as not registered', async () => {
+      const user = await makeUser();
+      const active = await activeSubscription(bed, user, plans.plan_week.id);
+      await periodEndsIn(active.id, 0);
+      await tick();
+      const payment = await renewalPayment(active.id);
+      // An order for another amount under this payment's number: the processor answers "already processed".
+      await app.paymentProcessor.registerOrder(orderRegistration(app.config.publicBaseUrl, { ...payment, amount_minor: payment.amount_minor + 100 }, { title_ru: 'другой', title_en: 'other', locale: 'en' }));
+      bed.processor.resetCounts();
+      expect(await chargeRenewal(app, payment.id)).to.equal('closed');
+      expect(bed.processor.charges).to.equal(0);
+      expect(await paymentRow(payment.id)).to.include({ status: 'failed', closed_reason: 'not_registered' });
+    });
+
     it('charges nothing for a subscription cancelled while the job waited, and ends it at once', async () => {
       const user = await makeUser();
       const active = await activeSubscription(bed, user, plans.plan_week.id);
