@@ -199,12 +199,17 @@ describe('subscriptions: the clock and the renewal charge', () => {
   });
 
   describe('the renewal job', () => {
-    it('a registration the processor refuses (another order holds the payment\'s number): nothing charged, the payment closed as not registered', async () => {
+    /** A weekly subscription whose period ended, with the renewal payment the clock made for it. */
+    async function dueRenewal() {
       const user = await makeUser();
       const active = await activeSubscription(bed, user, plans.plan_week.id);
       await periodEndsIn(active.id, 0);
       await tick();
-      const payment = await renewalPayment(active.id);
+      return { user, active, payment: await renewalPayment(active.id) };
+    }
+
+    it('a registration the processor refuses (another order holds the payment\'s number): nothing charged, the payment closed as not registered', async () => {
+      const { payment } = await dueRenewal();
       // An order for another amount under this payment's number: the processor answers "already processed".
       await app.paymentProcessor.registerOrder(orderRegistration(app.config.publicBaseUrl, { ...payment, amount_minor: payment.amount_minor + 100 }, { title_ru: 'другой', title_en: 'other', locale: 'en' }));
       bed.processor.resetCounts();
@@ -228,11 +233,7 @@ describe('subscriptions: the clock and the renewal charge', () => {
     });
 
     it('a job retried after the charge went through applies the outcome without charging again', async () => {
-      const user = await makeUser();
-      const active = await activeSubscription(bed, user, plans.plan_week.id);
-      await periodEndsIn(active.id, 0);
-      await tick();
-      const payment = await renewalPayment(active.id);
+      const { user, active, payment } = await dueRenewal();
       // The first run registered and charged, then died before applying anything.
       const registration = await app.paymentProcessor.registerOrder({
         paymentId: payment.id, amountMinor: 19900, currency: 643, description: 'Week', locale: 'ru', method: 'card',
@@ -248,11 +249,7 @@ describe('subscriptions: the clock and the renewal charge', () => {
     });
 
     it('two runs of one job at once charge the card once and start the period once', async () => {
-      const user = await makeUser();
-      const active = await activeSubscription(bed, user, plans.plan_week.id);
-      await periodEndsIn(active.id, 0);
-      await tick();
-      const payment = await renewalPayment(active.id);
+      const { user, active, payment } = await dueRenewal();
       await Promise.all([chargeRenewal(app, payment.id), chargeRenewal(app, payment.id)]);
       const orders = [...bed.simulator.orders.values()].filter((order) => order.orderNumber === payment.id);
       expect(orders).to.have.length(1);
@@ -261,11 +258,7 @@ describe('subscriptions: the clock and the renewal charge', () => {
     });
 
     it('a refund of a renewal payment revokes the subscription and burns what is left', async () => {
-      const user = await makeUser();
-      const active = await activeSubscription(bed, user, plans.plan_week.id);
-      await periodEndsIn(active.id, 0);
-      await tick();
-      const payment = await renewalPayment(active.id);
+      const { user, active, payment } = await dueRenewal();
       await chargeRenewal(app, payment.id);
       expect(await operator(bed, payment.id, 'chargeback')).to.equal(200);
       await waitForSubscription(active.id, (row) => row.status === 'revoked');
