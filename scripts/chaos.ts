@@ -89,13 +89,17 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     const [worker, media] = await Promise.all([
       killMidSubmission(cluster, doomedWorker, progress),
       // A video's poster takes a fraction of a second: a kill may land just after it was committed.
-      // Then the other media process is killed mid-preview instead (each gets a replacement), in a
-      // burst of its own: the first one's previews may all be built by then.
-      killMidPreview(cluster, doomedMedia, progress).then((first) => {
-        if (first.killedMidPreview) return first;
-        users.push(...burst());
-        return killMidPreview(cluster, otherMedia, progress);
-      }),
+      // Then another media process is killed mid-preview instead (each gets a replacement), in a
+      // burst of its own (the last one's previews may all be built by then), up to four times.
+      (async () => {
+        let [doomed, next] = [doomedMedia, otherMedia];
+        for (let attempt = 1; ; attempt += 1) {
+          const { outcome, replacement } = await killMidPreview(cluster, doomed, progress);
+          if (outcome.killedMidPreview || attempt === 4) return outcome;
+          users.push(...burst());
+          [doomed, next] = [next, replacement];
+        }
+      })(),
     ]);
 
     progress('burst 2: restarting Postgres under load');
@@ -154,7 +158,7 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
       serviceLog: { file: cluster.log.file, warnings: cluster.log.warnings, errors: cluster.log.errors },
     };
     const invariants = {
-      // Every user started made its generations: three bursts, or four when the first media kill came too late.
+      // Every user started made its generations: three bursts, and one more for each media kill that came too late.
       noGenerationLost: missing.length === 0 && records.length === usersStarted * options.perUser,
       noGenerationStuck: generations.notTerminal === 0,
       creditsConserved: money.conserved,
@@ -209,7 +213,7 @@ async function killMidSubmission(cluster: Cluster, doomed: ServiceProcess, progr
   };
 }
 
-/** SIGKILLs `doomed` while it builds a preview, starts a replacement, and measures until another process took the job and until the generation succeeded. */
+/** SIGKILLs `doomed` while it builds a preview, starts a replacement (answered, to be doomed in turn), and measures until another process took the job and until the generation succeeded. */
 async function killMidPreview(cluster: Cluster, doomed: ServiceProcess, progress: (line: string) => void) {
   const session = await sessionOf(doomed);
   let generationId = '';
@@ -234,12 +238,14 @@ async function killMidPreview(cluster: Cluster, doomed: ServiceProcess, progress
   const pickedUpMs = pickedUp === null ? null : Date.now() - killedAt;
   const succeeded = await timeUntil(async () => (await row()).status === 'succeeded', 120_000);
   const succeededMs = succeeded === null ? null : Date.now() - killedAt;
-  await replacement;
   const preview = (await row()).preview !== null;
   progress(killedMidPreview
     ? `media process killed mid-preview; job taken by another after ${pickedUpMs === null ? 'never' : `${(pickedUpMs / 1000).toFixed(1)} s`}`
     : 'media process killed just after its preview was committed');
-  return { killedMidPreview, pickedUpS: pickedUpMs === null ? null : round(pickedUpMs / 1000), succeededS: succeededMs === null ? null : round(succeededMs / 1000), withPreview: preview };
+  return {
+    outcome: { killedMidPreview, pickedUpS: pickedUpMs === null ? null : round(pickedUpMs / 1000), succeededS: succeededMs === null ? null : round(succeededMs / 1000), withPreview: preview },
+    replacement: await replacement,
+  };
 }
 
 async function sessionOf(process: ServiceProcess): Promise<string> {
