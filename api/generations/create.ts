@@ -91,11 +91,11 @@ export async function startGeneration<Answer>(
  */
 export async function reserveAndQueue(trx: Knex.Transaction, services: Services, userId: string, plan: GenerationPlan): Promise<string | 'insufficient' | 'queue_full'> {
   const id = randomUUID();
-  const reserved = await debit(trx, { userId, kind: 'reserve', amount: plan.cost, reference: id });
+  const reserved = await debit(trx, { userId, kind: 'reserve', amount: plan.cost, reference: id, fresh: true });
   if (reserved === 'insufficient') return 'insufficient';
   if (reserved === null) throw new Error(`reserve for generation ${id} existed before the generation`);
-  if (await queueIsFull(trx, services.config.generations.maxQueuedGenerations)) return 'queue_full';
-  await insertPending(trx, services.boss, { id, userId, ...plan });
+  // 503 `provider_unavailable` only in the extreme case: this one would be one too many.
+  if (!(await insertPending(trx, services.boss, { id, userId, ...plan }, services.config.generations.maxQueuedGenerations))) return 'queue_full';
   return id;
 }
 
@@ -160,18 +160,6 @@ const uploadProblems: Record<UploadCheck, { msg: string; type: string } | null> 
   wrong_type: { msg: 'the file is not of the content type the upload was created for', type: 'upload_wrong_type' },
   too_large: { msg: `the upload is larger than ${maxUploadBytes / 1024 / 1024} MB`, type: 'upload_too_large' },
 };
-
-/**
- * `503 provider_unavailable` only in the extreme case: `max` generations already wait in total, so
- * this one would be one too many. Counting stops at `max`, so the check stays cheap.
- */
-async function queueIsFull(trx: Knex.Transaction, max: number): Promise<boolean> {
-  const { rows } = await trx.raw<{ rows: { waiting: number }[] }>(
-    "select count(*)::integer as waiting from (select 1 from generations where status = 'pending' limit :limit) w",
-    { limit: max },
-  );
-  return rows[0].waiting >= max;
-}
 
 async function currentStatus(db: Knex, id: string): Promise<GenerationAccepted> {
   const row: { id: string; status: GenerationStatus } | undefined = await db('generations').where({ id }).first('id', 'status');

@@ -3,6 +3,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import type { Knex } from 'knex';
 import type { Middleware } from 'koa';
 import type { Config } from '../../config';
+import { commitWithoutFlush } from '../../db/commit-without-flush';
 import type { ApiContext } from './context';
 import { errors } from './errors';
 
@@ -58,8 +59,10 @@ function ipv6Groups(address: string): number[] {
 export async function takeToken(db: Knex, key: string, settings: BucketSettings): Promise<{ allowed: true } | { allowed: false; retryAfterS: number }> {
   const perSecond = settings.perMinute / 60;
   const refilled = 'least(:burst, b.tokens + extract(epoch from now() - b.updated_at) * :perSecond)';
+  // A token taken without waiting for the disk: a crash of Postgres that loses it gives it back.
   const taken = await db.raw<{ rows: unknown[] }>(
-    `insert into rate_limit_buckets as b (key, tokens, updated_at) values (:key, :burst - 1, now())
+    `insert into rate_limit_buckets as b (key, tokens, updated_at)
+     select :key, :burst - 1, now() from (select ${commitWithoutFlush}) as commit_without_flush
      on conflict (key) do update set tokens = ${refilled} - 1, updated_at = now()
        where ${refilled} >= 1
      returning tokens`,

@@ -49,6 +49,11 @@ export interface LedgerOperation {
   amount: number;
   /** What the operation is about (a generation id, a payment id, `referral:<user id>`). */
   reference: string;
+  /**
+   * The reference was made for this operation just now (a new generation's id): no earlier twin
+   * can exist, so the statement looking for one is left out (the unique key would refuse a twin).
+   */
+  fresh?: true;
 }
 
 /** Credits a row took from a bucket or gave back to it. */
@@ -94,6 +99,7 @@ function checkAmount(operation: LedgerOperation): void {
 async function lockUser(trx: Knex.Transaction, operation: LedgerOperation): Promise<{ balance: number; applied: boolean }> {
   const user = await trx('users').where({ id: operation.userId }).forUpdate().first<{ balance: number } | undefined>('balance');
   if (!user) throw new Error(`ledger: user ${operation.userId} does not exist`);
+  if (operation.fresh) return { balance: user.balance, applied: false };
   const existing = await trx('credit_transactions')
     .where({ user_id: operation.userId, kind: operation.kind, reference: operation.reference })
     .first('id');

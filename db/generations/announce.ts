@@ -19,8 +19,9 @@ async function notifyGenerationStatus(trx: Knex.Transaction, event: GenerationSt
  * that announces itself in its own statement: the same payload (`GenerationStatusEvent`), no
  * statement of its own.
  */
-export function generationStatusNotifySql(status: 'pending' | 'processing'): string {
-  return `pg_notify('generation_status', json_build_object('id', id, 'user_id', user_id, 'status', '${status}', 'error_code', null)::text)`;
+export function generationStatusNotifySql(status: 'pending' | 'processing' | 'succeeded'): string {
+  // cast(), not `::text`: knex would read `:text` as the named binding of a statement that has one.
+  return `pg_notify('generation_status', cast(json_build_object('id', id, 'user_id', user_id, 'status', '${status}', 'error_code', null) as text))`;
 }
 
 /**
@@ -34,12 +35,21 @@ export const HAS_PUSH_DEVICE = 'exists (select 1 from push_devices d where d.use
  * to every device of the user: a user without one (most guests) gets no `push-send` job, which
  * would only have found no device, at five statements per generation.
  */
+export async function pushTerminalStatus(
+  trx: Knex.Transaction,
+  boss: PgBoss,
+  event: GenerationStatusEvent & { status: 'succeeded' | 'failed'; has_push_device: boolean },
+): Promise<void> {
+  if (!event.has_push_device) return;
+  await enqueue(boss, trx, 'push-send', generationPush({ userId: event.user_id, generationId: event.id, status: event.status, errorCode: event.error_code }));
+}
+
+/** A terminal status's NOTIFY and push, for a transition that does not announce itself in its own statement. */
 export async function announceTerminalStatus(
   trx: Knex.Transaction,
   boss: PgBoss,
   event: GenerationStatusEvent & { status: 'succeeded' | 'failed'; has_push_device: boolean },
 ): Promise<void> {
   await notifyGenerationStatus(trx, event);
-  if (!event.has_push_device) return;
-  await enqueue(boss, trx, 'push-send', generationPush({ userId: event.user_id, generationId: event.id, status: event.status, errorCode: event.error_code }));
+  await pushTerminalStatus(trx, boss, event);
 }

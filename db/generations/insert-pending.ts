@@ -21,16 +21,21 @@ export interface NewGeneration {
 /**
  * none -> pending, inside the creating transaction (after the reserve): the row with its NOTIFY
  * (one statement), and its FIFO ticket in `generation-submit`, all commit together or not at all.
+ * Refused (false, nothing written) when `maxPending` generations wait already: the queue's extreme
+ * limit, checked by the same statement. Counting stops at `maxPending`, so the check stays cheap.
  */
-export async function insertPending(trx: Knex.Transaction, boss: PgBoss, generation: NewGeneration): Promise<void> {
-  await trx.raw(
+export async function insertPending(trx: Knex.Transaction, boss: PgBoss, generation: NewGeneration, maxPending: number): Promise<boolean> {
+  const { rows } = await trx.raw<{ rows: unknown[] }>(
     `with inserted as (
        insert into generations (id, user_id, kind, effect_id, studio_category_id, prompt, status, cost, output_type, model, inputs, submit_job_id)
-       values (:id, :userId, :kind, :effectId, :studioCategoryId, :prompt, 'pending', :cost, :outputType, :model, :inputs, :id)
+       select :id, :userId, :kind, :effectId, :studioCategoryId, :prompt, 'pending', :cost, :outputType, :model, :inputs, :id
+       where (select count(*) from (select 1 from generations where status = 'pending' limit :maxPending) waiting) < :maxPending
        returning id, user_id
      )
      select ${generationStatusNotifySql('pending')} from inserted`,
-    { ...generation, inputs: JSON.stringify(generation.inputs) },
+    { ...generation, inputs: JSON.stringify(generation.inputs), maxPending },
   );
+  if (!rows.length) return false;
   await sendSubmitJob(boss, trx, generation.id);
+  return true;
 }

@@ -24,7 +24,10 @@ export async function rollUpSuccessCounts(db: Knex, batch: number): Promise<numb
   return row.tallies;
 }
 
-/** A success of `effectId`, in the succeeding transaction: a row of its own, so no success waits for another. */
-export async function tallySuccess(trx: Knex.Transaction, effectId: string): Promise<void> {
-  await trx.raw('insert into effect_success_tallies (effect_id) values (?)', [effectId]);
+/**
+ * A success of each generation `source` names with an effect (`effect_id`), in the statement of the
+ * success (`succeed-generation.ts`): a row of its own, so no success waits for another.
+ */
+export function tallySuccessesOf(source: string): string {
+  return `insert into effect_success_tallies (effect_id) select effect_id from ${source} where effect_id is not null`;
 }

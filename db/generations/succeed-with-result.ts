@@ -1,10 +1,9 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
-import { releaseGenerationSlot } from '../../pool/release-generation-slot';
 import type { EarningTerms } from '../user-effects/record-earning';
 import { RESULT_NOT_STORED_YET, RESULT_STORED_SET, storedResultBindings, type StoredResultOf } from './mark-result-stored';
 import type { StoredGenerationPreview } from './model';
-import { followSuccess, SUCCEEDED_RETURNING, type SucceededRow } from './succeed-generation';
+import { succeed } from './succeed-generation';
 
 /**
  * processing (provider running) -> succeeded, in one step: the worker that copied the result has
@@ -19,14 +18,9 @@ export async function succeedWithResult(
   result: { generationId: string; preview: StoredGenerationPreview | null } & StoredResultOf,
   earnings: EarningTerms,
 ): Promise<boolean> {
-  const { rows: [row] } = await trx.raw<{ rows: SucceededRow[] }>(
-    `update generations set ${RESULT_STORED_SET}, status = 'succeeded', preview = :preview, finished_at = now()
-     where ${RESULT_NOT_STORED_YET}
-     returning ${SUCCEEDED_RETURNING}`,
-    { ...storedResultBindings(result), preview: result.preview ? JSON.stringify(result.preview) : null },
-  );
-  if (!row) return false;
-  await releaseGenerationSlot(trx, result.generationId);
-  await followSuccess(trx, boss, row, earnings);
-  return true;
+  return succeed(trx, boss, {
+    set: `${RESULT_STORED_SET}, preview = :preview`,
+    where: RESULT_NOT_STORED_YET,
+    bindings: { ...storedResultBindings(result), preview: result.preview ? JSON.stringify(result.preview) : null },
+  }, earnings);
 }

@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import type { Config } from '../../config';
 
 /** The author's share and when it settles (README, "Marketplace of user effects": 20 %, 7 billing days). */
@@ -12,21 +11,24 @@ export function earningTerms(config: Pick<Config, 'marketplace' | 'billingDayS'>
 }
 
 /**
- * none -> pending, in the transaction of a generation's success: when the generation's effect is an
- * approved user effect and the generation is another user's, its author earns `sharePercent` of the
- * generation's cost, rounded down (nothing when that is 0). One earning per generation (unique), so
- * a repeated success could not earn twice even if it happened.
+ * none -> pending, in the statement of a generation's success (`succeed-generation.ts`): for each
+ * generation `source` names (`id`, `user_id`, `effect_id`, `cost`) whose effect is an approved user
+ * effect of another user, its author earns `sharePercent` of the cost, rounded down (nothing when
+ * that is 0). One earning per generation (unique), so a repeated success could not earn twice even
+ * if it happened. Its bindings are `earningBindings`'.
  */
-export async function recordEarning(trx: Knex.Transaction, generation: { id: string; userId: string; effectId: string; cost: number }, terms: EarningTerms): Promise<boolean> {
-  const amount = Math.floor((generation.cost * terms.sharePercent) / 100);
-  if (amount <= 0) return false;
-  const recorded = await trx.raw<{ rowCount: number }>(
-    `insert into user_effect_earnings (user_effect_id, effect_id, generation_id, user_id, amount, status, settles_at)
-     select ue.id, ue.effect_id, :generationId, ue.user_id, :amount, 'pending', now() + make_interval(secs => :settleAfterS)
-     from user_effects ue
-     where ue.effect_id = :effectId and ue.status = 'approved' and ue.user_id <> :userId
-     on conflict (generation_id) do nothing`,
-    { generationId: generation.id, userId: generation.userId, effectId: generation.effectId, amount, settleAfterS: terms.settleAfterS },
-  );
-  return recorded.rowCount > 0;
+export function recordEarningsOf(source: string): string {
+  return `insert into user_effect_earnings (user_effect_id, effect_id, generation_id, user_id, amount, status, settles_at)
+    select ue.id, ue.effect_id, earned.id, ue.user_id, earned.cost * :earningSharePercent / 100, 'pending', now() + make_interval(secs => :earningSettleAfterS)
+    from ${source} earned join user_effects ue on ue.effect_id = earned.effect_id
+    where ue.status = 'approved' and ue.user_id <> earned.user_id and earned.cost * :earningSharePercent / 100 > 0
+    on conflict (generation_id) do nothing`;
+}
+
+/** The named bindings of `recordEarningsOf`: whole numbers, so `cost * share / 100` rounds down in SQL. */
+export function earningBindings(terms: EarningTerms): { earningSharePercent: number; earningSettleAfterS: number } {
+  if (!Number.isSafeInteger(terms.sharePercent) || !Number.isSafeInteger(terms.settleAfterS)) {
+    throw new RangeError('earning terms are whole numbers');
+  }
+  return { earningSharePercent: terms.sharePercent, earningSettleAfterS: terms.settleAfterS };
 }

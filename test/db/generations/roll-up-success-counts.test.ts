@@ -1,8 +1,11 @@
 import { expect } from 'chai';
-import { rollUpSuccessCounts, tallySuccess } from '../../../db/generations/roll-up-success-counts';
+import { rollUpSuccessCounts } from '../../../db/generations/roll-up-success-counts';
+import { succeedGeneration } from '../../../db/generations/succeed-generation';
+import { earningTerms } from '../../../db/user-effects/record-earning';
 import { startSuccessCountRollUp } from '../../../workers/generations/success-counts';
-import { insertEffect } from '../../generation-fixtures';
+import { insertEffect, insertGeneration } from '../../generation-fixtures';
 import { resetDatabase, services } from '../../harness';
+import { makeUser } from '../../users';
 import { eventually } from '../../wait';
 
 const successCount = async (effectId: string): Promise<number> =>
@@ -11,9 +14,19 @@ const successCount = async (effectId: string): Promise<number> =>
 const tallies = async (): Promise<number> =>
   Number((await services().db('effect_success_tallies').count<{ count: string }[]>('* as count'))[0].count);
 
-/** `count` successes of `effectId`, each in its own transaction as the media role commits them. */
+/** `count` successes of `effectId`'s generations, each in its own transaction as a worker commits them. */
 async function succeed(effectId: string, count: number): Promise<void> {
-  for (let index = 0; index < count; index += 1) await services().db.transaction((trx) => tallySuccess(trx, effectId));
+  const { db, boss, config } = services();
+  for (let index = 0; index < count; index += 1) {
+    const generationId = await processingGenerationOf(effectId);
+    await db.transaction((trx) => succeedGeneration(trx, boss, { generationId, preview: null }, earningTerms(config)));
+  }
+}
+
+async function processingGenerationOf(effectId: string): Promise<string> {
+  const id = await insertGeneration((await makeUser()).id, 'processing');
+  await services().db('generations').where({ id }).update({ effect_id: effectId, result_key: `results/${id}.jpg` });
+  return id;
 }
 
 describe('success counts (popularity, scheduler role)', function () {
@@ -39,12 +52,13 @@ describe('success counts (popularity, scheduler role)', function () {
   });
 
   it('lets a success commit while another transaction holds the effect\'s row (another success once did)', async () => {
-    const { db } = services();
+    const { db, boss, config } = services();
+    const generationId = await processingGenerationOf(popular);
     await db.transaction(async (holder) => {
       await holder.raw('select id from effects where id = ? for update', [popular]);
       await db.transaction(async (trx) => {
         await trx.raw("set local lock_timeout = '1s'");
-        await tallySuccess(trx, popular);
+        expect(await succeedGeneration(trx, boss, { generationId, preview: null }, earningTerms(config))).to.equal(true);
       });
     });
     expect(await rollUpSuccessCounts(db, 10)).to.equal(1);

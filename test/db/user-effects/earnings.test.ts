@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { succeedGeneration } from '../../../db/generations/succeed-generation';
-import { recordEarning } from '../../../db/user-effects/record-earning';
 import { insertGeneration } from '../../generation-fixtures';
 import { resetDatabase, services } from '../../harness';
 import { userEffectIn } from '../../user-effect-fixtures';
@@ -26,7 +25,10 @@ describe('author earnings: recorded in the transaction of a generation\'s succes
     const [earning] = await db('user_effect_earnings').select('*');
     expect(earning).to.include({ user_id: author.id, user_effect_id: userEffect.id, generation_id: generationId, amount: 2, status: 'pending' });
     expect((earning.settles_at.getTime() - earning.created_at.getTime()) / 1000).to.be.closeTo(7 * 86_400, 1);
-    expect(await db.transaction((trx) => recordEarning(trx, { id: generationId, userId: buyer.id, effectId: userEffect.effect_id!, cost: 14 }, terms))).to.equal(false);
+    expect(await db.transaction((trx) => succeedGeneration(trx, boss, { generationId, preview: null }, terms))).to.equal(false);
+    // Even a success that got past its guard could not earn twice: one earning per generation.
+    await db('generations').where({ id: generationId }).update({ status: 'processing' });
+    expect(await db.transaction((trx) => succeedGeneration(trx, boss, { generationId, preview: null }, terms))).to.equal(true);
     expect(await db('user_effect_earnings')).to.have.length(1);
   });
 
