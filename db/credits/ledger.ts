@@ -149,7 +149,7 @@ export async function debit(trx: Knex.Transaction, operation: LedgerOperation): 
   const { balance, applied } = await lockUser(trx, operation);
   if (applied) return null;
   if (!covers(balance, operation.amount)) return 'insufficient';
-  return apply(trx, operation, -operation.amount, await takeFromBuckets(trx, operation.userId, operation.amount));
+  return applyDebit(trx, operation);
 }
 
 /**
@@ -278,24 +278,34 @@ async function openPlanCredits(trx: Knex.Transaction, userId: string): Promise<n
   return (await planCreditsOf(trx, userId)).credits;
 }
 
-/** Spends `amount` from the open buckets, the one that burns soonest first; answers what came from which. */
-async function takeFromBuckets(trx: Knex.Transaction, userId: string, amount: number): Promise<PlanPart[]> {
-  const buckets = await trx('plan_credit_buckets')
-    .where({ user_id: userId })
-    .whereNull('burned_at')
-    .andWhere('credits', '>', 0)
-    .orderBy([{ column: 'expires_at' }, { column: 'id' }])
-    .select<{ id: string; credits: number }[]>('id', 'credits');
-  const parts: PlanPart[] = [];
-  let left = amount;
-  for (const bucket of buckets) {
-    if (left === 0) break;
-    const taken = Math.min(bucket.credits, left);
-    await trx('plan_credit_buckets').where({ id: bucket.id }).decrement('credits', taken);
-    parts.push({ bucket: bucket.id, amount: taken });
-    left -= taken;
-  }
-  return parts;
+/**
+ * `apply` of a debit that spends from the open buckets first, the one that burns soonest first, in
+ * one statement: each bucket gives what is still missing after the buckets before it (a running
+ * sum), and the row records what came from which, in that order. After `lockUser`'s statement, so
+ * it sees every bucket change committed while the lock was awaited.
+ */
+async function applyDebit(trx: Knex.Transaction, operation: LedgerOperation): Promise<LedgerEntry> {
+  const { rows } = await trx.raw<{ rows: TransactionRow[] }>(
+    `with open_buckets as (
+       select id, credits, sum(credits) over (order by expires_at, id) as through
+       from plan_credit_buckets
+       where user_id = :userId and burned_at is null and credits > 0
+     ), parts as (
+       select id, least(credits, :amount - (through - credits)) as amount, through
+       from open_buckets where through - credits < :amount
+     ), spent as (
+       update plan_credit_buckets b set credits = b.credits - parts.amount from parts where b.id = parts.id
+     ), moved as (
+       update users set balance = balance - :amount where id = :userId returning balance
+     )
+     insert into credit_transactions (user_id, kind, amount, balance_after, reference, plan_share)
+     select :userId, :kind, -cast(:amount as integer), balance, :reference,
+       (select jsonb_agg(jsonb_build_object('bucket', id, 'amount', amount) order by through) from parts)
+     from moved
+     returning id, user_id, kind, amount, balance_after, reference, created_at`,
+    { userId: operation.userId, kind: operation.kind, amount: operation.amount, reference: operation.reference },
+  );
+  return entryOf(rows[0]);
 }
 
 /**
