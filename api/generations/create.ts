@@ -91,9 +91,7 @@ export async function startGeneration<Answer>(
  */
 export async function reserveAndQueue(trx: Knex.Transaction, services: Services, userId: string, plan: GenerationPlan): Promise<string | 'insufficient' | 'queue_full'> {
   const id = randomUUID();
-  const reserved = await debit(trx, { userId, kind: 'reserve', amount: plan.cost, reference: id, fresh: true });
-  if (reserved === 'insufficient') return 'insufficient';
-  if (reserved === null) throw new Error(`reserve for generation ${id} existed before the generation`);
+  if ((await debit(trx, { userId, kind: 'reserve', amount: plan.cost, reference: id, fresh: true })) === 'insufficient') return 'insufficient';
   // 503 `provider_unavailable` only in the extreme case: this one would be one too many.
   if (!(await insertPending(trx, services.boss, { id, userId, ...plan }, services.config.generations.maxQueuedGenerations))) return 'queue_full';
   return id;

@@ -19,9 +19,10 @@ export function earningTerms(config: Pick<Config, 'marketplace' | 'billingDayS'>
  */
 export function recordEarningsOf(source: string): string {
   return `insert into user_effect_earnings (user_effect_id, effect_id, generation_id, user_id, amount, status, settles_at)
-    select ue.id, ue.effect_id, earned.id, ue.user_id, earned.cost * :earningSharePercent / 100, 'pending', now() + make_interval(secs => :earningSettleAfterS)
-    from ${source} earned join user_effects ue on ue.effect_id = earned.effect_id
-    where ue.status = 'approved' and ue.user_id <> earned.user_id and earned.cost * :earningSharePercent / 100 > 0
+    select ue.id, ue.effect_id, earned.id, ue.user_id, earned.amount, 'pending', now() + make_interval(secs => :earningSettleAfterS)
+    from (select id, user_id, effect_id, cost * :earningSharePercent / 100 as amount from ${source}) earned
+    join user_effects ue on ue.effect_id = earned.effect_id
+    where ue.status = 'approved' and ue.user_id <> earned.user_id and earned.amount > 0
     on conflict (generation_id) do nothing`;
 }
 
