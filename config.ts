@@ -102,6 +102,11 @@ export function loadConfig(env: Env = process.env) {
   const s3Endpoint = url(env, 'S3_ENDPOINT');
   return {
     port,
+    /**
+     * Null: off. A second listener speaking HTTP/2 over cleartext (h2c, prior knowledge) for a load
+     * balancer that talks HTTP/2 to its backends: many streams share one connection.
+     */
+    h2cPort: read(env, 'H2C_PORT') === undefined ? null : integer(env, 'H2C_PORT', 0, 0, 65535),
     publicBaseUrl,
     linkBase: url(env, 'LINK_BASE') ?? publicBaseUrl,
     /** Where the browser pages send the user back to the app (referral, payment return and fail). */

@@ -1,9 +1,9 @@
-import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
 import { drainableServer } from './http/drain';
 import { errorEnvelope } from './http/error-envelope';
+import { listen } from './http/listen';
 import { requestId } from './http/request-id';
 import { metricsRouter } from './metrics';
 import type { RunningPart, Services } from '../services';
@@ -21,11 +21,7 @@ export async function startMetricsServer(services: Services, port: number): Prom
   app.use(metricsRouter().routes());
   const { server, drain } = drainableServer(app.callback());
   answerClientErrors(server, services.log, services.config.requestTimeoutMs);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '0.0.0.0', () => resolve());
-  });
-  const { port: listening } = server.address() as AddressInfo;
+  const listening = await listen(server, port);
   services.log.info({ port: listening }, 'metrics listening');
   return {
     url: `http://127.0.0.1:${listening}`,

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import type { Middleware } from 'koa';
 import type { RunningPart, Services } from '../services';
 import type { ProcessorSimulator, ProcessorSimulatorOptions } from '../simulators/payment-processor/simulator';
@@ -9,6 +8,8 @@ import { taskCallback } from './generations/task-callback';
 import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
 import { drainableServer } from './http/drain';
+import { drainableH2cServer, type DrainableH2cServer } from './http/h2c-server';
+import { listen } from './http/listen';
 import type { Route } from './http/route';
 import { referenceRouter } from './docs/reference';
 import { paymentMounts } from './payments/mounts';
@@ -30,6 +31,8 @@ export interface WebOptions {
 
 export interface Web extends RunningPart {
   url: string;
+  /** The HTTP/2 cleartext listener's (`H2C_PORT`), or null when it is off. */
+  h2cUrl: string | null;
   /** The SSE streams of this process. */
   realtime: Realtime;
   /** The catalog answers this process keeps. */
@@ -39,6 +42,10 @@ export interface Web extends RunningPart {
 
 /** Connections still open this long after the web role began to stop are closed hard. */
 const drainTimeoutMs = 10_000;
+/** Idle keep-alive connections are closed after this (above the 60 s idle timeout of the usual load balancers). */
+const keepAliveTimeoutMs = 65_000;
+/** Requests and SSE streams one HTTP/2 connection of a load balancer may carry at once. */
+const h2cStreamsPerConnection = 1000;
 
 /**
  * The `web` role: the REST API and its SSE streams on one HTTP server, with what lives beside the
@@ -62,24 +69,23 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   await app.context.catalogCache.start();
   // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.
   const { server, drain } = drainableServer(app.callback(), { connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) });
-  server.keepAliveTimeout = 65_000;
+  server.keepAliveTimeout = keepAliveTimeoutMs;
   answerClientErrors(server, services.log, services.config.requestTimeoutMs);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(services.config.port, '0.0.0.0', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server, services.config.port);
   services.log.info({ port }, 'web listening');
+  const h2c = await startH2c(services, app.callback());
   announceConsole(services);
   const metrics = services.config.metrics.port === null ? null : await startMetricsServer(services, services.config.metrics.port);
   return {
     url: `http://127.0.0.1:${port}`,
+    h2cUrl: h2c && `http://127.0.0.1:${h2c.port}`,
     realtime: app.context.realtime,
     catalogCache: app.context.catalogCache,
     processorSimulator: payments.processorSimulator,
     stop: async () => {
       await metrics?.stop();
-      const drained = drain(Math.min(drainTimeoutMs, services.config.shutdownTimeoutMs / 2));
+      const drainMs = Math.min(drainTimeoutMs, services.config.shutdownTimeoutMs / 2);
+      const drained = Promise.all([drain(drainMs), h2c?.drain(drainMs)]);
       // Open SSE streams are requests that never finish on their own: the drain waits for their end.
       await app.context.realtime.stop();
       app.context.catalogCache.stop();
@@ -87,6 +93,19 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
       await operators.stop();
     },
   };
+}
+
+/** The HTTP/2 cleartext listener when `H2C_PORT` is set (`http/h2c-server.ts`). */
+async function startH2c(services: Services, handler: ReturnType<ReturnType<typeof createApp>['callback']>): Promise<(DrainableH2cServer & { port: number }) | null> {
+  if (services.config.h2cPort === null) return null;
+  const h2c = drainableH2cServer(handler, {
+    maxConcurrentStreams: h2cStreamsPerConnection,
+    requestTimeoutMs: services.config.requestTimeoutMs,
+    idleTimeoutMs: keepAliveTimeoutMs,
+  });
+  const port = await listen(h2c.server, services.config.h2cPort);
+  services.log.info({ port }, 'web listening for HTTP/2 over cleartext (h2c)');
+  return { ...h2c, port };
 }
 
 /** Where the operator console is and how to get in: a generated password is printed once per start. */

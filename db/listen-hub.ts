@@ -47,6 +47,8 @@ export class ListenHub {
   private stopped = false;
   private readonly settings: Required<Omit<ListenHubOptions, 'connection' | 'log'>>;
   private reconnects = 0;
+  /** The end of the chain of statements sent on the connection (`inTurn`). */
+  private statements: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: ListenHubOptions) {
     this.settings = {
@@ -102,7 +104,7 @@ export class ListenHub {
     const client = this.client;
     if (!client) return;
     try {
-      await withTimeout(client.query('select 1'), timeoutMs, 'listen connection probe timed out');
+      await withTimeout(this.inTurn(() => client.query('select 1')), timeoutMs, 'listen connection probe timed out');
     } catch (error) {
       this.lost(client, error);
     }
@@ -128,10 +130,24 @@ export class ListenHub {
 
   private async listenOn(channel: string): Promise<void> {
     const client = this.client ?? (await withTimeout(this.connect(), this.settings.connectTimeoutMs, 'listen connection unavailable'));
-    // A reconnect LISTENs every channel that has subscribers, this one included.
-    if (this.listening.has(channel) || client !== this.client) return;
-    await client.query(`LISTEN "${channel}"`);
-    this.listening.add(channel);
+    await this.inTurn(async () => {
+      // A reconnect LISTENs every channel that has subscribers, this one included; so did a
+      // subscriber to the same channel that came just before.
+      if (this.listening.has(channel) || client !== this.client) return;
+      await client.query(`LISTEN "${channel}"`);
+      this.listening.add(channel);
+    });
+  }
+
+  /**
+   * Runs the hub's statements one after another on its connection: subscribers arriving together
+   * and the heartbeat's probe would otherwise send them at once (node-pg queues them, with a
+   * deprecation warning).
+   */
+  private inTurn<T>(statement: () => Promise<T>): Promise<T> {
+    const turn = this.statements.then(statement);
+    this.statements = turn.catch(() => undefined);
+    return turn;
   }
 
   private connect(): Promise<pg.Client> {

@@ -158,6 +158,8 @@ export async function resetDatabase(): Promise<void> {
 export interface TestApp {
   url: string;
   services: Services;
+  /** The HTTP/2 cleartext listener's URL when `H2C_PORT` is configured, or null. */
+  h2cUrl: string | null;
   /** This app's stream mechanism: one web process's open streams. */
   realtime: Realtime;
   /** The payment processor simulator the web role mounted (no processor is configured in tests). */
@@ -184,6 +186,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const web = await startWeb(appServices, options);
   return {
     url: web.url,
+    h2cUrl: web.h2cUrl,
     services: appServices,
     realtime: web.realtime,
     processorSimulator: web.processorSimulator,

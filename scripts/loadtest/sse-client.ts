@@ -1,9 +1,13 @@
 import http from 'node:http';
+import http2 from 'node:http2';
 import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
 
 /**
- * A minimal SSE client over plain `http` (one socket per stream, so destroying one is abrupt and
- * affects nothing else), used by the tests, the load test and the stream benchmark.
+ * A minimal SSE client, used by the tests, the load test and the stream benchmark: over plain
+ * `http` (one socket per stream, so destroying one is abrupt and affects nothing else), or as one
+ * stream of an HTTP/2 connection (`openSseOverHttp2`), the way a load balancer speaking HTTP/2 to
+ * the web role's `H2C_PORT` carries many.
  */
 export interface SseEvent {
   event: string | null;
@@ -27,7 +31,9 @@ export class SseConnection {
   constructor(
     readonly status: number,
     readonly headers: http.IncomingHttpHeaders,
-    private readonly response: http.IncomingMessage,
+    response: Readable,
+    /** Drops this stream without a goodbye. */
+    private readonly drop: () => void,
   ) {
     response.setEncoding('utf8');
     this.ended = new Promise((resolve) => {
@@ -85,10 +91,9 @@ export class SseConnection {
     return result;
   }
 
-  /** Drops the connection without a goodbye, like a phone losing its network. */
+  /** Drops the stream without a goodbye, like a phone losing its network (over HTTP/2: its stream reset, the connection kept). */
   destroy(): void {
-    this.response.socket?.destroy();
-    this.response.destroy();
+    this.drop();
   }
 
   private parse(chunk: string): void {
@@ -133,10 +138,30 @@ export function openSse(baseUrl: string, path: string, token: string, options: {
       },
       (response) => {
         request.setTimeout(0);
-        resolve(new SseConnection(response.statusCode ?? 0, response.headers, response));
+        resolve(new SseConnection(response.statusCode ?? 0, response.headers, response, () => {
+          response.socket?.destroy();
+          response.destroy();
+        }));
       },
     );
     request.on('timeout', () => request.destroy(new Error('no answer to the stream request')));
     request.on('error', reject);
+  });
+}
+
+/** The same request as one stream of an HTTP/2 `session` (cleartext, prior knowledge: `http2.connect('http://…')`). */
+export function openSseOverHttp2(session: http2.ClientHttp2Session, path: string, token: string, options: { timeoutMs?: number } = {}): Promise<SseConnection> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':path': path, authorization: `Bearer ${token}`, accept: 'text/event-stream' });
+    const timer = setTimeout(() => stream.close(http2.constants.NGHTTP2_CANCEL), options.timeoutMs ?? 30_000);
+    stream.once('response', (headers) => {
+      clearTimeout(timer);
+      resolve(new SseConnection(Number(headers[':status']), headers, stream, () => stream.close(http2.constants.NGHTTP2_CANCEL)));
+    });
+    stream.once('close', () => {
+      clearTimeout(timer);
+      reject(new Error(`the stream closed before its answer (code ${stream.rstCode})`));
+    });
+    stream.once('error', reject);
   });
 }
