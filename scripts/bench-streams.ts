@@ -1,22 +1,27 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import http2 from 'node:http2';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { signAccessToken } from '../api/tokens/access-token';
 import { reportFigure } from './bench-figures';
-import { startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
+import { freePort, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
 import { openServiceLog, startServiceProcess } from './loadtest/service';
-import { openSse, type SseConnection } from './loadtest/sse-client';
+import { openSse, openSseOverHttp2, type SseConnection } from './loadtest/sse-client';
 import { percentiles, type Percentiles } from './loadtest/report';
 
 /**
- * `node dist/scripts/bench-streams.js [--levels 1000,4000,12000,25000,50000] [--events 1000] [--target-ms 100]`:
+ * `node dist/scripts/bench-streams.js [--levels 1000,4000,12000,25000,50000] [--h2c-levels 12000,25000,50000] [--events 1000] [--target-ms 100]`:
  * how many generation streams ONE web process (`node dist/main.js web`) holds while the p99 latency
  * of an event, from the commit of a status change to the client, stays under the target; and the
  * memory one open stream costs there. At each level the streams are opened, then status changes are
  * committed at a steady rate (small transactions, each NOTIFYing like the pipeline) on random streams.
  * The clients run in this process, the server in its own, on one machine: figures are for comparison.
- * Levels beyond what the open-file limit allows are replaced by the largest reachable one, and the
- * bench says which limit stopped it and how to raise it.
+ *
+ * Two climbs: over HTTP/1.1 (`PORT`), one connection a stream, as phones reach a load balancer;
+ * then over HTTP/2 cleartext (`H2C_PORT`), `streamsPerH2cConnection` streams a connection, as a load
+ * balancer that speaks HTTP/2 to its backends carries them. Over HTTP/1.1, levels beyond what the
+ * open-file limit allows are replaced by the largest reachable one, and the bench says which limit
+ * stopped it and how to raise it.
  */
 export interface StreamLevel {
   streams: number;
@@ -32,7 +37,10 @@ export interface StreamLevel {
   clientLoopDelayP99Ms: number;
 }
 
+export type StreamTransport = 'http1' | 'h2c';
+
 export interface StreamBenchResult {
+  transport: StreamTransport;
   levels: StreamLevel[];
   /** The most streams this machine's open-file limit lets one process hold. */
   maxByFiles: number;
@@ -43,6 +51,8 @@ export interface StreamBenchResult {
   memoryPerStreamKb: number;
 }
 
+/** Streams one HTTP/2 connection of the bench carries (the web role allows 1000). */
+export const streamsPerH2cConnection = 250;
 const changesPerTransaction = 5;
 const transactionIntervalMs = 20;
 
@@ -63,22 +73,52 @@ export function openFileLimits(): { soft: number; hard: number } {
 }
 
 /**
- * The levels to measure: the given ones, or the default climb to 50,000, cut at what the open-file
- * limit allows (each stream is one descriptor in the web process and one in this client process),
- * with that largest reachable level measured instead of the ones beyond it.
+ * The levels to measure: the given ones, cut at what the open-file limit allows (over HTTP/1.1 each
+ * stream is one descriptor in the web process and one in this client process; over HTTP/2 one
+ * descriptor carries `streamsPerDescriptor`), with that largest reachable level measured instead of
+ * the ones beyond it.
  */
-export function reachableLevels(wanted: number[], softLimit: number): { levels: number[]; maxByFiles: number } {
-  const maxByFiles = Math.max(0, Math.floor((softLimit - descriptorReserve) / 1000) * 1000);
+export function reachableLevels(wanted: number[], softLimit: number, streamsPerDescriptor = 1): { levels: number[]; maxByFiles: number } {
+  const maxByFiles = Math.max(0, Math.floor(((softLimit - descriptorReserve) * streamsPerDescriptor) / 1000) * 1000);
   const levels = wanted.filter((level) => level <= maxByFiles);
   if (wanted.some((level) => level > maxByFiles) && !levels.includes(maxByFiles)) levels.push(maxByFiles);
   return { levels, maxByFiles };
 }
 
-export async function benchStreams(options: { levels?: number[]; eventsPerLevel?: number; targetMs?: number; openConcurrency?: number } = {}): Promise<StreamBenchResult> {
+/** Opens the bench's streams on one transport. */
+interface StreamOpener {
+  open(path: string, token: string): Promise<SseConnection>;
+  close(): void;
+}
+
+function http1Opener(url: string): StreamOpener {
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  return { open: (path, token) => openSse(url, path, token, { agent }), close: () => agent.destroy() };
+}
+
+/** Fills each HTTP/2 connection with `streamsPerH2cConnection` streams before it opens the next. */
+function h2cOpener(url: string): StreamOpener {
+  const sessions: http2.ClientHttp2Session[] = [];
+  let opened = 0;
+  return {
+    open: (path, token) => {
+      const index = Math.floor(opened++ / streamsPerH2cConnection);
+      sessions[index] ??= http2.connect(url);
+      return openSseOverHttp2(sessions[index], path, token);
+    },
+    close: () => {
+      for (const session of sessions) session.destroy();
+    },
+  };
+}
+
+export async function benchStreams(options: { transport?: StreamTransport; levels?: number[]; eventsPerLevel?: number; targetMs?: number; openConcurrency?: number } = {}): Promise<StreamBenchResult> {
+  const transport = options.transport ?? 'http1';
   const limits = openFileLimits();
-  const reachable = reachableLevels(options.levels ?? [1000, 4000, 12000, 25_000, streamGoal], limits.soft);
+  const wanted = options.levels ?? (transport === 'http1' ? [1000, 4000, 12000, 25_000, streamGoal] : [12_000, 25_000, streamGoal]);
+  const reachable = reachableLevels(wanted, limits.soft, transport === 'http1' ? 1 : streamsPerH2cConnection);
   const levels = reachable.levels;
-  if (reachable.maxByFiles < (options.levels ? Math.max(...options.levels) : streamGoal)) {
+  if (reachable.maxByFiles < Math.max(...wanted)) {
     console.error(`open-file limit ${limits.soft} (hard ${limits.hard}): one process holds at most about ${reachable.maxByFiles} streams here; `
       + `${limits.hard < streamGoal + descriptorReserve ? 'raising the hard limit needs CAP_SYS_RESOURCE: run as a user allowed to, e.g. `prlimit --nofile=120000:120000 npm run bench`' : 'raise the soft limit: `ulimit -n ' + (streamGoal + descriptorReserve) + '` before `npm run bench`'}`);
   }
@@ -87,8 +127,10 @@ export async function benchStreams(options: { levels?: number[]; eventsPerLevel?
   const { db } = await startSharedInfrastructure();
   const tokenSecret = 'bench-token-secret-that-is-long-enough-0123456789';
   const serviceLog = openServiceLog('/dev/null');
+  const h2cPort = transport === 'h2c' ? await freePort() : null;
   const web = await startServiceProcess('web', {
     ...serviceEnv(),
+    ...(h2cPort === null ? {} : { H2C_PORT: String(h2cPort) }),
     TOKEN_SECRET: tokenSecret,
     LOG_LEVEL: 'warn',
     STREAM_CAP_PER_USER: '1000',
@@ -97,6 +139,7 @@ export async function benchStreams(options: { levels?: number[]; eventsPerLevel?
     PROVIDER_URL: 'http://127.0.0.1:9',
   }, serviceLog);
   const connections: SseConnection[] = [];
+  const opener = h2cPort === null ? http1Opener(web.url!) : h2cOpener(`http://127.0.0.1:${h2cPort}`);
   try {
     const streamsPerUser = 1000;
     const total = Math.max(...levels);
@@ -113,7 +156,6 @@ export async function benchStreams(options: { levels?: number[]; eventsPerLevel?
     const tokenOf = new Map(userIds.map((id, index) => [id, tokens[index]]));
     const changedAt = new Map<string, number>();
     const latencies: number[] = [];
-    const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
     const baselineRss = rssMb(web.child.pid!);
     const results: StreamLevel[] = [];
 
@@ -168,7 +210,7 @@ export async function benchStreams(options: { levels?: number[]; eventsPerLevel?
       await Promise.all(Array.from({ length: concurrency }, async () => {
         while (next < level) {
           const generation = generations[next++];
-          const connection = await openSse(web.url!, `/v1/generations/${generation.id}/stream`, tokenOf.get(generation.user_id)!, { agent });
+          const connection = await opener.open(`/v1/generations/${generation.id}/stream`, tokenOf.get(generation.user_id)!);
           if (connection.status !== 200) throw new Error(`stream open answered ${connection.status}: ${connection.bodyText}`);
           await connection.next(10_000);
           connection.onEvent = (event) => {
@@ -194,7 +236,7 @@ export async function benchStreams(options: { levels?: number[]; eventsPerLevel?
       if (lost) throw new Error(`${lost} streams ended during the benchmark`);
       const level_: StreamLevel = { streams: level, openSeconds: round(openSeconds), ...window, serverRssMb: round(rssMb(web.child.pid!)) };
       results.push(level_);
-      console.error(`${level} streams: opened in ${level_.openSeconds} s; event latency p50 ${level_.latencyMs.p50} ms, p95 ${level_.latencyMs.p95} ms, p99 ${level_.latencyMs.p99} ms; `
+      console.error(`${level} streams${transport === 'h2c' ? ` over HTTP/2 (${Math.ceil(level / streamsPerH2cConnection)} connections)` : ''}: opened in ${level_.openSeconds} s; event latency p50 ${level_.latencyMs.p50} ms, p95 ${level_.latencyMs.p95} ms, p99 ${level_.latencyMs.p99} ms; `
         + `server RSS ${level_.serverRssMb} MB, heap ${level_.serverHeapUsedMb} MB; event-loop delay p99 server ${level_.serverLoopDelayP99Ms} ms, client ${level_.clientLoopDelayP99Ms} ms`);
       if (level_.latencyMs.p99 > targetMs) break;
     }
@@ -205,6 +247,7 @@ export async function benchStreams(options: { levels?: number[]; eventsPerLevel?
       ? ((last.serverRssMb - first.serverRssMb) * 1024) / (last.streams - first.streams)
       : ((last.serverRssMb - baselineRss) * 1024) / last.streams;
     return {
+      transport,
       levels: results,
       maxByFiles: reachable.maxByFiles,
       maxStreamsUnderTarget: underTarget.length ? Math.max(...underTarget.map((level) => level.streams)) : 0,
@@ -213,6 +256,7 @@ export async function benchStreams(options: { levels?: number[]; eventsPerLevel?
     };
   } finally {
     for (const connection of connections) connection.destroy();
+    opener.close();
     await web.stop();
     await stopSharedInfrastructure();
   }
@@ -250,19 +294,26 @@ async function main(): Promise<void> {
     const index = argv.indexOf(name);
     return index >= 0 ? argv[index + 1] : undefined;
   };
-  const levels = flag('--levels')?.split(',').map(Number);
+  const levels = (name: string) => flag(name)?.split(',').map(Number);
   const events = flag('--events');
   const target = flag('--target-ms');
-  const result = await benchStreams({ levels, eventsPerLevel: events ? Number(events) : undefined, targetMs: target ? Number(target) : undefined });
-  console.log(JSON.stringify(result, null, 2));
-  const largest = result.levels.at(-1)!;
+  const common = { eventsPerLevel: events ? Number(events) : undefined, targetMs: target ? Number(target) : undefined };
+  const http1 = await benchStreams({ ...common, transport: 'http1', levels: levels('--levels') });
+  const h2c = await benchStreams({ ...common, transport: 'h2c', levels: levels('--h2c-levels') });
+  console.log(JSON.stringify({ http1, h2c }, null, 2));
+  const described = (result: StreamBenchResult) => {
+    const largest = result.levels.at(-1)!;
+    return `${largest.streams} at p99 ${largest.latencyMs.p99} ms (most under ${result.targetMs} ms: ${result.maxStreamsUnderTarget}), ${result.memoryPerStreamKb} KB per stream`;
+  };
+  const limits = openFileLimits();
   reportFigure({
     figure: 'open SSE streams held by one web process, p99 commit-to-client',
-    value: `${largest.streams} at p99 ${largest.latencyMs.p99} ms (max under ${result.targetMs} ms: ${result.maxStreamsUnderTarget}), ${result.memoryPerStreamKb} KB per stream`
-      + (result.maxByFiles < streamGoal ? `; ${result.maxByFiles} is this machine's most (open-file limit ${openFileLimits().soft}, hard ${openFileLimits().hard})` : ''),
+    value: `over HTTP/2 from a load balancer (H2C_PORT, ${streamsPerH2cConnection} streams a connection): ${described(h2c)}; `
+      + `over HTTP/1.1, a connection each: ${described(http1)}`
+      + (http1.maxByFiles < streamGoal ? ` (${http1.maxByFiles} is this machine's most: open-file limit ${limits.soft}, hard ${limits.hard})` : ''),
     baseline: '',
-    goal: `${streamGoal} at < ${result.targetMs} ms`,
-    met: result.maxStreamsUnderTarget >= streamGoal,
+    goal: `${streamGoal} at < ${h2c.targetMs} ms`,
+    met: Math.max(h2c.maxStreamsUnderTarget, http1.maxStreamsUnderTarget) >= streamGoal,
   });
 }
 
