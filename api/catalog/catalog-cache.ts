@@ -33,6 +33,8 @@ interface Entry {
   value: unknown;
   bytes: number;
   until: number;
+  /** When it was last put at the recent end of `entries` (`CatalogCache.moves`). */
+  moved: number;
 }
 
 /** A catalog answer ready to send: its JSON bytes and strong ETag (a hash of them), or null for `404`. */
@@ -49,14 +51,23 @@ export class CatalogCache {
   private subscribing: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
   private stopped = false;
-  /** In least-recently-used order (a Map keeps insertion order; a hit moves its key to the end). */
+  /**
+   * In least-recently-used order (a Map keeps insertion order; a hit moves its key to the end), but
+   * only a hit on an entry in the older half moves: a hot entry is not deleted and set again on
+   * every request (a search reads some thirty entries), and what is evicted first is still
+   * something nobody asked for in the last half of the cache's turnover.
+   */
   private readonly entries = new Map<string, Entry>();
+  /** Counts the moves to the recent end of `entries` (insertions included). */
+  private moves = 0;
   private bytes = 0;
   /** Computations under way, per epoch and key: a burst of misses for one key computes it once. */
   private computing = new Map<string, Promise<{ value: unknown; until: number }>>();
   private readonly probes = new Map<string, () => void>();
   /** The highest catalog version announced to this process. */
   private version = 0;
+  /** Keys of answers kept only when asked again (`answer`'s `keepWhenAskedAgain`) that were asked once. */
+  private readonly askedOnce = new Set<string>();
 
   constructor(
     private readonly hub: ListenHub,
@@ -124,7 +135,7 @@ export class CatalogCache {
    * for the memory budget. `within`, the freshness of something made from this value, is limited
    * to this value's.
    */
-  async remember<T>(key: string, bytes: (value: T) => number, compute: (freshness: Freshness) => Promise<T>, within?: Freshness): Promise<T> {
+  async remember<T>(key: string, bytes: (value: T) => number, compute: (freshness: Freshness) => Promise<T>, within?: Freshness, keep: (key: string) => boolean = keepAlways): Promise<T> {
     if (!this.isLive()) {
       // Kick a new subscription after a failed one; this request is answered uncached.
       void this.start();
@@ -133,8 +144,11 @@ export class CatalogCache {
     const now = Date.now();
     const hit = this.entries.get(key);
     if (hit && hit.until > now) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
+      if (this.moves - hit.moved > this.entries.size / 2) {
+        this.entries.delete(key);
+        this.entries.set(key, hit);
+        hit.moved = ++this.moves;
+      }
       within?.limitTo(hit.until);
       return hit.value as T;
     }
@@ -150,7 +164,7 @@ export class CatalogCache {
         ({ value, until }) => {
           if (this.computing.get(flightKey) === flight) this.computing.delete(flightKey);
           // A change announced meanwhile may be missing from the value: hand it out, never keep it.
-          if (epoch === this.epoch && this.isLive() && until > Date.now()) this.store(key, value, bytes(value as T), until);
+          if (epoch === this.epoch && this.isLive() && until > Date.now() && keep(key)) this.store(key, value, bytes(value as T), until);
         },
         () => {
           if (this.computing.get(flightKey) === flight) this.computing.delete(flightKey);
@@ -162,8 +176,19 @@ export class CatalogCache {
     return value as T;
   }
 
-  /** A whole answer, serialized once: the JSON bytes with their ETag, or null (a `404` to throw). */
-  answer<T>(key: string, compute: (freshness: Freshness) => Promise<T | null>): Promise<CatalogAnswer<T> | null> {
+  /**
+   * A whole answer, serialized once: the JSON bytes with their ETag, or null (a `404` to throw).
+   * `keepWhenAskedAgain`: for answers that are often asked once only (a search's): the first
+   * computation is handed out without being kept, so a stream of one-off answers never pushes out
+   * what every request reads (the lists, the index, the effects' views); a key asked again while it
+   * is remembered as asked once is kept. `json`: the value's JSON, when it can be made cheaper
+   * than `JSON.stringify` (a page of effects from each effect's kept JSON).
+   */
+  answer<T>(
+    key: string,
+    compute: (freshness: Freshness) => Promise<T | null>,
+    options: { keepWhenAskedAgain?: boolean; json?: (value: T) => string } = {},
+  ): Promise<CatalogAnswer<T> | null> {
     return this.remember<CatalogAnswer<T> | null>(
       `answer\u0000${key}`,
       // The value and its bytes are both kept: count the bytes twice and a little more.
@@ -171,10 +196,20 @@ export class CatalogCache {
       async (freshness) => {
         const value = await compute(freshness);
         if (value === null) return null;
-        const body = Buffer.from(JSON.stringify(value));
+        const body = Buffer.from(options.json ? options.json(value) : JSON.stringify(value));
         return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
       },
+      undefined,
+      options.keepWhenAskedAgain ? (answerKey) => this.askedAgain(answerKey) : keepAlways,
     );
+  }
+
+  /** Whether `key` was asked once before (then it is kept); otherwise remembers that it was, up to `maxAskedOnce` keys. */
+  private askedAgain(key: string): boolean {
+    if (this.askedOnce.delete(key)) return true;
+    if (this.askedOnce.size >= maxAskedOnce) this.askedOnce.clear();
+    this.askedOnce.add(key);
+    return false;
   }
 
   private isLive(): boolean {
@@ -194,6 +229,7 @@ export class CatalogCache {
   private forget(): void {
     this.epoch += 1;
     this.entries.clear();
+    this.askedOnce.clear();
     this.bytes = 0;
     this.computing = new Map();
   }
@@ -201,7 +237,7 @@ export class CatalogCache {
   private store(key: string, value: unknown, bytes: number, until: number): void {
     if (bytes > this.settings.cacheBytes) return;
     this.drop(key);
-    this.entries.set(key, { value, bytes, until });
+    this.entries.set(key, { value, bytes, until, moved: ++this.moves });
     this.bytes += bytes;
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.settings.cacheBytes) break;
@@ -217,6 +253,10 @@ export class CatalogCache {
     this.bytes -= entry.bytes;
   }
 }
+
+const keepAlways = () => true;
+/** Keys remembered as asked once, at most; then forgotten all at once. */
+const maxAskedOnce = 10_000;
 
 function freshnessUntil(until: number): Freshness {
   return {

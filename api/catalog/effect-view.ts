@@ -181,6 +181,18 @@ function effectOf(row: EffectRow, url: PublicUrl): Effect {
   };
 }
 
+const jsonOfView = new WeakMap<Effect, string>();
+
+/** An effect view's JSON, made once per view (views are kept in the catalog cache and never changed). */
+export function effectJson(view: Effect): string {
+  let json = jsonOfView.get(view);
+  if (json === undefined) {
+    json = JSON.stringify(view);
+    jsonOfView.set(view, json);
+  }
+  return json;
+}
+
 /**
  * Renders effects as the contract's Effect, in the order of `ids` (missing ids are skipped). Hidden
  * and unlisted effects render too: a generation made with an effect shows it whatever became of it.
@@ -193,7 +205,7 @@ function effectOf(row: EffectRow, url: PublicUrl): Effect {
 export async function loadEffects(db: Knex, url: PublicUrl, ids: string[], locale: Locale, store: CatalogStore = computeEveryTime): Promise<Effect[]> {
   const views = await rememberEach<string, Effect>(store, ids, {
     key: (id) => `effect-view\u0000${locale}\u0000${id}`,
-    bytes: (view) => 64 + (view ? JSON.stringify(view).length * 3 : 0),
+    bytes: (view) => 64 + (view ? effectJson(view).length * 3 : 0),
   }, async (missing) => {
     const { rows } = await db.raw<{ rows: EffectRow[] }>(
       `select e.id, e.slug, e.name_${locale} as name, e.description_${locale} as description,

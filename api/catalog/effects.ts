@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { errors } from '../http/errors';
-import { pageSchema, pagingProperties, type Paging } from '../http/paging';
+import { pageJson, pageSchema, pagingProperties, type Paging } from '../http/paging';
 import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { countAuthorView } from './authors';
-import { effectExample, effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
+import { effectExample, effectJson, effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
 import { listEffects } from './effect-list';
 import { byIdOrSlug } from './identifiers';
 import { notModified, sendCatalogAnswer } from './catalog-cache';
@@ -65,7 +65,7 @@ export function effectRoutes(options: { thematicSearch?: ThematicSearch }) {
           paging: { limit: query.limit, offset: query.offset },
           newEffects: { slots: config.catalog.newEffectSlots, days: config.catalog.newEffectDays },
           thematic,
-        }, cache, freshness));
+        }, cache, freshness), { keepWhenAskedAgain: Boolean(query.search?.trim()), json: (effects) => pageJson(effects, effectJson) });
         sendCatalogAnswer(ctx, answer!);
       },
     }),

@@ -11,6 +11,8 @@ import { maxThematicEffects } from './thematic-search';
  * (dropped by the catalog version's announcement); matching a query is then arithmetic on it.
  */
 export interface SearchIndex {
+  /** Tells this index from every other one this process built: what is kept per word names it. */
+  serial: number;
   /** The listed effects in curated order: an effect is known by its place here. */
   ids: string[];
   /** Every distinct lexeme, sorted, so the lexemes starting with a word are one run of it. */
@@ -29,6 +31,8 @@ interface Postings {
 }
 
 const levelOfField = { name: 3, labels: 2, description: 1 } as const;
+
+let builtIndexes = 0;
 
 /** A listed effect as the statement gives it: its place in curated order, id, lexemes per field, category and tag ids. */
 type IndexedEffect = [place: number, id: string, name: string[], labels: string[], description: string[], categoryIds: string[], tagIds: string[]];
@@ -53,7 +57,7 @@ export async function loadSearchIndex(db: Knex, locale: Locale): Promise<SearchI
          array(select et.tag_id from effect_tags et where et.effect_id = l.id))) as effects
      from listed l left join effect_search s on s.effect_id = l.id`,
   );
-  const index: SearchIndex = { ids: [], lexemes: [], postings: new Map(), byCategory: new Map(), byTag: new Map(), placeOf: new Map() };
+  const index: SearchIndex = { serial: (builtIndexes += 1), ids: [], lexemes: [], postings: new Map(), byCategory: new Map(), byTag: new Map(), placeOf: new Map() };
   const postingsOf = (lexeme: string) => {
     let posted = index.postings.get(lexeme);
     if (!posted) index.postings.set(lexeme, (posted = { name: [], labels: [], description: [] }));
@@ -90,78 +94,191 @@ export function searchIndexBytes(index: SearchIndex): number {
 }
 
 /**
- * The page of a search (the rules are `searchEffectIds`'s): `words` are each word's forms, the
- * typed word first. A word matches the start of a lexeme of a name or a label, or any of its forms
- * as a whole lexeme in any field; its level in an effect is its best field's.
+ * One word's matches in an index: each effect the word matches, with the word's level there (its
+ * best field: name 3, labels 2, description 1). The same for every query with the word, so the
+ * catalog cache keeps it beside the index (`searchEffectIds`).
+ */
+export interface WordMatch {
+  places: Int32Array;
+  levels: Uint8Array;
+}
+
+/**
+ * `forms` (the typed word first) match the start of a lexeme of a name or a label, or any form as
+ * a whole lexeme in any field. Runs on the index's own scratch counters, cleared before it returns
+ * (matching is synchronous: one at a time uses them).
+ */
+export function matchWord(index: SearchIndex, forms: string[]): WordMatch {
+  const { level } = scratchOf(index);
+  const reached: number[] = [];
+  const raise = (places: number[], to: number) => {
+    for (const place of places) {
+      if (level[place] === 0) reached.push(place);
+      if (level[place] < to) level[place] = to;
+    }
+  };
+  const { lexemes, postings } = index;
+  for (let at = firstStartingWith(lexemes, forms[0]); at < lexemes.length && lexemes[at].startsWith(forms[0]); at++) {
+    const posted = postings.get(lexemes[at])!;
+    raise(posted.name, levelOfField.name);
+    raise(posted.labels, levelOfField.labels);
+  }
+  for (const form of forms) {
+    const posted = postings.get(form);
+    if (!posted) continue;
+    raise(posted.name, levelOfField.name);
+    raise(posted.labels, levelOfField.labels);
+    raise(posted.description, levelOfField.description);
+  }
+  const match: WordMatch = { places: Int32Array.from(reached), levels: new Uint8Array(reached.length) };
+  reached.forEach((place, at) => {
+    match.levels[at] = level[place];
+    level[place] = 0;
+  });
+  return match;
+}
+
+/** Roughly what a word's matches hold in memory, for the cache's budget. */
+export function wordMatchBytes(match: WordMatch): number {
+  return 96 + match.places.length * 5;
+}
+
+/**
+ * The page of a search (the rules are `searchEffectIds`'s), from each word's matches: effects with
+ * every word come first (alone, when there are any), then more words in the name, in labels, in
+ * the description; ties keep the catalog order. Counts on the index's scratch counters, cleared
+ * before it returns, so a search allocates nothing per effect of the catalog.
  */
 export function matchSearchIndex(
   index: SearchIndex,
-  query: { words: string[][]; filters: EffectFilters; thematicIds: string[]; limit: number; offset: number },
+  query: { words: WordMatch[]; filters: EffectFilters; thematicIds: string[]; limit: number; offset: number },
 ): IdPage {
   const { words, filters } = query;
-  const count = index.ids.length;
-  const matched = new Uint8Array(count);
-  const inName = new Uint8Array(count);
-  const inLabels = new Uint8Array(count);
-  const inDescription = new Uint8Array(count);
+  const { matched, inName, inLabels, inDescription } = scratchOf(index);
   const touched: number[] = [];
-  const level = new Uint8Array(count);
-  for (const forms of words) {
-    const reached: number[] = [];
-    const raise = (places: number[], to: number) => {
-      for (const place of places) {
-        if (level[place] === 0) reached.push(place);
-        if (level[place] < to) level[place] = to;
+  /** The effects with every word, found as the last word is added. */
+  const complete: number[] = [];
+  try {
+    for (const { places, levels } of words) {
+      for (let at = 0; at < places.length; at++) {
+        const place = places[at];
+        if (matched[place] === 0) touched.push(place);
+        matched[place] += 1;
+        if (matched[place] === words.length) complete.push(place);
+        if (levels[at] === levelOfField.name) inName[place] += 1;
+        else if (levels[at] === levelOfField.labels) inLabels[place] += 1;
+        else inDescription[place] += 1;
       }
-    };
-    for (const lexeme of lexemesStartingWith(index.lexemes, forms[0])) {
-      const posted = index.postings.get(lexeme)!;
-      raise(posted.name, levelOfField.name);
-      raise(posted.labels, levelOfField.labels);
     }
-    for (const form of forms) {
-      const posted = index.postings.get(form);
-      if (!posted) continue;
-      for (const field of ['name', 'labels', 'description'] as const) raise(posted[field], levelOfField[field]);
+
+    const inCategory = filters.categoryId === null ? null : index.byCategory.get(filters.categoryId) ?? new Set<number>();
+    const withTag = filters.tagId === null ? null : index.byTag.get(filters.tagId) ?? new Set<number>();
+    const passes = (place: number) => (!inCategory || inCategory.has(place)) && (!withTag || withTag.has(place));
+
+    const filtered = (places: number[]) => (inCategory || withTag ? places.filter(passes) : places);
+    // Effects with every word come alone when there are any; otherwise those with part of the words.
+    const completeHere = filtered(complete);
+    const allWords = completeHere.length > 0;
+    const chosen = allWords ? completeHere : filtered(touched);
+    const isChosen = (place: number) => passes(place) && (allWords ? matched[place] === words.length : matched[place] > 0);
+    // Only the places up to the page's end are ranked; the rest only count.
+    const end = query.offset + query.limit;
+    const best = rankedPlaces(chosen, end, { matched, inName, inLabels, inDescription });
+
+    const thematic: number[] = [];
+    for (const id of query.thematicIds) {
+      if (thematic.length === maxThematicEffects) break;
+      const place = index.placeOf.get(id);
+      if (place !== undefined && !isChosen(place) && passes(place) && !thematic.includes(place)) thematic.push(place);
     }
-    for (const place of reached) {
-      if (matched[place] === 0) touched.push(place);
-      matched[place] += 1;
-      if (level[place] === levelOfField.name) inName[place] += 1;
-      else if (level[place] === levelOfField.labels) inLabels[place] += 1;
-      else inDescription[place] += 1;
-      level[place] = 0;
-    }
+
+    const pagePlaces = best.slice(query.offset, end);
+    if (end > chosen.length) pagePlaces.push(...thematic.slice(Math.max(0, query.offset - chosen.length), end - chosen.length));
+    return { total: chosen.length + thematic.length, ids: pagePlaces.map((place) => index.ids[place]) };
+  } finally {
+    // Clearing whole arrays (a memset) costs less than visiting each touched place.
+    matched.fill(0);
+    inName.fill(0);
+    inLabels.fill(0);
+    inDescription.fill(0);
   }
-
-  const inCategory = filters.categoryId === null ? null : index.byCategory.get(filters.categoryId) ?? new Set<number>();
-  const withTag = filters.tagId === null ? null : index.byTag.get(filters.tagId) ?? new Set<number>();
-  const passes = (place: number) => (!inCategory || inCategory.has(place)) && (!withTag || withTag.has(place));
-
-  const candidates = touched.filter(passes);
-  const complete = candidates.filter((place) => matched[place] === words.length);
-  // Effects with every word come alone when there are any; otherwise those with part of the words.
-  const chosen = complete.length ? complete : candidates;
-  chosen.sort((a, b) => matched[b] - matched[a] || inName[b] - inName[a] || inLabels[b] - inLabels[a]
-    || inDescription[b] - inDescription[a] || a - b);
-
-  const thematic: number[] = [];
-  const isChosen = new Set(chosen);
-  for (const id of query.thematicIds) {
-    if (thematic.length === maxThematicEffects) break;
-    const place = index.placeOf.get(id);
-    if (place !== undefined && passes(place) && !isChosen.has(place) && !thematic.includes(place)) thematic.push(place);
-  }
-
-  const ranked = chosen.concat(thematic);
-  return {
-    total: ranked.length,
-    ids: ranked.slice(query.offset, query.offset + query.limit).map((place) => index.ids[place]),
-  };
 }
 
-/** The run of sorted `lexemes` that start with `start` (a binary search for its beginning). */
-function* lexemesStartingWith(lexemes: string[], start: string): Generator<string> {
+/** Per effect of an index: how many words of a query it has, and in which best field (`level`: of the word being matched). */
+interface MatchScratch {
+  matched: Uint8Array;
+  inName: Uint8Array;
+  inLabels: Uint8Array;
+  inDescription: Uint8Array;
+  level: Uint8Array;
+}
+
+const scratches = new WeakMap<SearchIndex, MatchScratch>();
+
+function scratchOf(index: SearchIndex): MatchScratch {
+  let scratch = scratches.get(index);
+  if (!scratch) {
+    const count = index.ids.length;
+    scratch = { matched: new Uint8Array(count), inName: new Uint8Array(count), inLabels: new Uint8Array(count), inDescription: new Uint8Array(count), level: new Uint8Array(count) };
+    scratches.set(index, scratch);
+  }
+  return scratch;
+}
+
+/** Each counter is at most the number of words (`maxSearchWords`, 8): four bits each. */
+const counterBits = 4;
+/** Places below 2^24 (16 million effects): a sort key stays an exact integer of a double. */
+const placeScale = 2 ** 24;
+
+/**
+ * The first `count` of `places` ranked: most words first, then more in the name, in labels, in
+ * the description, and the catalog order for ties. Each place's counters and the place are packed
+ * into one number (smaller ranks first), the `count` smallest are selected and only they sorted,
+ * as numbers: no comparator call per pair, and no sort of a long tail that no page shows.
+ */
+function rankedPlaces(places: number[], count: number, counters: Omit<MatchScratch, 'level'>): number[] {
+  const { matched, inName, inLabels, inDescription } = counters;
+  const maxScore = (1 << (4 * counterBits)) - 1;
+  const keys = new Float64Array(places.length);
+  places.forEach((place, at) => {
+    const score = (((((matched[place] << counterBits) | inName[place]) << counterBits) | inLabels[place]) << counterBits) | inDescription[place];
+    keys[at] = (maxScore - score) * placeScale + place;
+  });
+  return Array.from(smallestSorted(keys, count), (key) => key % placeScale);
+}
+
+/**
+ * The `count` smallest of `keys` (distinct numbers), sorted: a quickselect moves them to the
+ * front, then only they are sorted. Reorders `keys`.
+ */
+function smallestSorted(keys: Float64Array, count: number): Float64Array {
+  if (count <= 0) return keys.subarray(0, 0);
+  if (count >= keys.length) return keys.sort();
+  const nth = count - 1;
+  let left = 0;
+  let right = keys.length - 1;
+  while (left < right) {
+    const pivot = keys[(left + right) >>> 1];
+    let low = left;
+    let high = right;
+    while (low <= high) {
+      while (keys[low] < pivot) low++;
+      while (keys[high] > pivot) high--;
+      if (low <= high) {
+        const swapped = keys[low];
+        keys[low++] = keys[high];
+        keys[high--] = swapped;
+      }
+    }
+    if (nth <= high) right = high;
+    else if (nth >= low) left = low;
+    else break;
+  }
+  return keys.subarray(0, count).sort();
+}
+
+/** Where the run of sorted `lexemes` that start with `start` begins (a binary search). */
+function firstStartingWith(lexemes: string[], start: string): number {
   let low = 0;
   let high = lexemes.length;
   while (low < high) {
@@ -169,5 +286,5 @@ function* lexemesStartingWith(lexemes: string[], start: string): Generator<strin
     if (lexemes[middle] < start) low = middle + 1;
     else high = middle;
   }
-  for (let at = low; at < lexemes.length && lexemes[at].startsWith(start); at++) yield lexemes[at];
+  return low;
 }

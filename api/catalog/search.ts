@@ -4,7 +4,7 @@ import type { Freshness } from './catalog-cache';
 import type { EffectFilters, IdPage } from './catalog-order';
 import { computeEveryTime, rememberEach, type CatalogStore } from './catalog-store';
 import { searchConfigOf, type Locale } from './locale';
-import { loadSearchIndex, matchSearchIndex, searchIndexBytes } from './search-index';
+import { loadSearchIndex, matchSearchIndex, matchWord, searchIndexBytes, wordMatchBytes, type WordMatch } from './search-index';
 
 /**
  * Search by words (catalog rule 4).
@@ -26,7 +26,8 @@ import { loadSearchIndex, matchSearchIndex, searchIndexBytes } from './search-in
  * typo forms of a word: its full-text and Levenshtein machinery), and `store` (the catalog cache) keeps
  * both what it made of the catalog (`SearchIndex`, one per locale) and each word's forms until the
  * catalog changes. A query whose words are known is then matched in memory, without a statement:
- * as the lists, search reads the catalog once per version, not once per request.
+ * as the lists, search reads the catalog once per version, not once per request. Each word's
+ * matches in the index are kept too (per index), so a new query of known words only adds them up.
  */
 export async function searchEffectIds(
   db: Knex,
@@ -40,8 +41,12 @@ export async function searchEffectIds(
     store.remember(`search-index\u0000${locale}`, searchIndexBytes, () => loadSearchIndex(db, locale), freshness),
   ]);
   // A word of punctuation only normalises to nothing: it has no forms and is left out.
-  const words = forms.filter((wordForms) => wordForms.length > 0);
-  return matchSearchIndex(index, { words, filters, thematicIds, limit: paging.limit, offset: paging.offset });
+  const known = forms.filter((wordForms) => wordForms.length > 0);
+  const words = await rememberEach<string[], WordMatch>(store, known, {
+    key: (wordForms) => `search-word-match\u0000${index.serial}\u0000${wordForms.join('\u0000')}`,
+    bytes: (match) => (match ? wordMatchBytes(match) : 64),
+  }, async (missing) => new Map(missing.map((wordForms) => [wordForms, matchWord(index, wordForms)])), freshness);
+  return matchSearchIndex(index, { words: words.map((match) => match!), filters, thematicIds, limit: paging.limit, offset: paging.offset });
 }
 
 /**

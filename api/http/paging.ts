@@ -24,6 +24,11 @@ export function page<T>(items: T[], total: number, paging: Paging): Page<T> {
   return { items, total, limit: paging.limit, offset: paging.offset };
 }
 
+/** The JSON of a page, its items' JSON given (kept per item, so a new page of known items is mostly joins): as `JSON.stringify(page)`. */
+export function pageJson<T>(answer: Page<T>, itemJson: (item: T) => string): string {
+  return `{"items":[${answer.items.map(itemJson).join(',')}],"total":${answer.total},"limit":${answer.limit},"offset":${answer.offset}}`;
+}
+
 /** A page of `item`s; `title` names it in `/v1/openapi.json` (e.g. `EffectPage`). */
 export function pageSchema(item: JsonSchema, title?: string): JsonSchema {
   return {

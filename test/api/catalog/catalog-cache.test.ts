@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { startService, type ServiceProcess } from '../../../scripts/bench-processes';
 import { client, type Api } from '../../client';
-import { resetDatabase, serviceEnv, services, startTestApp, type TestApp } from '../../harness';
+import { CatalogCache } from '../../../api/catalog/catalog-cache';
+import { resetDatabase, serviceEnv, services, silentLogger, startTestApp, testConfig, type TestApp } from '../../harness';
 import { makeUser } from '../../users';
 import { addAuthor, addCategory, addEffect, addTag, slugsOf } from './fixtures';
 
@@ -46,6 +47,60 @@ describe('catalog cache', function () {
       expect(await catalogVersion()).to.equal(before + 4);
       await db.raw('truncate effect_tags cascade');
       expect(await catalogVersion()).to.equal(before + 5);
+    });
+  });
+
+  describe('what it keeps', () => {
+    let cache: CatalogCache;
+    beforeEach(async () => {
+      // A budget of about three answers of 1 KB (each counts three times its bytes).
+      cache = new CatalogCache(services().listenHub, { ...testConfig().catalog, cacheBytes: 10_000 }, silentLogger());
+      await cache.start();
+    });
+    afterEach(() => cache.stop());
+
+    it('keeps a search-like answer from its second ask only, so a stream of one-off answers never pushes out the rest', async () => {
+      let listComputed = 0;
+      const list = () => cache.answer('list', async () => {
+        listComputed += 1;
+        return { items: 'x'.repeat(1000) };
+      });
+      await list();
+      await list();
+      expect(listComputed).to.equal(1);
+      // Twenty one-off answers of the same size: kept, they would have pushed the list out six times over.
+      for (let index = 0; index < 20; index += 1) {
+        await cache.answer(`search ${index}`, async () => ({ items: 'y'.repeat(1000) }), { keepWhenAskedAgain: true });
+      }
+      await list();
+      expect(listComputed).to.equal(1);
+
+      let repeatedComputed = 0;
+      const repeated = () => cache.answer('search again', async () => {
+        repeatedComputed += 1;
+        return { items: 'z' };
+      }, { keepWhenAskedAgain: true });
+      for (let ask = 0; ask < 4; ask += 1) await repeated();
+      // Computed at its first ask (handed out, not kept) and at its second (kept from then on).
+      expect(repeatedComputed).to.equal(2);
+    });
+
+    it('evicts the answer read longest ago when over its budget, an answer read since staying', async () => {
+      const computed: string[] = [];
+      const ask = (key: string) => cache.answer(key, async () => {
+        computed.push(key);
+        return { items: key.repeat(1000) };
+      });
+      await ask('a');
+      await ask('b');
+      await ask('c');
+      await ask('a');
+      // Over budget with d: b, read longest ago, goes; a was read after it.
+      await ask('d');
+      computed.length = 0;
+      await ask('a');
+      await ask('b');
+      expect(computed).to.deep.equal(['b']);
     });
   });
 

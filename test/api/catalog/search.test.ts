@@ -391,6 +391,10 @@ describe('catalog search on a large catalog', function () {
       expect(expected.total === 0).to.equal(query === matchingNothing);
       expect(answer.total).to.equal(expected.total);
       expect(answer.items.map((effect) => effect.id)).to.deep.equal(expected.ids);
+      // A page further on: only the places up to its end are ranked, the rest only counted.
+      const later = await listEffects(db, (key) => key, { locale: 'ru', search: query, paging: { limit: 20, offset: 37 }, newEffects: { slots: 3, days: 14 } });
+      expect(later.total).to.equal(expected.total);
+      expect(later.items.map((effect) => effect.id)).to.deep.equal(expected.ids.slice(37, 57));
     });
   }
 });
