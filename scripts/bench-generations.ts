@@ -16,7 +16,7 @@ import { storedUpload } from '../test/generation-fixtures';
 import { freePort, resetDatabase, services as testServices, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
 import { reportFigure } from './bench-figures';
 import { pgBossThroughput } from './bench-pg-boss';
-import { postgresCpuMs, processCpuMs } from './load';
+import { postgresCpuByClient, postgresCpuMs, processCpuMs } from './load';
 
 /**
  * `node dist/scripts/bench-generations.js [--count 300] [--warm-up 100] [--photos flat,face] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 8]`
@@ -72,6 +72,8 @@ export interface LatencyZeroRun {
   barePreviewCpuMs: number;
   /** The bare preview measured just before the run and just after it (only after, without a warm-up). */
   barePreviewRunsMs: number[];
+  /** `cpuMsPerGeneration.postgres` by whose it is: the backends of each role's connections, the bench's, Postgres's own processes. */
+  postgresByClient: Record<string, number>;
 }
 
 export interface GenerationBenchResult {
@@ -310,6 +312,7 @@ export async function benchGenerations(services: Services, options: GenerationBe
     const cpuNow = async (): Promise<RoleCpu> => ({
       web: processCpuMs(pids.web), worker: processCpuMs(pids.worker), media: processCpuMs(pids.media), postgres: await postgresCpuMs(services),
     });
+    const postgresNow = () => postgresCpuByClient(services, { ...pids, bench: process.pid });
     for (const photo of options.photos) {
       // A service that has been running: its pooled connections hold the pipeline's statements
       // prepared, with their plans settled. The first runs on a new connection plan each time.
@@ -321,10 +324,12 @@ export async function benchGenerations(services: Services, options: GenerationBe
         await timeToFinish(services, warmUp.ids, warmUp.committedAt);
         bareBefore = await barePreviewOfResults(services, warmUp.ids);
       }
+      const postgresBefore = await postgresNow();
       const before = await cpuNow();
       const created = await createGenerations(services, processes.webUrl, options.count, photo);
       const finished = await timeToFinish(services, created.ids, created.committedAt);
       const after = await cpuNow();
+      const postgresAfter = await postgresNow();
       const bareAfter = await barePreviewOfResults(services, created.ids);
       const per = (role: keyof RoleCpu) => (after[role] - before[role]) / created.ids.length;
       latencyZero.push({
@@ -337,6 +342,8 @@ export async function benchGenerations(services: Services, options: GenerationBe
         cpuMsPerGeneration: { web: per('web'), worker: per('worker'), media: per('media'), postgres: per('postgres') },
         barePreviewCpuMs: bareBefore === null ? bareAfter : (bareBefore + bareAfter) / 2,
         barePreviewRunsMs: bareBefore === null ? [bareAfter] : [bareBefore, bareAfter],
+        postgresByClient: Object.fromEntries(Object.entries(postgresAfter)
+          .map(([owner, ms]) => [owner, (ms - (postgresBefore[owner] ?? 0)) / created.ids.length])),
       });
     }
   } finally {
@@ -428,6 +435,8 @@ export function formatGenerationBench(result: GenerationBenchResult): string {
           + ` (${((zero.succeededPerSecond / result.pgBossJobsPerSecond) * 100).toFixed(1)}% of raw pg-boss jobs/s)`,
         `  CPU per succeeded generation: web ${cpu.web.toFixed(1)} ms, worker ${cpu.worker.toFixed(1)} ms, media ${cpu.media.toFixed(1)} ms, Postgres ${cpu.postgres.toFixed(1)} ms;`
           + ` total ${total.toFixed(1)} ms = ${(total / zero.barePreviewCpuMs).toFixed(2)}x a bare sharp WebP thumb + blurhash of the same image (${zero.barePreviewCpuMs.toFixed(1)} ms; ${bareRuns(zero)}) (goal <= 3x)`,
+        `  Postgres's part by whose it is: ${Object.entries(zero.postgresByClient).filter(([, ms]) => ms >= 0.05).sort(([, a], [, b]) => b - a)
+          .map(([owner, ms]) => `${owner} ${ms.toFixed(1)} ms`).join(', ')}`,
       ];
     }),
     `latency ${timed.latencyMs} ms, ${timed.slots} slots, ${timed.generations} generations: ${timed.perSecond.toFixed(2)}/s vs ideal ${timed.idealPerSecond.toFixed(2)}/s`

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { Knex } from 'knex';
@@ -124,6 +125,38 @@ export async function postgresCpuMs({ db }: { db: Knex }): Promise<number> {
     }
   }
   return ticks * 10;
+}
+
+/**
+ * CPU ms of each live Postgres process so far, by whose it is: a backend by the client process at
+ * the other end of its connection (`clients`: pid to a name, found with `ss`), `other clients` when
+ * that process is not named; a background process (walwriter, checkpointer, autovacuum…) by its
+ * title. Reaped processes are not counted: compare two readings of long-lived connections.
+ */
+export async function postgresCpuByClient({ db }: { db: Knex }, clients: Record<string, number>): Promise<Record<string, number>> {
+  const { rows } = await db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
+  const parentOf = (pid: number | string) => Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  const postmaster = parentOf(rows[0].pid);
+  const nameOfPid = new Map(Object.entries(clients).map(([name, pid]) => [pid, name]));
+  const ownerOfPort = new Map<number, string>();
+  for (const line of execFileSync('ss', ['-tnpH'], { encoding: 'utf8' }).split('\n')) {
+    const match = /^\S+\s+\d+\s+\d+\s+\S+:(\d+)\s+\S+\s+users:\(\("[^"]*",pid=(\d+)/.exec(line);
+    if (match) ownerOfPort.set(Number(match[1]), nameOfPid.get(Number(match[2])) ?? 'other clients');
+  }
+  const byOwner: Record<string, number> = {};
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (parentOf(entry) !== postmaster) continue;
+      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      const port = /\((\d+)\)/.exec(title)?.[1];
+      const owner = port ? ownerOfPort.get(Number(port)) ?? 'other clients' : title.replace(/^postgres:\s*/, '').replace(/\s.*$/, '');
+      byOwner[owner] = (byOwner[owner] ?? 0) + processCpuMs(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return byOwner;
 }
 
 /**
