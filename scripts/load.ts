@@ -129,8 +129,8 @@ export async function postgresCpuMs({ db }: { db: Knex }): Promise<number> {
 
 /**
  * CPU ms of each live Postgres process so far, by whose it is: a backend by the client process at
- * the other end of its connection (`clients`: pid to a name, found with `ss`), `other clients` when
- * that process is not named; a background process (walwriter, checkpointer, autovacuum…) by its
+ * the other end of its connection (`clients`: name to pid, found with `ss`), `other clients` when
+ * that process is not named or `ss` is missing; a background process (walwriter, checkpointer, autovacuum…) by its
  * title. Reaped processes are not counted: compare two readings of long-lived connections.
  */
 export async function postgresCpuByClient({ db }: { db: Knex }, clients: Record<string, number>): Promise<Record<string, number>> {
@@ -139,7 +139,7 @@ export async function postgresCpuByClient({ db }: { db: Knex }, clients: Record<
   const postmaster = parentOf(rows[0].pid);
   const nameOfPid = new Map(Object.entries(clients).map(([name, pid]) => [pid, name]));
   const ownerOfPort = new Map<number, string>();
-  for (const line of execFileSync('ss', ['-tnpH'], { encoding: 'utf8' }).split('\n')) {
+  for (const line of socketTable().split('\n')) {
     const match = /^\S+\s+\d+\s+\d+\s+\S+:(\d+)\s+\S+\s+users:\(\("[^"]*",pid=(\d+)/.exec(line);
     if (match) ownerOfPort.set(Number(match[1]), nameOfPid.get(Number(match[2])) ?? 'other clients');
   }
@@ -157,6 +157,15 @@ export async function postgresCpuByClient({ db }: { db: Knex }, clients: Record<
     }
   }
   return byOwner;
+}
+
+/** `ss -tnpH` (iproute2): each TCP connection with the process at its local end; empty where `ss` is missing. */
+function socketTable(): string {
+  try {
+    return execFileSync('ss', ['-tnpH'], { encoding: 'utf8' });
+  } catch {
+    return '';
+  }
 }
 
 /**
