@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { pagingProperties, page } from '../../../api/http/paging';
+import { pageJson, pagingProperties, page } from '../../../api/http/paging';
 import { defineRoute } from '../../../api/http/route';
 import { schema } from '../../../api/http/validation';
 import { openApiDocument } from '../../../api/openapi';
@@ -126,6 +126,12 @@ describe('HTTP conventions', () => {
     it('accepts the bounds limit=100 and offset=10000', async () => {
       const answer = await t.api.get('/v1/test/paged?limit=100&offset=10000');
       expect(answer.body).to.include({ limit: 100, offset: 10000 });
+    });
+    it('writes a page from its items\' JSON exactly as JSON.stringify writes the page', () => {
+      const items = [{ id: 'a', name: 'Зимний "портрет"', tags: ['x'], preview: null }, { id: 'b', name: 'B', tags: [], preview: { w: 1 } }];
+      for (const answer of [page(items, 42, { limit: 2, offset: 4 }), page([], 0, { limit: 20, offset: 0 })]) {
+        expect(pageJson(answer, (item) => JSON.stringify(item))).to.equal(JSON.stringify(answer));
+      }
     });
   });
 
