@@ -36,8 +36,8 @@ export interface EffectListRequest {
  * category and an unknown tag are an empty list, not an error: links to them outlive them.
  *
  * The flat list and each category (with or without a tag) are one ordered list of ids, computed
- * once per catalog version (`lists`) and sliced per page; search asks the database for its page,
- * with each word's forms kept in `lists` too.
+ * once per catalog version (`lists`) and sliced per page; search matches in memory on the index
+ * and the words' forms and matches kept in `lists` too (`search.ts`).
  * `freshness`: how long the page is true, limited here to its list's.
  */
 export async function listEffects(

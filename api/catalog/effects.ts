@@ -8,7 +8,7 @@ import { effectExample, effectJson, effectSchema, loadEffects, publicUrlOf, type
 import { listEffects } from './effect-list';
 import { byIdOrSlug } from './identifiers';
 import { notModified, sendCatalogAnswer } from './catalog-cache';
-import { parseSearch } from './search-words';
+import { parseSearch, type SearchQuery } from './search-words';
 import { localeProperty, type Locale } from './locale';
 import type { ThematicSearch } from './thematic-search';
 
@@ -32,8 +32,7 @@ type ListQuery = { locale: Locale; category?: string; tag?: string; search?: str
  * by how many words match and where, not by their order), except with thematic search, which reads
  * the string as typed.
  */
-function listKey(query: ListQuery, thematic: boolean): string {
-  const search = parseSearch(query.search);
+function listKey(query: ListQuery, search: SearchQuery, thematic: boolean): string {
   const words = search.kind === 'words'
     ? (thematic ? query.search!.trim() : [...search.words].sort().join(' '))
     : search.kind;
@@ -57,7 +56,8 @@ export function effectRoutes(options: { thematicSearch?: ThematicSearch }) {
         const { db, storage, config } = ctx.services;
         const thematic = config.catalog.thematicSearch ? options.thematicSearch : null;
         const cache = ctx.catalogCache;
-        const answer = await cache.answer(listKey(query, Boolean(thematic)), (freshness) => listEffects(db, publicUrlOf(storage), {
+        const search = parseSearch(query.search);
+        const answer = await cache.answer(listKey(query, search, Boolean(thematic)), (freshness) => listEffects(db, publicUrlOf(storage), {
           locale: query.locale,
           category: query.category,
           tag: query.tag,
@@ -65,7 +65,7 @@ export function effectRoutes(options: { thematicSearch?: ThematicSearch }) {
           paging: { limit: query.limit, offset: query.offset },
           newEffects: { slots: config.catalog.newEffectSlots, days: config.catalog.newEffectDays },
           thematic,
-        }, cache, freshness), { keepWhenAskedAgain: Boolean(query.search?.trim()), json: (effects) => pageJson(effects, effectJson) });
+        }, cache, freshness), { keepWhenAskedAgain: search.kind === 'words', json: (effects) => pageJson(effects, effectJson) });
         sendCatalogAnswer(ctx, answer!);
       },
     }),

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { availableEffect, curatedOrder, type EffectFilters, type IdPage } from './catalog-order';
 import type { Locale } from './locale';
+import { maxSearchWords } from './search-words';
 import { maxThematicEffects } from './thematic-search';
 
 /**
@@ -180,7 +181,7 @@ export function matchSearchIndex(
     const completeHere = filtered(complete);
     const allWords = completeHere.length > 0;
     const chosen = allWords ? completeHere : filtered(touched);
-    const isChosen = (place: number) => passes(place) && (allWords ? matched[place] === words.length : matched[place] > 0);
+    const matchedEnough = (place: number) => (allWords ? matched[place] === words.length : matched[place] > 0);
     // Only the places up to the page's end are ranked; the rest only count.
     const end = query.offset + query.limit;
     const best = rankedPlaces(chosen, end, { matched, inName, inLabels, inDescription });
@@ -189,7 +190,7 @@ export function matchSearchIndex(
     for (const id of query.thematicIds) {
       if (thematic.length === maxThematicEffects) break;
       const place = index.placeOf.get(id);
-      if (place !== undefined && !isChosen(place) && passes(place) && !thematic.includes(place)) thematic.push(place);
+      if (place !== undefined && passes(place) && !matchedEnough(place) && !thematic.includes(place)) thematic.push(place);
     }
 
     const pagePlaces = best.slice(query.offset, end);
@@ -225,8 +226,8 @@ function scratchOf(index: SearchIndex): MatchScratch {
   return scratch;
 }
 
-/** Each counter is at most the number of words (`maxSearchWords`, 8): four bits each. */
-const counterBits = 4;
+/** Each counter is at most the number of words (`maxSearchWords`): the bits one takes in a sort key. */
+const counterBits = Math.ceil(Math.log2(maxSearchWords + 1));
 /** Places below 2^24 (16 million effects): a sort key stays an exact integer of a double. */
 const placeScale = 2 ** 24;
 

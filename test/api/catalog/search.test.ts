@@ -320,6 +320,13 @@ describe('catalog search (rule 4)', () => {
       const answer = await client(themed.url).get(`/v1/effects?search=${encodeURIComponent('зимний')}`);
       expect(slugsOf(answer)).to.deep.equal(['winter-portrait', 'dance', 'portrait-series']);
       expect(answer.body.total).to.equal(3);
+      // Pages run on from the word matches into the thematic ones.
+      const page = (offset: number) => client(themed.url).get(`/v1/effects?search=${encodeURIComponent('зимний')}&limit=2&offset=${offset}`);
+      expect(slugsOf(await page(0))).to.deep.equal(['winter-portrait', 'dance']);
+      const second = await page(1);
+      expect(slugsOf(second)).to.deep.equal(['dance', 'portrait-series']);
+      expect(second.body.total).to.equal(3);
+      expect(slugsOf(await page(2))).to.deep.equal(['portrait-series']);
     });
 
     it('is not asked for a query under three characters, nor when the flag is off', async () => {
