@@ -392,6 +392,10 @@ function generationSettings(env: Env) {
     pollClaimS: integer(env, 'POLL_CLAIM_S', 30, 1, 3600),
     pollMinIntervalMs: integer(env, 'POLL_MIN_INTERVAL_MS', 100, 10),
     pollMaxIntervalMs: integer(env, 'POLL_MAX_INTERVAL_MS', 5000, 10),
+    /** While the provider's task callbacks arrive, tasks are polled after 1/3 of their run so far, at least this far apart. */
+    callbackFallbackPollMinMs: integer(env, 'CALLBACK_FALLBACK_POLL_MIN_MS', 1000, 10),
+    /** Callbacks count as arriving for this long after the last one; 0 polls every task densely. */
+    callbackTrustS: integer(env, 'CALLBACK_TRUST_S', 30, 0, 86_400),
     pollBatch: integer(env, 'POLL_BATCH', 100, 1, 10_000),
     pollConcurrency: integer(env, 'POLL_CONCURRENCY', 16, 1, 1000),
     dispatchTickMs: integer(env, 'DISPATCH_TICK_MS', 250, 10, 60_000),

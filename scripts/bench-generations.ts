@@ -94,6 +94,8 @@ export interface GenerationBenchResult {
     inputReadP99Ms: number;
     /** The throughput as a share of S / (L + the mean read): the ideal that leaves the provider's own reading out of the caller's waste. */
     shareOfIdealWithReads: number;
+    /** Polls of a task's state (`GET /v1/tasks/{id}`) per generation. */
+    pollsPerGeneration: number;
   };
   /** The same run with every callback lost (polling alone): the same-run baseline of the callbacks. */
   latencyLPolling: TimedRun;
@@ -104,6 +106,7 @@ interface TimedRun {
   perSecond: number;
   slotGapP50Ms: number;
   slotGapP99Ms: number;
+  pollsPerGeneration: number;
 }
 
 /** The photo every generation is made of: `flat` a 256x256 grey JPEG (the table's), `face` the demo catalog's 640x800 face. */
@@ -362,6 +365,8 @@ export async function benchGenerations(services: Services, options: GenerationBe
   }
 
   const timedRun = async (callbacks: boolean) => {
+    // A deployment whose callbacks never came: none of the latency-0 runs' counts as arriving.
+    if (!callbacks) await services.db('provider_slots').update({ called_back_at: null });
     const started = await startPipelineProcesses(services, options.latencyMs, slotsPerAccount, callbacks);
     try {
       // One cycle through the same processes first, as a running service has its pooled
@@ -380,6 +385,7 @@ export async function benchGenerations(services: Services, options: GenerationBe
         slotGapsMs: after.slotGapsMs.slice(firstGap),
         callbackAnswersMs: after.callbackAnswersMs.slice(before.callbackAnswersMs.length),
         inputReadsMs: after.inputReadsMs.slice(before.inputReadsMs.length),
+        pollsPerGeneration: (after.polls - before.polls) / queued.ids.length,
       };
     } finally {
       await started.stop();
@@ -410,12 +416,14 @@ export async function benchGenerations(services: Services, options: GenerationBe
       inputReadMeanMs,
       inputReadP99Ms: percentileOf(timed.inputReadsMs, 0.99),
       shareOfIdealWithReads: perSecond / (slots / ((options.latencyMs + inputReadMeanMs) / 1000)),
+      pollsPerGeneration: timed.pollsPerGeneration,
     },
     latencyLPolling: {
       perSecond: polling.ids.length / polling.providerDoneS,
       shareOfIdeal: polling.ids.length / polling.providerDoneS / idealPerSecond,
       slotGapP50Ms: percentileOf(polling.slotGapsMs, 0.5),
       slotGapP99Ms: percentileOf(polling.slotGapsMs, 0.99),
+      pollsPerGeneration: polling.pollsPerGeneration,
     },
   };
 }
@@ -457,6 +465,7 @@ export function formatGenerationBench(result: GenerationBenchResult): string {
     `the provider's own reading of a task's photo before its latency (download from the embedded object store, decode): mean ${timed.inputReadMeanMs.toFixed(1)} ms, p99 ${timed.inputReadP99Ms} ms;`
       + ` against S / (L + that mean) the throughput is ${(timed.shareOfIdealWithReads * 100).toFixed(1)}%`,
     `the same with every callback lost (polling alone, same run): ${(result.latencyLPolling.shareOfIdeal * 100).toFixed(1)}% of S/L, hand-over p50 ${result.latencyLPolling.slotGapP50Ms} ms, p99 ${result.latencyLPolling.slotGapP99Ms} ms`,
+    `polls of a task's state per generation: ${timed.pollsPerGeneration.toFixed(1)} with callbacks (a fallback while they arrive), ${result.latencyLPolling.pollsPerGeneration.toFixed(1)} with every callback lost`,
   ].join('\n');
 }
 

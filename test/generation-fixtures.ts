@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import type { Knex } from 'knex';
 import { createGeneration } from '../api/generations/create';
 import { createUpload } from '../api/uploads/uploads';
+import type { PollPacing } from '../db/generations/schedule-poll';
 import type { ProviderAdapter } from '../pool/provider/adapter';
 import { HttpProviderAdapter } from '../pool/provider/http-client';
 import type { RunningPart, Services } from '../services';
@@ -88,6 +89,12 @@ export async function registeredPushDevice(userId: string, platform: 'ios' | 'an
   const [row] = await services().db('push_devices').insert({ user_id: userId, token: `token-${randomUUID()}`, platform }).returning('id');
   return row.id;
 }
+
+/** The default poll pacing, for direct calls of the poll statements. */
+export const defaultPollPacing: PollPacing = { minMs: 100, maxMs: 5000, callbackFallbackMinMs: 1000, callbackTrustS: 30 };
+
+/** A first poll a minute away whatever the callbacks: the test decides when a task is polled. */
+export const distantPolls: PollPacing = { minMs: 60_000, maxMs: 60_000, callbackFallbackMinMs: 60_000, callbackTrustS: 0 };
 
 export async function statusOf(db: Knex, generationId: string): Promise<{ status: string; error_code: string | null }> {
   return db('generations').where({ id: generationId }).first('status', 'error_code');

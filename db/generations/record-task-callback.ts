@@ -9,7 +9,8 @@ import { commitWithoutFlush } from '../commit-without-flush';
  *   once) unless a poll of it is under way (its claim, `claimed_by`: that poll reads the outcome, or
  *   `schedulePoll` sees the callback and makes the next one due at once; never two copies of one
  *   result); its slot freed (the provider's work is over, as `pool/release-generation-slot.ts` frees
- *   it after a poll); and `NOTIFY provider_task_done` sent (the payload of `provider_task_done` in
+ *   it after a poll) and stamped `called_back_at` (callbacks arrive: polls are a sparse fallback,
+ *   `schedule-poll.ts`); and `NOTIFY provider_task_done` sent (the payload of `provider_task_done` in
  *   `db/channels.ts`), delivered at commit.
  * - `early` when the generation is still `pending` (the task ended before the provider's answer to
  *   the submission was recorded): the task it named is kept on the generation, and recording the
@@ -46,7 +47,7 @@ export async function recordTaskCallback(db: Knex, callback: { generationId: str
        select id from called where status = 'processing'
      ),
      freed as (
-       update provider_slots set generation_id = null, lease_expires_at = null
+       update provider_slots set generation_id = null, lease_expires_at = null, called_back_at = now()
        where generation_id in (select id from recorded)
      ),
      notified as (

@@ -62,6 +62,8 @@ export interface ProviderSimulatorStats {
   resultsServed: number;
   /** Task callbacks POSTed, each try counted (a callback answered `5xx` is tried again). */
   callbackCalls: number;
+  /** Tasks shown by `GET /v1/tasks/{id}`: the caller's polls. */
+  polls: number;
 }
 
 export interface ProviderSimulator {
@@ -143,7 +145,7 @@ class Simulator {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly heavyRenders = pLimit(HEAVY_RENDERS);
   private readonly sweeper: NodeJS.Timeout;
-  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0, resultsServed: 0, callbackCalls: 0 };
+  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0, resultsServed: 0, callbackCalls: 0, polls: 0 };
   /** By API key: when each freed slot became free, oldest first, until a submission takes it. */
   private readonly freedAt = new Map<string, number[]>();
   private readonly slotGapsMs: number[] = [];
@@ -356,6 +358,7 @@ class Simulator {
     if (apiKey === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
     const task = this.tasks.get(taskId);
     if (!task || task.apiKey !== apiKey) return sendError(res, 404, 'not_found', 'no such task');
+    this.counts.polls += 1;
     sendJson(res, 200, this.view(task));
   }
 

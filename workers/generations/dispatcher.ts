@@ -4,6 +4,7 @@ import { failGeneration } from '../../db/generations/fail-generation';
 import { leaveSubmissionUnresolved } from '../../db/generations/leave-submission-unresolved';
 import { markInputsChecked } from '../../db/generations/mark-inputs-checked';
 import { markProcessing } from '../../db/generations/mark-processing';
+import { pollPacing } from '../../db/generations/schedule-poll';
 import { providerTaskOf } from '../../db/generations/provider-task-of';
 import { releaseSubmissionClaim } from '../../db/generations/release-submission-claim';
 import { finishSubmitJob, returnSubmitJob } from '../../db/generations/submit-ticket';
@@ -273,9 +274,8 @@ class Dispatcher {
    */
   private async record(generationId: string, lease: Lease, taskId: string): Promise<void> {
     const { db, log, config } = this.services;
-    const firstPollInMs = config.generations.pollMinIntervalMs;
     const started = await untilReachable(
-      () => markProcessing(db, { generationId, accountId: lease.accountId, taskId, firstPollInMs }),
+      () => markProcessing(db, { generationId, accountId: lease.accountId, taskId }, pollPacing(config.generations)),
       config.generations.slotLeaseS * 1000,
     );
     if (started) return this.wiring.onSubmitted();

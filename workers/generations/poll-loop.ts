@@ -2,7 +2,7 @@ import { claimDuePolls, type DuePoll } from '../../db/generations/claim-due-poll
 import { extendPollClaim } from '../../db/generations/extend-poll-claim';
 import { failGeneration } from '../../db/generations/fail-generation';
 import { markResultStored, type StoredResultOf } from '../../db/generations/mark-result-stored';
-import { schedulePoll } from '../../db/generations/schedule-poll';
+import { pollPacing, schedulePoll } from '../../db/generations/schedule-poll';
 import { succeedWithResult } from '../../db/generations/succeed-with-result';
 import { earningTerms } from '../../db/user-effects/record-earning';
 import type { AccountKeys } from '../../pool/accounts';
@@ -100,7 +100,7 @@ class Polls {
   private async later(task: DuePoll): Promise<void> {
     const { db, config } = this.services;
     const settings = config.generations;
-    await schedulePoll(db, task.id, { minMs: settings.pollMinIntervalMs, maxMs: settings.pollMaxIntervalMs, leaseS: settings.slotLeaseS });
+    await schedulePoll(db, task.id, { ...pollPacing(settings), leaseS: settings.slotLeaseS });
   }
 
   private async fail(task: DuePoll, errorCode: string): Promise<void> {

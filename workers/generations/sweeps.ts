@@ -7,6 +7,7 @@ import { findSilentPreviewJobs } from '../../db/generations/find-silent-preview-
 import { findStalledDispatches, type StalledDispatch } from '../../db/generations/find-stalled-dispatches';
 import { findStuckPreviews } from '../../db/generations/find-stuck-previews';
 import { markProcessing } from '../../db/generations/mark-processing';
+import { pollPacing } from '../../db/generations/schedule-poll';
 import { recordSubmitJob } from '../../db/generations/record-submit-job';
 import { releaseDeadPollClaims } from '../../db/generations/release-dead-poll-claims';
 import { releasePreviewClaim } from '../../db/generations/release-preview-claim';
@@ -106,7 +107,7 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
     return 'unknown';
   }
   const adopted = await db.transaction(async (trx) => {
-    if (!(await markProcessing(trx, { generationId: stalled.id, accountId, taskId: lookup.taskId, firstPollInMs: settings.pollMinIntervalMs }))) return false;
+    if (!(await markProcessing(trx, { generationId: stalled.id, accountId, taskId: lookup.taskId }, pollPacing(settings)))) return false;
     // The task holds a slot of its account at the provider: the generation keeps (or takes) one there.
     if (!(await renewSlotLease(trx, stalled.id, settings.slotLeaseS))) await leaseSlots(trx, [stalled.id], settings.slotLeaseS, [keyFingerprint(account.apiKey)]);
     return true;

@@ -4,7 +4,7 @@ import { markProcessing } from '../../../db/generations/mark-processing';
 import { syncProviderAccounts } from '../../../pool/accounts';
 import { openSse, type SseConnection } from '../../../scripts/loadtest/sse-client';
 import { expectError } from '../../accounts';
-import { balanceOf, insertEffect, ledgerOf, photo, registeredPushDevice, startPipeline, statusOf, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
+import { balanceOf, distantPolls, insertEffect, ledgerOf, photo, registeredPushDevice, startPipeline, statusOf, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../wait';
@@ -34,7 +34,7 @@ describe('queue position and cancel (README, "Queue position" and "Cancel")', fu
 
   const detail = async (id: string, as: TestUser = user) => (await t.api.get(`/v1/generations/${id}`, { token: as.token })).body;
   const claim = (id: string) => services().db('generations').where({ id }).update({ dispatch_until: services().db.raw("now() + interval '1 minute'") });
-  const processing = (id: string) => markProcessing(services().db, { generationId: id, accountId: 1, taskId: `task-${id}`, firstPollInMs: 60_000 });
+  const processing = (id: string) => markProcessing(services().db, { generationId: id, accountId: 1, taskId: `task-${id}` }, distantPolls);
 
   describe('queue_position and estimated_wait_s on GET /v1/generations/{id}', () => {
     it('counts the waiting generations ahead in FIFO order, every user\'s; 1 is the next to be submitted', async () => {

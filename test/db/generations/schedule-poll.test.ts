@@ -1,15 +1,16 @@
 import { expect } from 'chai';
+import { markProcessing } from '../../../db/generations/mark-processing';
 import { schedulePoll } from '../../../db/generations/schedule-poll';
 import { createKnex } from '../../../db/knex';
 import { syncProviderAccounts } from '../../../pool/accounts';
-import { insertGeneration } from '../../generation-fixtures';
+import { defaultPollPacing, insertGeneration } from '../../generation-fixtures';
 import { databaseUrl, resetDatabase, services } from '../../harness';
 import { makeUser } from '../../users';
 
 describe('schedulePoll: the next poll of a running task and its slot\'s lease, in one statement', () => {
   beforeEach(async () => {
     await resetDatabase();
-    await syncProviderAccounts(services().db, [{ apiKey: 'a', slots: 4 }]);
+    await syncProviderAccounts(services().db, [{ apiKey: 'a', slots: 4 }, { apiKey: 'b', slots: 2 }]);
   });
 
   /** A processing task started `ranS` ago, claimed by a poll, on a free slot whose lease it takes for a second. */
@@ -22,8 +23,19 @@ describe('schedulePoll: the next poll of a running task and its slot\'s lease, i
     });
     const slot = await db('provider_slots').whereNull('generation_id').orderBy(['account_id', 'slot_no']).first('account_id', 'slot_no');
     await db('provider_slots').where(slot).update({ generation_id: id, lease_expires_at: db.raw("now() + interval '1 second'") });
+    await db('generations').where({ id }).update({ provider_account_id: slot.account_id });
     return id;
   }
+
+  /** A task callback freed a slot of account `accountNo` (1 or 2) `agoS` seconds ago. */
+  async function calledBack(accountNo: number, agoS: number): Promise<void> {
+    const { db } = services();
+    const [account] = await db('provider_accounts').orderBy('id').offset(accountNo - 1).limit(1).pluck('id');
+    const slot = await db('provider_slots').where({ account_id: account }).whereNull('generation_id').orderBy('slot_no', 'desc').first('slot_no');
+    await db('provider_slots').where({ account_id: account, slot_no: slot.slot_no }).update({ called_back_at: db.raw("now() - ? * interval '1 second'", [agoS]) });
+  }
+
+  const inMs = async (id: string) => (await services().db('generations').where({ id }).first('next_poll_at')).next_poll_at.getTime() - Date.now();
 
   const state = async (id: string) => ({
     generation: await services().db('generations').where({ id }).first('next_poll_at', 'claimed_by'),
@@ -35,8 +47,8 @@ describe('schedulePoll: the next poll of a running task and its slot\'s lease, i
     try {
       const young = await polledTask(3);
       const old = await polledTask(3600);
-      await schedulePoll(oneConnection, young, { minMs: 100, maxMs: 5000, leaseS: 90 });
-      await schedulePoll(oneConnection, old, { minMs: 100, maxMs: 5000, leaseS: 90 });
+      await schedulePoll(oneConnection, young, { ...defaultPollPacing, leaseS: 90 });
+      await schedulePoll(oneConnection, old, { ...defaultPollPacing, leaseS: 90 });
       // Its commit skipped the flush for its own transaction only.
       expect((await oneConnection.raw('show synchronous_commit')).rows).to.deep.equal([{ synchronous_commit: 'on' }]);
       const [first, second] = [await state(young), await state(old)];
@@ -57,8 +69,51 @@ describe('schedulePoll: the next poll of a running task and its slot\'s lease, i
     await db('generations').where({ id: ended }).update({ status: 'failed', error_code: 'provider_error', finished_at: db.fn.now() });
     for (const id of [stored, ended]) {
       const before = await state(id);
-      await schedulePoll(db, id, { minMs: 100, maxMs: 5000, leaseS: 90 });
+      await schedulePoll(db, id, { ...defaultPollPacing, leaseS: 90 });
       expect(await state(id)).to.deep.equal(before);
     }
+  });
+
+  describe('while the provider\'s task callbacks arrive, polls are a sparse fallback', () => {
+    const pacing = { ...defaultPollPacing, callbackFallbackMinMs: 1000, callbackTrustS: 30, leaseS: 90 };
+
+    it('after 1/3 of the run so far, between callbackFallbackMinMs and maxMs, once a callback freed a slot of any account within callbackTrustS', async () => {
+      const { db } = services();
+      await calledBack(2, 5);
+      const [fresh, ranSix, old] = [await polledTask(0.5), await polledTask(6), await polledTask(3600)];
+      for (const id of [fresh, ranSix, old]) await schedulePoll(db, id, pacing);
+      expect(await inMs(fresh), 'at least callbackFallbackMinMs').to.be.within(700, 1050);
+      expect(await inMs(ranSix), '6 s / 3').to.be.within(1700, 2050);
+      expect(await inMs(old), 'capped at maxMs').to.be.within(4700, 5050);
+    });
+
+    it('polls densely again when the last callback is older than callbackTrustS', async () => {
+      const { db } = services();
+      await calledBack(1, 31);
+      await calledBack(2, 70);
+      const id = await polledTask(3);
+      await schedulePoll(db, id, pacing);
+      expect(await inMs(id), '3 s / 15').to.be.within(0, 250);
+    });
+
+    it('never trusts them with callbackTrustS 0', async () => {
+      const { db } = services();
+      await calledBack(1, 0);
+      const id = await polledTask(3);
+      await schedulePoll(db, id, { ...pacing, callbackTrustS: 0 });
+      expect(await inMs(id)).to.be.within(0, 250);
+    });
+
+    it('gives a new submission its first poll by the same pacing: callbackFallbackMinMs when trusted, minMs when not', async () => {
+      const { db } = services();
+      const [account] = await db('provider_accounts').orderBy('id').pluck('id');
+      const user = await makeUser();
+      const [dense, trusted] = [await insertGeneration(user.id, 'pending'), await insertGeneration(user.id, 'pending')];
+      expect(await markProcessing(db, { generationId: dense, accountId: account, taskId: 'task-dense' }, { ...pacing, minMs: 300 })).to.equal(true);
+      await calledBack(2, 5);
+      expect(await markProcessing(db, { generationId: trusted, accountId: account, taskId: 'task-trusted' }, { ...pacing, minMs: 300 })).to.equal(true);
+      expect(await inMs(trusted)).to.be.within(700, 1050);
+      expect(await inMs(dense)).to.be.within(0, 350);
+    });
   });
 });

@@ -12,7 +12,7 @@ import { earningTerms } from '../../../db/user-effects/record-earning';
 import { syncProviderAccounts } from '../../../pool/accounts';
 import { leaseSlots } from '../../../pool/lease-slots';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
-import { balanceOf, insertEffect, ledgerOf, photo, registeredPushDevice, storedUpload } from '../../generation-fixtures';
+import { balanceOf, defaultPollPacing, insertEffect, ledgerOf, photo, registeredPushDevice, storedUpload } from '../../generation-fixtures';
 import { databaseUrl, resetDatabase, services } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../wait';
@@ -47,7 +47,7 @@ describe('generation state machine', () => {
   }
 
   const transaction = <T>(work: (trx: import('knex').Knex.Transaction) => Promise<T>) => services().db.transaction(work);
-  const processing = (id: string) => markProcessing(services().db, { generationId: id, accountId: 1, taskId: 'task-1', firstPollInMs: 100 });
+  const processing = (id: string) => markProcessing(services().db, { generationId: id, accountId: 1, taskId: 'task-1' }, defaultPollPacing);
   const failed = (id: string, from: 'pending' | 'processing', errorCode = 'provider_error') => transaction((trx) => failGeneration(trx, services().boss, { generationId: id, from, errorCode }));
   const stored = (id: string) => transaction((trx) => markResultStored(trx, services().boss, { generationId: id, key: `results/${user.id}/${id}.jpg`, contentType: 'image/jpeg' }));
   const succeeded = (id: string) => transaction((trx) => succeedGeneration(trx, services().boss, { generationId: id, preview: null }, earningTerms(services().config)));

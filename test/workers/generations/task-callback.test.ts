@@ -6,7 +6,7 @@ import { markProcessing } from '../../../db/generations/mark-processing';
 import { recordTaskCallback } from '../../../db/generations/record-task-callback';
 import { schedulePoll } from '../../../db/generations/schedule-poll';
 import { taskCallbackUrl } from '../../../pool/provider/task-callback';
-import { insertDemoEffects, insertGeneration, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
+import { defaultPollPacing, distantPolls, insertDemoEffects, insertGeneration, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { databaseUrl, resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser } from '../../users';
 
@@ -26,7 +26,7 @@ describe('provider task callbacks', function () {
     /** Everything a callback may change: the generation's poll and callback mark, and who holds the slots. */
     const state = async () => ({
       generation: await services().db('generations').where({ id: generationId }).first('status', 'next_poll_at', 'task_callback_at'),
-      slots: await services().db('provider_slots').orderBy('slot_no').select('slot_no', 'generation_id', 'lease_expires_at'),
+      slots: await services().db('provider_slots').orderBy('slot_no').select('slot_no', 'generation_id', 'lease_expires_at', 'called_back_at'),
     });
 
     beforeEach(async () => {
@@ -86,6 +86,9 @@ describe('provider task callbacks', function () {
         expect((await call(url)).status).to.equal(200);
         const after = await state();
         expect(after.slots[0]).to.include({ generation_id: null, lease_expires_at: null });
+        // The account's callbacks arrive: its tasks' polls become a sparse fallback (schedule-poll.ts).
+        expect(after.slots[0].called_back_at.getTime()).to.be.within(Date.now() - 5000, Date.now());
+        expect(after.slots[1].called_back_at, 'the other slot').to.equal(null);
         expect(after.generation.task_callback_at).to.be.an.instanceOf(Date);
         expect(after.generation.next_poll_at.getTime()).to.be.at.most(Date.now());
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -114,12 +117,12 @@ describe('provider task callbacks', function () {
 
       // That poll had heard "running" before the task finished: it makes the next one due soon, not in seconds.
       await db('generations').where({ id: generationId }).update({ started_at: db.raw("now() - interval '10 minutes'") });
-      await schedulePoll(db, generationId, { minMs: 100, maxMs: 5000, leaseS: 90 });
+      await schedulePoll(db, generationId, { ...defaultPollPacing, leaseS: 90 });
       const { next_poll_at: next, claimed_by: claimedBy } = await db('generations').where({ id: generationId }).first('next_poll_at', 'claimed_by');
       expect(claimedBy).to.equal(null);
       expect(next.getTime() - Date.now()).to.be.below(1000);
       await db('generations').where({ id: otherId }).update({ status: 'processing', started_at: db.raw("now() - interval '10 minutes'") });
-      await schedulePoll(db, otherId, { minMs: 100, maxMs: 5000, leaseS: 90 });
+      await schedulePoll(db, otherId, { ...defaultPollPacing, leaseS: 90 });
       const other = await db('generations').where({ id: otherId }).first('next_poll_at');
       expect(other.next_poll_at.getTime() - Date.now(), 'without a callback: the growing interval').to.be.above(4000);
     });
@@ -133,7 +136,7 @@ describe('provider task callbacks', function () {
 
     it('keeps a callback that comes before the submission is recorded (200): the record of that task makes its first poll due at once, of another task not', async () => {
       const { db } = services();
-      const record = (id: string, taskId: string) => markProcessing(db, { generationId: id, accountId, taskId, firstPollInMs: 60_000 });
+      const record = (id: string, taskId: string) => markProcessing(db, { generationId: id, accountId, taskId }, distantPolls);
       const before = await state();
       expect((await call(signed(otherId))).status).to.equal(200);
       expect(await state(), 'the slots and the other generation').to.deep.equal(before);
@@ -159,7 +162,7 @@ describe('provider task callbacks', function () {
       await db('provider_slots').where({ slot_no: 2 }).update({ generation_id: otherId, lease_expires_at: db.raw("now() + interval '1 hour'") });
       const recording = await db.transaction();
       try {
-        expect(await markProcessing(recording, { generationId: otherId, accountId, taskId: 'task-1', firstPollInMs: 60_000 })).to.equal(true);
+        expect(await markProcessing(recording, { generationId: otherId, accountId, taskId: 'task-1' }, distantPolls)).to.equal(true);
         // The callback's statement sees the generation pending and waits for the row the record holds.
         const answered = call(signed(otherId));
         await new Promise((resolve) => setTimeout(resolve, 200));
@@ -222,6 +225,28 @@ describe('provider task callbacks', function () {
       const row = await services().db('generations').where({ id: answer.body.id }).first('started_at', 'result_stored_at');
       expect(row.result_stored_at.getTime() - row.started_at.getTime()).to.be.below(2500);
       expect(pipeline.simulator.stats()).to.include({ completed: 1, callbackCalls: 1 });
+    });
+
+    it('polls a task only as a fallback once callbacks arrive: 15 polls of a 1.5 s task before the first callback, 2 after', async () => {
+      pipeline = await startPipeline({
+        config: { PROVIDER_CALLBACK_BASE_URL: t.app.url, SLOT_LEASE_S: '10', POLL_MIN_INTERVAL_MS: '100', POLL_MAX_INTERVAL_MS: '4000', CALLBACK_FALLBACK_POLL_MIN_MS: '1000' },
+        simulator: { latencyMs: 1500 },
+      });
+      const effects = await insertDemoEffects();
+      const user = await makeUser({ guest: true, balance: 100 });
+      const upload = await storedUpload(user.id, await photo());
+      const pollsOfOne = async () => {
+        const before = pipeline!.simulator.stats().polls;
+        const answer = await t.api.post('/v1/generations', { effect_id: effects['winter-portrait'], characters: [[upload]] }, { token: user.token });
+        expect(await waitForTerminal(answer.body.id)).to.deep.equal({ status: 'succeeded', error_code: null });
+        const row = await services().db('generations').where({ id: answer.body.id }).first('task_callback_at');
+        expect(row.task_callback_at, 'called back').to.be.an.instanceOf(Date);
+        return pipeline!.simulator.stats().polls - before;
+      };
+      // Every 100 ms while it runs, and the one that reads the outcome.
+      expect(await pollsOfOne(), 'no callback seen yet').to.be.within(8, 20);
+      // At 1 s and 1.33 s, and the one that reads the outcome.
+      expect(await pollsOfOne(), 'callbacks arrive').to.be.within(1, 4);
     });
 
     it('still finishes by polling when the callback never arrives', async () => {
