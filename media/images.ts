@@ -34,13 +34,20 @@ export async function probeImage(buffer: Buffer): Promise<ImageInfo> {
   };
 }
 
+/**
+ * libwebp's compression effort (0 to 6; sharp's default is 4). At 2 a 480-pixel thumb costs half the
+ * CPU of the default for 4 to 7% more bytes at the same quality: the thumb of every generation is
+ * made on the worker that hands slots over, and a phone barely notices 300 bytes.
+ */
+const WEBP_EFFORT = 2;
+
 /** WebP whose short side is `shortSide`, or the original size when that is smaller; transparency is kept. */
 export async function webpCopy(buffer: Buffer, shortSide: number): Promise<Buffer> {
   return readingImage(() =>
     sharp(buffer)
       .autoOrient()
       .resize({ width: shortSide, height: shortSide, fit: 'outside', withoutEnlargement: true })
-      .webp({ quality: 80 })
+      .webp({ quality: 80, effort: WEBP_EFFORT })
       .toBuffer(),
   );
 }
