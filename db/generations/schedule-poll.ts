@@ -8,8 +8,9 @@ import { commitWithoutFlush } from '../commit-without-flush';
  * delay in noticing the end stays near 3% of the run on average (7% at worst). While the provider's
  * task callbacks reach us (one came within `callbackTrustS`, on any account: they come to the URL
  * we give with each task, so it is our address that they prove), a callback brings the end at once,
- * and polls are only the fallback for a lost one: after 1/3 of the run so far, between
- * `callbackFallbackMinMs` and `maxMs`. That is 2 polls of a 1.5 s task instead of 15. When
+ * and polls are only the fallback for a lost one: after 1/3 of the run so far, at least
+ * `callbackFallbackMinMs` and `minMs`, at most `maxMs` (never sooner than polling alone would). That
+ * is 2 polls of a 1.5 s task instead of 15. When
  * callbacks stop coming, every task is polled densely again within `callbackTrustS`.
  */
 export interface PollPacing {
@@ -38,7 +39,7 @@ export function nextPollInMsSql(ranMs: string): string {
   return `case when exists (
       select 1 from provider_slots where called_back_at > now() - :callbackTrustS * interval '1 second'
     )
-    then least(:maxMs, greatest(:callbackFallbackMinMs, ${ranMs} / 3))
+    then least(:maxMs, greatest(:minMs, :callbackFallbackMinMs, ${ranMs} / 3))
     else least(:maxMs, greatest(:minMs, ${ranMs} / 15)) end`;
 }
 

@@ -96,6 +96,14 @@ describe('schedulePoll: the next poll of a running task and its slot\'s lease, i
       expect(await inMs(id), '3 s / 15').to.be.within(0, 250);
     });
 
+    it('never polls sooner than polling alone would: minMs above callbackFallbackMinMs holds', async () => {
+      const { db } = services();
+      await calledBack(2, 5);
+      const id = await polledTask(0.5);
+      await schedulePoll(db, id, { ...pacing, minMs: 3000, callbackFallbackMinMs: 1000 });
+      expect(await inMs(id)).to.be.within(2700, 3050);
+    });
+
     it('never trusts them with callbackTrustS 0', async () => {
       const { db } = services();
       await calledBack(1, 0);
