@@ -106,25 +106,33 @@ export function processCpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/** The pid of the Postgres postmaster and those of its live children (backends, walwriter…), from /proc (Linux). */
+async function postgresProcesses({ db }: { db: Knex }): Promise<{ postmaster: number; children: number[] }> {
+  const { rows } = await db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
+  const parentOf = (pid: number | string) => Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  const postmaster = parentOf(rows[0].pid);
+  const children = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry) && ifAlive(() => parentOf(entry)) === postmaster).map(Number);
+  return { postmaster, children };
+}
+
+/** Runs `read` on a process that may have ended since it was listed: undefined then. */
+function ifAlive<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * CPU ms the Postgres server has used: the postmaster with the children it has reaped, and its
  * live children (backends, walwriter…), from /proc (Linux).
  */
-export async function postgresCpuMs({ db }: { db: Knex }): Promise<number> {
-  const { rows } = await db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
-  const parentOf = (pid: number | string) => Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-  const postmaster = parentOf(rows[0].pid);
+export async function postgresCpuMs(services: { db: Knex }): Promise<number> {
+  const { postmaster, children } = await postgresProcesses(services);
   const fields = readFileSync(`/proc/${postmaster}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  let ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (parentOf(entry) === postmaster) ticks += processCpuMs(Number(entry)) / 10;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return ticks * 10;
+  const ownMs = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
+  return children.reduce((sum, pid) => sum + (ifAlive(() => processCpuMs(pid)) ?? 0), ownMs);
 }
 
 /**
@@ -133,10 +141,8 @@ export async function postgresCpuMs({ db }: { db: Knex }): Promise<number> {
  * that process is not named or `ss` is missing; a background process (walwriter, checkpointer, autovacuum…) by its
  * title. Reaped processes are not counted: compare two readings of long-lived connections.
  */
-export async function postgresCpuByClient({ db }: { db: Knex }, clients: Record<string, number>): Promise<Record<string, number>> {
-  const { rows } = await db.raw<{ rows: { pid: number }[] }>('select pg_backend_pid() as pid');
-  const parentOf = (pid: number | string) => Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-  const postmaster = parentOf(rows[0].pid);
+export async function postgresCpuByClient(services: { db: Knex }, clients: Record<string, number>): Promise<Record<string, number>> {
+  const { children } = await postgresProcesses(services);
   const nameOfPid = new Map(Object.entries(clients).map(([name, pid]) => [pid, name]));
   const ownerOfPort = new Map<number, string>();
   for (const line of socketTable().split('\n')) {
@@ -144,17 +150,12 @@ export async function postgresCpuByClient({ db }: { db: Knex }, clients: Record<
     if (match) ownerOfPort.set(Number(match[1]), nameOfPid.get(Number(match[2])) ?? 'other clients');
   }
   const byOwner: Record<string, number> = {};
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (parentOf(entry) !== postmaster) continue;
-      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
-      const port = /\((\d+)\)/.exec(title)?.[1];
-      const owner = port ? ownerOfPort.get(Number(port)) ?? 'other clients' : title.replace(/^postgres:\s*/, '').replace(/\s.*$/, '');
-      byOwner[owner] = (byOwner[owner] ?? 0) + processCpuMs(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
+  for (const pid of children) {
+    const reading = ifAlive(() => ({ title: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim(), ms: processCpuMs(pid) }));
+    if (!reading) continue;
+    const port = /\((\d+)\)/.exec(reading.title)?.[1];
+    const owner = port ? ownerOfPort.get(Number(port)) ?? 'other clients' : reading.title.replace(/^postgres:\s*/, '').replace(/\s.*$/, '');
+    byOwner[owner] = (byOwner[owner] ?? 0) + reading.ms;
   }
   return byOwner;
 }
