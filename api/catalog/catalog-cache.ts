@@ -135,7 +135,17 @@ export class CatalogCache {
    * for the memory budget. `within`, the freshness of something made from this value, is limited
    * to this value's.
    */
-  async remember<T>(key: string, bytes: (value: T) => number, compute: (freshness: Freshness) => Promise<T>, within?: Freshness, keep: (key: string) => boolean = keepAlways): Promise<T> {
+  remember<T>(key: string, bytes: (value: T) => number, compute: (freshness: Freshness) => Promise<T>, within?: Freshness): Promise<T> {
+    return this.kept(key, bytes, compute, { within, keep: keepAlways });
+  }
+
+  /** `remember`, keeping a computed value only when `keep` says so for its key. */
+  private async kept<T>(
+    key: string,
+    bytes: (value: T) => number,
+    compute: (freshness: Freshness) => Promise<T>,
+    { within, keep }: { within?: Freshness; keep: (key: string) => boolean },
+  ): Promise<T> {
     if (!this.isLive()) {
       // Kick a new subscription after a failed one; this request is answered uncached.
       void this.start();
@@ -189,7 +199,7 @@ export class CatalogCache {
     compute: (freshness: Freshness) => Promise<T | null>,
     options: { keepWhenAskedAgain?: boolean; json?: (value: T) => string } = {},
   ): Promise<CatalogAnswer<T> | null> {
-    return this.remember<CatalogAnswer<T> | null>(
+    return this.kept<CatalogAnswer<T> | null>(
       `answer\u0000${key}`,
       // The value and its bytes are both kept: count the bytes twice and a little more.
       (answer) => (answer ? answer.body.length * 3 : 64),
@@ -199,8 +209,7 @@ export class CatalogCache {
         const body = Buffer.from(options.json ? options.json(value) : JSON.stringify(value));
         return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
       },
-      undefined,
-      options.keepWhenAskedAgain ? (answerKey) => this.askedAgain(answerKey) : keepAlways,
+      { keep: options.keepWhenAskedAgain ? (answerKey) => this.askedAgain(answerKey) : keepAlways },
     );
   }
 
