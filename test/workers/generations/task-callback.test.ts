@@ -245,7 +245,7 @@ describe('provider task callbacks', function () {
       };
       // Every 100 ms while it runs, and the one that reads the outcome.
       expect(await pollsOfOne(), 'no callback seen yet').to.be.within(8, 20);
-      // At 1 s and 1.33 s, and the one that reads the outcome.
+      // At 1 s ("running"; the next would be 1 s later), then the one the callback makes due, which reads the outcome.
       expect(await pollsOfOne(), 'callbacks arrive').to.be.within(1, 4);
     });
 
