@@ -388,6 +388,8 @@ function generationSettings(env: Env) {
     providerAccounts: providerAccounts(env, 'PROVIDER_ACCOUNTS', 'sim-account-1:4,sim-account-2:4'),
     pendingTimeoutS: integer(env, 'PENDING_TIMEOUT_S', 900, 1),
     providerTimeoutS: integer(env, 'PROVIDER_TIMEOUT_S', 3600, 1),
+    /** The provider keeps uploaded files (`POST /v1/files`): the photos of generations waiting for a slot are staged there. */
+    providerFileStore: flag(env, 'PROVIDER_FILE_STORE', true),
     slotLeaseS: integer(env, 'SLOT_LEASE_S', 60, 1, 3600),
     pollClaimS: integer(env, 'POLL_CLAIM_S', 30, 1, 3600),
     pollMinIntervalMs: integer(env, 'POLL_MIN_INTERVAL_MS', 100, 10),

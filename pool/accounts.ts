@@ -70,6 +70,12 @@ export class AccountKeys {
     this.fingerprints = accounts.map((account) => keyFingerprint(account.apiKey));
   }
 
+  /** The key files are staged with at the provider (`ProviderAdapter.stageFile`): its links serve every account's tasks. */
+  fileKey(): ProviderAccount | null {
+    const [first] = this.accounts;
+    return first ? { apiKey: first.apiKey } : null;
+  }
+
   /** The key of account `id`, or null when this process does not know it (a key removed from configuration). */
   async keyOf(id: number): Promise<ProviderAccount | null> {
     if (!this.byId.has(id)) await this.load();

@@ -91,6 +91,8 @@ export interface GenerationBenchResult {
     /** ms the provider spent reading a task's photos (download from the object store, decode) before its latency: its own slot time. */
     inputReadMeanMs: number;
     inputReadP99Ms: number;
+    /** Photos the provider read from its own file store (staged ahead of the slot) rather than downloaded. */
+    stagedInputsRead: number;
     /** The throughput as a share of S / (L + the mean read): the ideal that leaves the provider's own reading out of the caller's waste. */
     shareOfIdealWithReads: number;
     /** Polls of a task's state (`GET /v1/tasks/{id}`) per generation. */
@@ -385,6 +387,7 @@ export async function benchGenerations(services: Services, options: GenerationBe
         slotGapsMs: after.slotGapsMs.slice(firstGap),
         callbackAnswersMs: after.callbackAnswersMs.slice(before.callbackAnswersMs.length),
         inputReadsMs: after.inputReadsMs.slice(before.inputReadsMs.length),
+        stagedInputsRead: after.stagedInputsRead - before.stagedInputsRead,
         pollsPerGeneration: (after.polls - before.polls) / queued.ids.length,
       };
     } finally {
@@ -415,6 +418,7 @@ export async function benchGenerations(services: Services, options: GenerationBe
       callbackAnsweredP99Ms: percentileOf(timed.callbackAnswersMs, 0.99),
       inputReadMeanMs,
       inputReadP99Ms: percentileOf(timed.inputReadsMs, 0.99),
+      stagedInputsRead: timed.stagedInputsRead,
       shareOfIdealWithReads: perSecond / (slots / ((options.latencyMs + inputReadMeanMs) / 1000)),
       pollsPerGeneration: timed.pollsPerGeneration,
     },
@@ -462,7 +466,7 @@ export function formatGenerationBench(result: GenerationBenchResult): string {
       + ` = ${(timed.shareOfIdeal * 100).toFixed(1)}% of S/L (goal >= 97%); to succeeded incl. previews: ${(timed.succeededShareOfIdeal * 100).toFixed(1)}%`,
     `slot freed at the provider -> next submission on it (${timed.slotGaps} hand-overs): p50 ${timed.slotGapP50Ms} ms, p99 ${timed.slotGapP99Ms} ms (goal < 20 / < 50 ms);`
       + ` its first part, task end -> the web role's answer to the callback (slot freed, NOTIFY sent): p50 ${timed.callbackAnsweredP50Ms} ms, p99 ${timed.callbackAnsweredP99Ms} ms`,
-    `the provider's own reading of a task's photo before its latency (download from the embedded object store, decode): mean ${timed.inputReadMeanMs.toFixed(1)} ms, p99 ${timed.inputReadP99Ms} ms;`
+    `the provider's own reading of a task's photo before its latency (from its file store when staged ahead, ${timed.stagedInputsRead} of ${timed.generations}, else downloaded from the embedded object store; decoded): mean ${timed.inputReadMeanMs.toFixed(1)} ms, p99 ${timed.inputReadP99Ms} ms;`
       + ` against S / (L + that mean) the throughput is ${(timed.shareOfIdealWithReads * 100).toFixed(1)}%`,
     `the same with every callback lost (polling alone, same run): ${(result.latencyLPolling.shareOfIdeal * 100).toFixed(1)}% of S/L, hand-over p50 ${result.latencyLPolling.slotGapP50Ms} ms, p99 ${result.latencyLPolling.slotGapP99Ms} ms`,
     `polls of a task's state per generation: ${timed.pollsPerGeneration.toFixed(1)} with callbacks (a fallback while they arrive), ${result.latencyLPolling.pollsPerGeneration.toFixed(1)} with every callback lost`,

@@ -3,7 +3,7 @@ import { lockedFreeSlots } from '../../pool/free-slot';
 import type { KnownAccounts, Lease } from '../../pool/lease-slots';
 import type { GenerationRow } from './model';
 
-export type ClaimedGeneration = Pick<GenerationRow, 'id' | 'model' | 'inputs' | 'prompt'> & {
+export type ClaimedGeneration = Pick<GenerationRow, 'id' | 'model' | 'inputs' | 'prompt' | 'staged_inputs'> & {
   /** Its photos were read ahead of the slot (`inputs_checked_at`): the submission need not read them. */
   inputs_checked: boolean;
 };
@@ -85,7 +85,10 @@ export async function claimNextWithSlots(
        from tickets t join free f on f.rank = t.rank
        where g.id = any(array(select generation_id from tickets)) and g.id = t.generation_id and g.status = 'pending' and (g.dispatch_until is null or g.dispatch_until < now())
          and g.submission_account_id is null
-       returning g.id, g.model, g.inputs, g.prompt, g.inputs_checked_at is not null as inputs_checked, f.account_id, f.slot_no, t.job_id
+       returning g.id, g.model, g.inputs, g.prompt, g.inputs_checked_at is not null as inputs_checked,
+         -- Staged photos only while the provider keeps them a while yet (its clock may run ahead of ours).
+         case when g.staged_inputs_until > now() + interval '1 minute' then g.staged_inputs end as staged_inputs,
+         f.account_id, f.slot_no, t.job_id
      ), leased as (
        update provider_slots s
        set generation_id = c.id, user_effect_id = null, lease_expires_at = now() + :leaseS * interval '1 second'

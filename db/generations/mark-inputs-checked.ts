@@ -1,10 +1,21 @@
 import type { Knex } from 'knex';
+import type { ProviderInput } from '../../pool/provider/adapter';
 
-/** pending (photos unchecked) -> pending (photos fine): the dispatcher will not read them again. Guarded by the status. */
-export async function markInputsChecked(db: Knex, generationId: string): Promise<boolean> {
+/** Photos staged with the provider: its links, and until when it keeps them. */
+export interface StagedInputs {
+  inputs: ProviderInput[];
+  until: Date;
+}
+
+/**
+ * pending (photos unchecked) -> pending (photos fine, and staged with the provider when `staged`):
+ * the dispatcher will not read them again. Guarded by the status.
+ */
+export async function markInputsChecked(db: Knex, generationId: string, staged: StagedInputs | null): Promise<boolean> {
   const checked = await db.raw<{ rowCount: number }>(
-    "update generations set inputs_checked_at = now(), checking_until = null where id = :generationId and status = 'pending'",
-    { generationId },
+    `update generations set inputs_checked_at = now(), checking_until = null, staged_inputs = :inputs::jsonb, staged_inputs_until = :until
+     where id = :generationId and status = 'pending'`,
+    { generationId, inputs: staged && JSON.stringify(staged.inputs), until: staged?.until ?? null },
   );
   return checked.rowCount === 1;
 }

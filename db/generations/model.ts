@@ -1,5 +1,7 @@
 /** Types of the generations domain: rows as stored, and the pieces the pipeline passes around. */
 
+import type { ProviderInput } from '../../pool/provider/adapter';
+
 export type GenerationStatus = 'pending' | 'processing' | 'succeeded' | 'failed';
 export const generationStatuses: GenerationStatus[] = ['pending', 'processing', 'succeeded', 'failed'];
 
@@ -46,6 +48,9 @@ export interface GenerationRow {
   dispatch_until: Date | null;
   dispatch_attempts: number;
   inputs_checked_at: Date | null;
+  /** The photos as staged with the provider ahead of the slot (its links, in `inputs` order), kept by it until `staged_inputs_until`. */
+  staged_inputs: ProviderInput[] | null;
+  staged_inputs_until: Date | null;
   checking_until: Date | null;
   provider_account_id: number | null;
   provider_task_id: string | null;

@@ -4,7 +4,10 @@ export interface ProviderAccount {
   apiKey: string;
 }
 
-/** A photo the provider downloads itself (a presigned link of our storage); `person` is the 0-based person index. */
+/**
+ * A photo the provider reads itself: a presigned link of our storage, or the link of a file staged
+ * with the provider (`stageFile`); `person` is the 0-based person index.
+ */
 export interface ProviderInput {
   url: string;
   person: number;
@@ -51,6 +54,11 @@ export type PollOutcome =
   | { kind: 'failed'; errorCode: string; message: string | null }
   | { kind: 'unavailable'; reason: string };
 
+/** `staged`: the provider keeps the file at `url` until `expiresAt`; `unavailable`: not now (the caller sends its own link instead). */
+export type StageOutcome =
+  | { kind: 'staged'; url: string; expiresAt: Date }
+  | { kind: 'unavailable'; reason: string };
+
 export interface ProviderResult {
   body: Buffer;
   contentType: string;
@@ -67,4 +75,9 @@ export interface ProviderAdapter {
   findTask(account: ProviderAccount, clientReference: string): Promise<TaskLookup>;
   poll(account: ProviderAccount, taskId: string): Promise<PollOutcome>;
   fetchResult(url: string): Promise<ProviderResult>;
+  /**
+   * Uploads a photo to the provider's file store, so that a task naming its link starts without
+   * downloading it (slot time). Optional: a provider without a file store is sent our links.
+   */
+  stageFile?(account: ProviderAccount, file: { body: Buffer; contentType: string }): Promise<StageOutcome>;
 }

@@ -29,7 +29,7 @@ export class AnswerTooLargeError extends NoAnswerError {
 export interface ExchangeOptions {
   method: 'GET' | 'POST';
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   timeoutMs: number;
   /** Ends the call early (a process that stops). */
   signal?: AbortSignal;

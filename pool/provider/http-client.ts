@@ -1,4 +1,4 @@
-import { ResultTooLargeError, type PollOutcome, type ProviderAccount, type ProviderAdapter, type ProviderRequest, type ProviderResult, type SubmitOutcome, type TaskLookup } from './adapter';
+import { ResultTooLargeError, type PollOutcome, type ProviderAccount, type ProviderAdapter, type ProviderRequest, type ProviderResult, type StageOutcome, type SubmitOutcome, type TaskLookup } from './adapter';
 import { errorCodeForFailedTask, errorCodeForRefusedPoll, errorCodeForRefusedSubmission } from './error-codes';
 import { AnswerTooLargeError, download, exchange, isSuccess, NoAnswerError } from './exchange';
 
@@ -8,6 +8,7 @@ export interface HttpProviderOptions {
   pollTimeoutMs?: number;
   lookupTimeoutMs?: number;
   resultTimeoutMs?: number;
+  stageTimeoutMs?: number;
   /** The largest result file taken (a provider's video is tens of MB; a runaway answer must not fill the worker's memory). */
   resultMaxBytes?: number;
 }
@@ -21,6 +22,12 @@ type Unavailable = { kind: 'unavailable'; reason: string };
 /** A call that got no answer; `sent`: the request may have reached the provider. */
 type NoAnswer = Unavailable & { sent: boolean };
 
+/** A request's body and its media type. */
+interface RequestBody {
+  contentType: string;
+  data: string | Buffer;
+}
+
 interface Answer {
   status: number;
   retryAfter: string | undefined;
@@ -30,7 +37,7 @@ interface Answer {
 /**
  * The provider's HTTP API (`POST /v1/tasks` with a `client_reference` and an optional `callback_url`
  * the provider POSTs the finished task to, `GET /v1/tasks/{id}`, `GET /v1/tasks?client_reference=`,
- * result links), each call one `exchange`.
+ * `POST /v1/files`, result links), each call one `exchange`.
  */
 export class HttpProviderAdapter implements ProviderAdapter {
   private readonly baseUrl: string;
@@ -38,6 +45,7 @@ export class HttpProviderAdapter implements ProviderAdapter {
   private readonly pollTimeoutMs: number;
   private readonly lookupTimeoutMs: number;
   private readonly resultTimeoutMs: number;
+  private readonly stageTimeoutMs: number;
   private readonly resultMaxBytes: number;
 
   constructor(options: HttpProviderOptions) {
@@ -46,13 +54,14 @@ export class HttpProviderAdapter implements ProviderAdapter {
     this.pollTimeoutMs = options.pollTimeoutMs ?? 15_000;
     this.lookupTimeoutMs = options.lookupTimeoutMs ?? 5000;
     this.resultTimeoutMs = options.resultTimeoutMs ?? 60_000;
+    this.stageTimeoutMs = options.stageTimeoutMs ?? 30_000;
     this.resultMaxBytes = options.resultMaxBytes ?? DEFAULT_RESULT_MAX_BYTES;
   }
 
   async submit(account: ProviderAccount, request: ProviderRequest): Promise<SubmitOutcome> {
     const { clientReference, callbackUrl, ...task } = request;
     const payload = { ...task, client_reference: clientReference, ...(callbackUrl === undefined ? {} : { callback_url: callbackUrl }) };
-    const answer = await this.call(account, 'POST', '/v1/tasks', this.submitTimeoutMs, payload);
+    const answer = await this.call(account, 'POST', '/v1/tasks', this.submitTimeoutMs, { contentType: 'application/json', data: JSON.stringify(payload) });
     if ('kind' in answer) return { kind: 'unavailable', reason: answer.reason, maybeAccepted: answer.sent };
     const { status, retryAfter, body } = answer;
     if (isSuccess(status)) {
@@ -107,12 +116,25 @@ export class HttpProviderAdapter implements ProviderAdapter {
     return { body: response.body, contentType: mediaType(response.headers['content-type']) };
   }
 
+  /** `POST /v1/files` with the photo as the body; `201 { url, expires_at }`. */
+  async stageFile(account: ProviderAccount, file: { body: Buffer; contentType: string }): Promise<StageOutcome> {
+    const answer = await this.call(account, 'POST', '/v1/files', this.stageTimeoutMs, { contentType: file.contentType, data: file.body });
+    if ('kind' in answer) return unavailable(answer.reason);
+    if (!isSuccess(answer.status)) return unavailable(`HTTP ${answer.status}`);
+    const url = field(answer.body, 'url');
+    const expiresAt = field(answer.body, 'expires_at');
+    const expiry = typeof expiresAt === 'string' ? new Date(expiresAt) : null;
+    if (typeof url !== 'string' || !/^https?:\/\//.test(url)) return unavailable('staged without a file link');
+    if (expiry === null || Number.isNaN(expiry.getTime())) return unavailable('staged without an expiry');
+    return { kind: 'staged', url, expiresAt: expiry };
+  }
+
   private async call(
     account: ProviderAccount,
     method: 'GET' | 'POST',
     path: string,
     timeoutMs: number,
-    payload?: unknown,
+    body?: RequestBody,
   ): Promise<Answer | NoAnswer> {
     try {
       const response = await exchange(`${this.baseUrl}${path}`, {
@@ -120,9 +142,9 @@ export class HttpProviderAdapter implements ProviderAdapter {
         headers: {
           authorization: `Bearer ${account.apiKey}`,
           accept: 'application/json',
-          ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(body === undefined ? {} : { 'content-type': body.contentType }),
         },
-        body: payload === undefined ? undefined : JSON.stringify(payload),
+        body: body?.data,
         timeoutMs,
       });
       return { status: response.status, retryAfter: response.headers['retry-after'], body: parseJson(response.body.toString()) };

@@ -16,15 +16,18 @@ export interface Still {
 
 /** Contract B: a photo above about 100 megapixels fails as `bad_input_image`. */
 const MAX_PIXELS = 100_000_000;
-const MAX_PHOTO_BYTES = 50 * 1024 * 1024;
+export const MAX_PHOTO_BYTES = 50 * 1024 * 1024;
 const DOWNLOAD_TIMEOUT_MS = 15_000;
 /** Small stills keep per-task work low under load; even sides suit H.264 in yuv420p. */
 const STILL_SHORT_SIDE = 480;
 
-/** Downloads every input the way a provider does, over HTTP. */
-export function downloadPhotos(urls: string[], signal: AbortSignal): Promise<Buffer[]> {
-  return Promise.all(urls.map((url, index) => downloadPhoto(url, signal).catch((error: unknown) => {
-    throw new BadInputImageError(`input ${index} could not be downloaded: ${(error as Error).message}`);
+/**
+ * Reads every input the way a provider does: a file staged with it (`staged` answers its bytes, or
+ * null for a link that is not one) from its own store, any other link over HTTP.
+ */
+export function readPhotos(urls: string[], signal: AbortSignal, staged: (url: string) => Promise<Buffer> | null): Promise<Buffer[]> {
+  return Promise.all(urls.map((url, index) => (staged(url) ?? downloadPhoto(url, signal)).catch((error: unknown) => {
+    throw new BadInputImageError(`input ${index} could not be read: ${(error as Error).message}`);
   })));
 }
 

@@ -11,8 +11,9 @@ import type { Logger } from '../../logger';
 import type { ProviderInput } from '../../pool/provider/adapter';
 import { exchange, isSuccess } from '../../pool/provider/exchange';
 import { AccountSlots, type Slot } from './account-slots';
-import { BadInputImageError, decodeStill, downloadPhotos, type Still } from './input-photo';
+import { BadInputImageError, decodeStill, MAX_PHOTO_BYTES, readPhotos, type Still } from './input-photo';
 import { modelBehaviour, type ModelBehaviour, type ModelInput } from './models';
+import { StagedFiles } from './staged-files';
 import { transcribe } from './transcription';
 
 export interface ProviderSimulatorOptions {
@@ -28,6 +29,8 @@ export interface ProviderSimulatorOptions {
   defaultConcurrency?: number;
   /** How long results and finished tasks are kept, so a long load test does not fill the disk. */
   resultTtlMs?: number;
+  /** How long a file uploaded with `POST /v1/files` is kept (an hour unless told). */
+  fileTtlMs?: number;
   log?: Logger;
 }
 
@@ -64,6 +67,10 @@ export interface ProviderSimulatorStats {
   callbackCalls: number;
   /** Tasks shown by `GET /v1/tasks/{id}`: the caller's polls. */
   polls: number;
+  /** Files uploaded with `POST /v1/files`. */
+  filesStaged: number;
+  /** Task inputs read from the provider's own file store instead of downloaded. */
+  stagedInputsRead: number;
 }
 
 export interface ProviderSimulator {
@@ -102,6 +109,7 @@ interface Settings {
   accounts: Map<string, number> | null;
   defaultConcurrency: number;
   resultTtlMs: number;
+  fileTtlMs: number;
   log: Logger | undefined;
 }
 
@@ -113,6 +121,7 @@ const MAX_INPUTS = 16;
 const MAX_REFERENCE_LENGTH = 200;
 const DEFAULT_CONCURRENCY = 4;
 const DEFAULT_RESULT_TTL_MS = 15 * 60_000;
+const DEFAULT_FILE_TTL_MS = 60 * 60_000;
 /** Before each attempt of a task callback. */
 const callbackBackoffMs = [0, 50, 250];
 /** Heavy renders (video encodes) run a few at a time, so a load test leaves the machine usable. */
@@ -145,7 +154,8 @@ class Simulator {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly heavyRenders = pLimit(HEAVY_RENDERS);
   private readonly sweeper: NodeJS.Timeout;
-  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0, resultsServed: 0, callbackCalls: 0, polls: 0 };
+  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0, resultsServed: 0, callbackCalls: 0, polls: 0, filesStaged: 0, stagedInputsRead: 0 };
+  private readonly files: StagedFiles;
   /** By API key: when each freed slot became free, oldest first, until a submission takes it. */
   private readonly freedAt = new Map<string, number[]>();
   private readonly slotGapsMs: number[] = [];
@@ -158,7 +168,8 @@ class Simulator {
     private readonly settings: Settings,
     private readonly dir: string,
   ) {
-    this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(settings.resultTtlMs, 60_000))).unref();
+    this.files = new StagedFiles(path.join(dir, 'files'), settings.fileTtlMs);
+    this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(settings.resultTtlMs, settings.fileTtlMs, 60_000))).unref();
   }
 
   listen(port: number, host: string): Promise<string> {
@@ -198,7 +209,10 @@ class Simulator {
       const { pathname } = new URL(req.url ?? '/', 'http://simulator');
       const taskPath = /^\/v1\/tasks\/([^/]+)$/.exec(pathname);
       const resultPath = /^\/results\/([^/]+)$/.exec(pathname);
+      const filePath = /^\/v1\/files\/([^/]+)$/.exec(pathname);
       if (req.method === 'POST' && pathname === '/v1/tasks') await this.submit(req, res);
+      else if (req.method === 'POST' && pathname === '/v1/files') await this.stageFile(req, res);
+      else if (req.method === 'GET' && filePath) await this.serveFile(res, filePath[1]);
       else if (req.method === 'GET' && pathname === '/v1/tasks') this.findByReference(req, res);
       else if (req.method === 'POST' && pathname === '/v1/transcriptions') await this.transcribe(req, res);
       else if (req.method === 'GET' && taskPath) this.show(req, res, taskPath[1]);
@@ -237,7 +251,7 @@ class Simulator {
     const arrivedAt = Date.now();
     let still: Still | null = null;
     try {
-      const photos = await downloadPhotos(request.inputs.map((input) => input.url), this.lifetime.signal);
+      const photos = await readPhotos(request.inputs.map((input) => input.url), this.lifetime.signal, (url) => this.stagedInput(url));
       if (photos.length) still = await decodeStill(photos[0]);
     } catch (error) {
       const judged = error instanceof BadInputImageError && behaviour.kind === 'renders' && behaviour.judgesPhotos;
@@ -262,6 +276,37 @@ class Simulator {
     if (!rendersInBackground) await outcome;
     this.track(this.finish(task, outcome));
     sendJson(res, 202, { id: task.id, status: 'queued' });
+  }
+
+  /**
+   * `POST /v1/files`: the body is kept as a file tasks can name by the link answered (readable by
+   * anyone who has it, as a storage CDN's), until `expires_at`.
+   */
+  private async stageFile(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (this.authenticate(req) === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
+    const body = await readBytes(req, MAX_PHOTO_BYTES);
+    if (body === null) return sendError(res, 413, 'too_large', `file above ${MAX_PHOTO_BYTES} bytes`);
+    if (body.length === 0) return sendError(res, 400, 'invalid_request', 'the file is empty');
+    const file = await this.files.put(body, req.headers['content-type'] ?? 'application/octet-stream');
+    this.counts.filesStaged += 1;
+    sendJson(res, 201, { id: file.id, url: this.fileUrl(file.id), expires_at: new Date(file.expiresAt).toISOString() });
+  }
+
+  private fileUrl(id: string): string {
+    return `${this.url}/v1/files/${id}`;
+  }
+
+  /** A task input that names a staged file: its bytes from this store; null for any other link. */
+  private stagedInput(url: string): Promise<Buffer> | null {
+    const prefix = this.fileUrl('');
+    if (!url.startsWith(prefix)) return null;
+    this.counts.stagedInputsRead += 1;
+    return this.files.read(url.slice(prefix.length));
+  }
+
+  private async serveFile(res: http.ServerResponse, id: string): Promise<void> {
+    const file = this.files.get(id);
+    if (!file || !(await sendFile(res, this.files.pathOf(id), file.contentType))) sendError(res, 404, 'not_found', 'no such file');
   }
 
   private async produce(task: Task, behaviour: ModelBehaviour, input: ModelInput): Promise<TaskOutcome> {
@@ -377,15 +422,13 @@ class Simulator {
   private async serveResult(res: http.ServerResponse, fileName: string): Promise<void> {
     const state = this.tasks.get(fileName.split('.')[0])?.state;
     if (state?.status !== 'succeeded' || state.result.fileName !== fileName) return sendError(res, 404, 'not_found', 'no such result');
-    const size = await stat(state.result.filePath).then((stats) => stats.size, () => null);
-    if (size === null) return sendError(res, 404, 'not_found', 'no such result');
+    if (!(await sendFile(res, state.result.filePath, state.result.contentType))) return sendError(res, 404, 'not_found', 'no such result');
     this.counts.resultsServed += 1;
-    res.writeHead(200, { 'content-type': state.result.contentType, 'content-length': size });
-    createReadStream(state.result.filePath).on('error', () => res.destroy()).pipe(res);
   }
 
   private sweep(): void {
     const now = Date.now();
+    this.files.sweep(now, (error) => this.settings.log?.warn({ err: error }, 'could not delete a staged file'));
     let count = 0;
     while (count < this.expiring.length && this.expiring[count].expiresAt <= now) count += 1;
     for (const { task } of this.expiring.splice(0, count)) {
@@ -421,6 +464,7 @@ function checkedSettings(options: ProviderSimulatorOptions): Settings {
       : null,
     defaultConcurrency: concurrencyCap('defaultConcurrency', options.defaultConcurrency ?? DEFAULT_CONCURRENCY),
     resultTtlMs: nonNegative('resultTtlMs', options.resultTtlMs ?? DEFAULT_RESULT_TTL_MS),
+    fileTtlMs: nonNegative('fileTtlMs', options.fileTtlMs ?? DEFAULT_FILE_TTL_MS),
     log: options.log?.child({ component: 'provider-simulator' }),
   };
 }
@@ -488,6 +532,15 @@ function parseTaskRequest(body: unknown): TaskRequest | string {
     clientReference: (clientReference as string | null | undefined) ?? null,
     ...(callbackUrl === undefined ? {} : { callbackUrl: callbackUrl as string }),
   };
+}
+
+/** Streams a file of the simulator's disk; false when it is gone. */
+async function sendFile(res: http.ServerResponse, filePath: string, contentType: string): Promise<boolean> {
+  const size = await stat(filePath).then((stats) => stats.size, () => null);
+  if (size === null) return false;
+  res.writeHead(200, { 'content-type': contentType, 'content-length': size });
+  createReadStream(filePath).on('error', () => res.destroy()).pipe(res);
+  return true;
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {

@@ -14,24 +14,47 @@ const maxMegapixels = 100;
  */
 export const PHOTO_HEADER_BYTES = 256 * 1024;
 
+/** A photo read whole, to be staged with the provider. */
+export interface PhotoFile {
+  body: Buffer;
+  contentType: string;
+}
+
 /**
  * Reads the header of every input photo before anything is sent to the provider: a broken file or
  * one above ~100 MP is `bad_input_image` (null when all are usable). A photo whose object vanished
  * from storage is unusable too; any other storage error is thrown (transient: try again later).
  */
 export async function unusableInputPhoto(storage: Storage, inputs: GenerationInput[], headerBytes = PHOTO_HEADER_BYTES): Promise<string | null> {
+  const read = await readEach(inputs, (key) => photoHeader(storage, key, headerBytes));
+  return typeof read === 'string' ? read : null;
+}
+
+/** The photos read whole, checked as `unusableInputPhoto` checks them: the files, or what is wrong with one. */
+export async function readInputPhotos(storage: Storage, inputs: GenerationInput[]): Promise<PhotoFile[] | string> {
+  return readEach(inputs, async (key) => {
+    const body = await storage.get(key);
+    const { format, megapixels } = await probeImage(body);
+    return { body, contentType: `image/${format}`, megapixels };
+  });
+}
+
+/** Each photo as `read` gives it, or the reason the first unusable one is `bad_input_image`. */
+async function readEach<T extends { megapixels: number }>(inputs: GenerationInput[], read: (key: string) => Promise<T>): Promise<T[] | string> {
+  const photos: T[] = [];
   for (const input of inputs) {
-    let megapixels: number;
+    let photo: T;
     try {
-      ({ megapixels } = await photoHeader(storage, input.object_key, headerBytes));
+      photo = await read(input.object_key);
     } catch (error) {
       if (['NoSuchKey', 'NotFound'].includes((error as { code?: string }).code ?? '')) return `photo ${input.upload_id} is gone from storage`;
       if (error instanceof UnreadableImageError) return `photo ${input.upload_id} is not a readable image`;
       throw error;
     }
-    if (megapixels > maxMegapixels) return `photo ${input.upload_id} has ${megapixels.toFixed(0)} megapixels`;
+    if (photo.megapixels > maxMegapixels) return `photo ${input.upload_id} has ${photo.megapixels.toFixed(0)} megapixels`;
+    photos.push(photo);
   }
-  return null;
+  return photos;
 }
 
 /** The photo's header from its first `headerBytes`, or from the whole file when it is longer and they do not hold it. */

@@ -12,7 +12,7 @@ const request = { model: 'image', inputs: [{ url: 'https://storage.test/photo.jp
 const sent = { model: 'image', inputs: request.inputs, client_reference: 'generation-1' };
 
 describe('provider HTTP client', () => {
-  const client = new HttpProviderAdapter({ baseUrl: `${BASE}/`, submitTimeoutMs: 200, pollTimeoutMs: 200, lookupTimeoutMs: 200, resultTimeoutMs: 200 });
+  const client = new HttpProviderAdapter({ baseUrl: `${BASE}/`, submitTimeoutMs: 200, pollTimeoutMs: 200, lookupTimeoutMs: 200, resultTimeoutMs: 200, stageTimeoutMs: 200 });
   const provider = () => nock(BASE, { reqheaders: { authorization: 'Bearer key-1' } });
 
   before(() => {
@@ -217,6 +217,35 @@ describe('provider HTTP client', () => {
     it('reports a poll that times out as unavailable', async () => {
       provider().get('/v1/tasks/task%2F1').delay(1_000).reply(200, { status: 'running' });
       expect(await client.poll(account, 'task/1')).to.deep.equal({ kind: 'unavailable', reason: 'no answer within 200 ms' });
+    });
+  });
+
+  describe('stageFile', () => {
+    const photo = { body: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]), contentType: 'image/jpeg' };
+    const staged = { id: 'file-1', url: `${BASE}/v1/files/file-1`, expires_at: '2030-01-01T00:00:00.000Z' };
+
+    it('POSTs the photo bytes with their media type and the account key, and answers the link and its expiry', async () => {
+      nock(BASE, { reqheaders: { authorization: 'Bearer key-1', 'content-type': 'image/jpeg' } })
+        .post('/v1/files', (body: string) => Buffer.from(body, 'hex').equals(photo.body))
+        .reply(201, staged);
+      expect(await client.stageFile(account, photo)).to.deep.equal({ kind: 'staged', url: staged.url, expiresAt: new Date(staged.expires_at) });
+    });
+
+    it('answers unavailable, never a link, for a refusal, a 5xx, a timeout or an answer without a link or expiry', async () => {
+      provider().post('/v1/files').reply(401, { error: { type: 'unauthorized' } });
+      provider().post('/v1/files').reply(503, 'busy');
+      provider().post('/v1/files').delay(1_000).reply(201, staged);
+      provider().post('/v1/files').reply(201, { ...staged, url: 'ftp://provider.test/file-1' });
+      provider().post('/v1/files').reply(201, { ...staged, expires_at: 'soon' });
+      const outcomes = [];
+      for (let i = 0; i < 5; i += 1) outcomes.push(await client.stageFile(account, photo));
+      expect(outcomes).to.deep.equal([
+        { kind: 'unavailable', reason: 'HTTP 401' },
+        { kind: 'unavailable', reason: 'HTTP 503' },
+        { kind: 'unavailable', reason: 'no answer within 200 ms' },
+        { kind: 'unavailable', reason: 'staged without a file link' },
+        { kind: 'unavailable', reason: 'staged without an expiry' },
+      ]);
     });
   });
 

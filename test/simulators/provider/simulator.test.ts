@@ -247,6 +247,36 @@ describe('provider simulator over HTTP', function () {
       expect((await sharp(result.body).metadata()).format).to.equal('jpeg');
     });
 
+    it('stages a photo in its file store: a task naming the link reads it there, and the link serves it to anyone who has it', async () => {
+      const photo = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#3060c0' } }).png().toBuffer();
+      const staged = await client.stageFile(account, { body: photo, contentType: 'image/png' });
+      if (staged.kind !== 'staged') throw new Error(`not staged: ${staged.reason}`);
+      expect(staged.url.startsWith(`${sim.url}/v1/files/`)).to.equal(true);
+      expect(staged.expiresAt.getTime() - Date.now()).to.be.within(59 * 60_000, 60 * 60_000);
+      expect(await download(staged.url)).to.deep.equal({ contentType: 'image/png', bytes: photo });
+
+      const before = sim.stats();
+      const submitted = await client.submit(account, { model: 'image', inputs: [{ url: staged.url, person: 0 }], clientReference: randomUUID() });
+      const polled = await client.poll(account, (submitted as { taskId: string }).taskId);
+      const result = await client.fetchResult((polled as { resultUrl: string }).resultUrl);
+      expect(await sharp(result.body).metadata(), 'made from the staged photo').to.deep.include({ width: 300, height: 200 });
+      expect(sim.stats()).to.deep.include({ filesStaged: before.filesStaged, stagedInputsRead: before.stagedInputsRead + 1 });
+    });
+
+    it('refuses to stage for an unknown key or an empty file, and a task naming a file it does not keep as bad_input_image', async () => {
+      const stranger = await startProviderSimulator({ latencyMs: 0, accounts: { known: 1 } });
+      try {
+        const refused = await new HttpProviderAdapter({ baseUrl: stranger.url }).stageFile({ apiKey: 'stranger' }, { body: Buffer.from('photo'), contentType: 'image/jpeg' });
+        expect(refused).to.deep.equal({ kind: 'unavailable', reason: 'HTTP 401' });
+      } finally {
+        await stranger.stop();
+      }
+      expect(await client.stageFile(account, { body: Buffer.alloc(0), contentType: 'image/jpeg' })).to.deep.equal({ kind: 'unavailable', reason: 'HTTP 400' });
+      const missing = await client.submit(account, { model: 'image', inputs: [{ url: `${sim.url}/v1/files/${randomUUID()}`, person: 0 }], clientReference: randomUUID() });
+      expect(missing).to.deep.include({ kind: 'rejected', errorCode: 'bad_input_image' });
+      expect((await fetch(`${sim.url}/v1/files/${randomUUID()}`)).status).to.equal(404);
+    });
+
     it('maps refusals and failures to error codes', async () => {
       const refused = await client.submit(account, { model: 'image', inputs: [input('broken.jpg')], clientReference: randomUUID() });
       const unknown = await client.submit(account, { model: 'watercolor', inputs: [input('blue.jpg')], clientReference: randomUUID() });
@@ -381,6 +411,21 @@ describe('provider simulator failures and retention', () => {
     await sim.stop();
     expect(ours).to.have.length(1);
     expect(existsSync(path.join(os.tmpdir(), ours[0]))).to.equal(false);
+  });
+
+  it('deletes staged files once their retention has passed: their link answers 404 and a task naming one is refused', async () => {
+    const sim = await startProviderSimulator({ latencyMs: 0, fileTtlMs: 50 });
+    try {
+      const photo = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } }).png().toBuffer();
+      const staged = await new HttpProviderAdapter({ baseUrl: sim.url }).stageFile({ apiKey: 'any' }, { body: photo, contentType: 'image/png' });
+      if (staged.kind !== 'staged') throw new Error(`not staged: ${staged.reason}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await fetch(staged.url)).status).to.equal(404);
+      const { status, body } = await api(sim, 'any', 'POST', '/v1/tasks', { model: 'image', inputs: [{ url: staged.url, person: 0 }] });
+      expect({ status, type: body.error?.type }).to.deep.equal({ status: 400, type: 'bad_input_image' });
+    } finally {
+      await sim.stop();
+    }
   });
 
   it('deletes results and finished tasks once their retention has passed', async () => {

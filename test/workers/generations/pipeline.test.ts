@@ -54,6 +54,7 @@ describe('generation pipeline with the provider simulator', function () {
       findTask: change.findTask ?? ((account, reference) => real.findTask(account, reference)),
       poll: change.poll ?? ((account, taskId) => real.poll(account, taskId)),
       fetchResult: change.fetchResult ?? ((url) => real.fetchResult(url)),
+      stageFile: change.stageFile ?? real.stageFile?.bind(real),
     });
   }
 
@@ -317,6 +318,71 @@ describe('generation pipeline with the provider simulator', function () {
       const unchecked = () => services().db('generations').whereIn('id', waiting).whereNull('inputs_checked_at').count<{ count: number }[]>('* as count');
       await eventually(async () => (await unchecked())[0].count, (count) => count === 0, 10_000);
       expect(await services().db('generations').whereIn('id', waiting).pluck('status')).to.deep.equal(Array(12).fill('pending'));
+    });
+
+    describe('photos staged with the provider ahead of the slot', () => {
+      /** Four generations on every slot for `latencyMs`, then one more that waits; the links each submission sent, by generation. */
+      async function waitBehindBusySlots(adapter?: (real: ProviderAdapter) => ProviderAdapter, config: Record<string, string> = {}) {
+        const sent = new Map<string, string[]>();
+        pipeline = await startPipeline({
+          config,
+          simulator: { latencyMs: 1500 },
+          adapter: (real) => misbehaving({
+            submit: (account, request) => {
+              sent.set(request.clientReference, request.inputs.map((input) => input.url));
+              return real.submit(account, request);
+            },
+          })(adapter ? adapter(real) : real),
+        });
+        const user = await makeUser({ guest: true, balance: 1000 });
+        const running: string[] = [];
+        for (let index = 0; index < 4; index += 1) running.push((await launch('winter-portrait', { user })).id);
+        await eventually(async () => sent.size, (count) => count === 4, 5000);
+        const waiting = (await launch('winter-portrait', { user })).id;
+        await eventually(() => services().db('generations').where({ id: waiting }).first('inputs_checked_at'), (row) => row.inputs_checked_at !== null, 5000);
+        const row = await services().db('generations').where({ id: waiting }).first('staged_inputs', 'staged_inputs_until');
+        for (const id of [...running, waiting]) expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+        return { row, sentLinks: sent.get(waiting) as string[], simulatorUrl: pipeline!.simulator.url };
+      }
+
+      it('uploads the photos of a waiting generation to the provider\'s file store, and its submission names the provider\'s link', async () => {
+        const { row, sentLinks, simulatorUrl } = await waitBehindBusySlots();
+        expect(row.staged_inputs).to.have.length(1);
+        expect(row.staged_inputs[0].person).to.equal(0);
+        expect(row.staged_inputs[0].url.startsWith(`${simulatorUrl}/v1/files/`)).to.equal(true);
+        expect(row.staged_inputs_until.getTime() - Date.now()).to.be.within(55 * 60_000, 60 * 60_000);
+        expect(sentLinks).to.deep.equal([row.staged_inputs[0].url]);
+        expect(pipeline!.simulator.stats()).to.deep.include({ filesStaged: 1, stagedInputsRead: 1 });
+      });
+
+      it('sends our own link when the provider could not stage the photo', async () => {
+        const { row, sentLinks } = await waitBehindBusySlots((real) => misbehaving({
+          stageFile: async () => ({ kind: 'unavailable', reason: 'HTTP 503' }),
+        })(real));
+        expect(row).to.deep.equal({ staged_inputs: null, staged_inputs_until: null });
+        expect(new URL(sentLinks[0]).pathname).to.match(/^\/media\/uploads\//);
+        expect(pipeline!.simulator.stats()).to.deep.include({ filesStaged: 0, stagedInputsRead: 0 });
+      });
+
+      it('stages nothing with PROVIDER_FILE_STORE=0: the provider downloads our link', async () => {
+        const { row, sentLinks } = await waitBehindBusySlots(undefined, { PROVIDER_FILE_STORE: '0' });
+        expect(row).to.deep.equal({ staged_inputs: null, staged_inputs_until: null });
+        expect(new URL(sentLinks[0]).pathname).to.match(/^\/media\/uploads\//);
+        expect(pipeline!.simulator.stats()).to.deep.include({ filesStaged: 0, stagedInputsRead: 0 });
+      });
+
+      it('sends our own link when the provider keeps the staged photo less than another minute', async () => {
+        const { row, sentLinks } = await waitBehindBusySlots((real) => misbehaving({
+          stageFile: async (account, file) => {
+            const staged = await real.stageFile!(account, file);
+            return staged.kind === 'staged' ? { ...staged, expiresAt: new Date(Date.now() + 50_000) } : staged;
+          },
+        })(real));
+        expect(row.staged_inputs).to.have.length(1);
+        expect(sentLinks).to.have.length(1);
+        expect(sentLinks[0]).to.not.equal(row.staged_inputs[0].url);
+        expect(new URL(sentLinks[0]).pathname).to.match(/^\/media\/uploads\//);
+      });
     });
 
     it('reads the photos ahead only after the submissions under way: they never compete with a hand-over', async () => {
