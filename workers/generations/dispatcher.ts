@@ -1,6 +1,7 @@
 import { claimInputChecks, type InputCheck } from '../../db/generations/claim-input-checks';
 import { claimNextWithSlots, type ClaimWithSlot } from '../../db/generations/claim-next-with-slots';
 import { failGeneration } from '../../db/generations/fail-generation';
+import { forgetStagedInputs } from '../../db/generations/forget-staged-inputs';
 import { leaveSubmissionUnresolved } from '../../db/generations/leave-submission-unresolved';
 import { markInputsChecked, type StagedInputs } from '../../db/generations/mark-inputs-checked';
 import type { GenerationInput } from '../../db/generations/model';
@@ -263,7 +264,7 @@ class Dispatcher {
     } catch (error) {
       log.error({ err: error, ...context }, 'submission failed before reaching the provider; the generation waits');
       // If even this fails, the claim ends and the sweeps find no task for it and put it back in line.
-      return await this.backInLine(generation.id, lease, jobId, null).catch(() => undefined);
+      return await this.backInLine(generation.id, lease, jobId).catch(() => undefined);
     }
     try {
       switch (outcome.kind) {
@@ -271,14 +272,20 @@ class Dispatcher {
           return await this.record(generation.id, lease, outcome.taskId);
         case 'busy':
           log.info({ ...context, retryAfterS: outcome.retryAfterS }, 'provider account busy; cooling down');
-          return await this.backInLine(generation.id, lease, jobId, outcome.retryAfterS);
+          return await this.backInLine(generation.id, lease, jobId, { coolDownS: outcome.retryAfterS });
         case 'rejected':
+          // Photos the provider had taken and no longer has: tried again with our own links, which
+          // decide (a photo the checks found usable is rarely the provider's real objection).
+          if (outcome.errorCode === 'bad_input_image' && generation.staged_inputs) {
+            log.warn({ ...context, reason: outcome.message }, 'the provider refused the photos staged with it; our links go next');
+            return await this.backInLine(generation.id, lease, jobId, { forgetStaged: true });
+          }
           return await this.fail(generation.id, outcome.errorCode, outcome.message ?? 'refused by the provider');
         case 'unavailable':
           this.pausedUntil = Date.now() + unavailablePauseMs;
           if (!outcome.maybeAccepted) {
             log.warn({ ...context, reason: outcome.reason }, 'provider unavailable; the generation waits');
-            return await this.backInLine(generation.id, lease, jobId, null);
+            return await this.backInLine(generation.id, lease, jobId);
           }
           log.warn({ ...context, reason: outcome.reason }, 'no answer to a submission; the sweeps look the task up');
           await leaveSubmissionUnresolved(this.services.db, generation.id, this.services.processSession.id);
@@ -320,11 +327,15 @@ class Dispatcher {
     if (await this.services.db.transaction((trx) => failGeneration(trx, this.services.boss, { generationId, from: 'pending', errorCode }))) this.wiring.slotReturned();
   }
 
-  /** The submission did not happen: the slot goes back (and its account cools down after a 429), the ticket back in line. */
-  private async backInLine(generationId: string, lease: Lease, jobId: string, coolDownS: number | null): Promise<void> {
+  /**
+   * The submission did not happen: the slot goes back (and its account cools down after a 429, the
+   * staged photos are forgotten after their refusal), the ticket back in line.
+   */
+  private async backInLine(generationId: string, lease: Lease, jobId: string, after: { coolDownS?: number; forgetStaged?: boolean } = {}): Promise<void> {
     const { db, boss } = this.services;
     await db.transaction(async (trx) => {
-      if (coolDownS !== null) await coolDownAccount(trx, lease.accountId, coolDownS);
+      if (after.coolDownS !== undefined) await coolDownAccount(trx, lease.accountId, after.coolDownS);
+      if (after.forgetStaged) await forgetStagedInputs(trx, generationId);
       await releaseSlotLease(trx, lease);
       if (await releaseSubmissionClaim(trx, generationId)) await returnSubmitJob(boss, trx, jobId);
     });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import { reserveAndQueue } from '../../../api/generations/create';
 import { ResultTooLargeError, type ProviderAdapter } from '../../../pool/provider/adapter';
@@ -321,15 +322,15 @@ describe('generation pipeline with the provider simulator', function () {
     });
 
     describe('photos staged with the provider ahead of the slot', () => {
-      /** Four generations on every slot for `latencyMs`, then one more that waits; the links each submission sent, by generation. */
+      /** Four generations on every slot for 1.5 s, then one more that waits: its row once checked, and the links of each of its submissions. */
       async function waitBehindBusySlots(adapter?: (real: ProviderAdapter) => ProviderAdapter, config: Record<string, string> = {}) {
-        const sent = new Map<string, string[]>();
+        const sent = new Map<string, string[][]>();
         pipeline = await startPipeline({
           config,
           simulator: { latencyMs: 1500 },
           adapter: (real) => misbehaving({
             submit: (account, request) => {
-              sent.set(request.clientReference, request.inputs.map((input) => input.url));
+              sent.set(request.clientReference, [...sent.get(request.clientReference) ?? [], request.inputs.map((input) => input.url)]);
               return real.submit(account, request);
             },
           })(adapter ? adapter(real) : real),
@@ -342,46 +343,62 @@ describe('generation pipeline with the provider simulator', function () {
         await eventually(() => services().db('generations').where({ id: waiting }).first('inputs_checked_at'), (row) => row.inputs_checked_at !== null, 5000);
         const row = await services().db('generations').where({ id: waiting }).first('staged_inputs', 'staged_inputs_until');
         for (const id of [...running, waiting]) expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
-        return { row, sentLinks: sent.get(waiting) as string[], simulatorUrl: pipeline!.simulator.url };
+        return { id: waiting, row, submissions: sent.get(waiting) as string[][], simulatorUrl: pipeline!.simulator.url };
       }
 
       it('uploads the photos of a waiting generation to the provider\'s file store, and its submission names the provider\'s link', async () => {
-        const { row, sentLinks, simulatorUrl } = await waitBehindBusySlots();
+        const { row, submissions, simulatorUrl } = await waitBehindBusySlots();
         expect(row.staged_inputs).to.have.length(1);
         expect(row.staged_inputs[0].person).to.equal(0);
         expect(row.staged_inputs[0].url.startsWith(`${simulatorUrl}/v1/files/`)).to.equal(true);
         expect(row.staged_inputs_until.getTime() - Date.now()).to.be.within(55 * 60_000, 60 * 60_000);
-        expect(sentLinks).to.deep.equal([row.staged_inputs[0].url]);
+        expect(submissions).to.deep.equal([[row.staged_inputs[0].url]]);
         expect(pipeline!.simulator.stats()).to.deep.include({ filesStaged: 1, stagedInputsRead: 1 });
       });
 
       it('sends our own link when the provider could not stage the photo', async () => {
-        const { row, sentLinks } = await waitBehindBusySlots((real) => misbehaving({
+        const { row, submissions } = await waitBehindBusySlots((real) => misbehaving({
           stageFile: async () => ({ kind: 'unavailable', reason: 'HTTP 503' }),
         })(real));
         expect(row).to.deep.equal({ staged_inputs: null, staged_inputs_until: null });
-        expect(new URL(sentLinks[0]).pathname).to.match(/^\/media\/uploads\//);
+        expect(submissions).to.have.length(1);
+        expect(new URL(submissions[0][0]).pathname).to.match(/^\/media\/uploads\//);
         expect(pipeline!.simulator.stats()).to.deep.include({ filesStaged: 0, stagedInputsRead: 0 });
       });
 
       it('stages nothing with PROVIDER_FILE_STORE=0: the provider downloads our link', async () => {
-        const { row, sentLinks } = await waitBehindBusySlots(undefined, { PROVIDER_FILE_STORE: '0' });
+        const { row, submissions } = await waitBehindBusySlots(undefined, { PROVIDER_FILE_STORE: '0' });
         expect(row).to.deep.equal({ staged_inputs: null, staged_inputs_until: null });
-        expect(new URL(sentLinks[0]).pathname).to.match(/^\/media\/uploads\//);
+        expect(submissions).to.have.length(1);
+        expect(new URL(submissions[0][0]).pathname).to.match(/^\/media\/uploads\//);
         expect(pipeline!.simulator.stats()).to.deep.include({ filesStaged: 0, stagedInputsRead: 0 });
       });
 
       it('sends our own link when the provider keeps the staged photo less than another minute', async () => {
-        const { row, sentLinks } = await waitBehindBusySlots((real) => misbehaving({
+        const { row, submissions } = await waitBehindBusySlots((real) => misbehaving({
           stageFile: async (account, file) => {
             const staged = await real.stageFile!(account, file);
             return staged.kind === 'staged' ? { ...staged, expiresAt: new Date(Date.now() + 50_000) } : staged;
           },
         })(real));
         expect(row.staged_inputs).to.have.length(1);
-        expect(sentLinks).to.have.length(1);
-        expect(sentLinks[0]).to.not.equal(row.staged_inputs[0].url);
-        expect(new URL(sentLinks[0]).pathname).to.match(/^\/media\/uploads\//);
+        expect(submissions).to.have.length(1);
+        expect(submissions[0][0]).to.not.equal(row.staged_inputs[0].url);
+        expect(new URL(submissions[0][0]).pathname).to.match(/^\/media\/uploads\//);
+      });
+
+      it('submits once more with our own link when the provider no longer has the staged photo, and forgets it', async () => {
+        const { id, row, submissions } = await waitBehindBusySlots((real) => misbehaving({
+          // A link of the provider's store to nothing, as after the provider lost its files.
+          stageFile: async (account, file) => {
+            const staged = await real.stageFile!(account, file);
+            return staged.kind === 'staged' ? { ...staged, url: staged.url.replace(/[^/]+$/, randomUUID()) } : staged;
+          },
+        })(real));
+        expect(submissions).to.have.length(2);
+        expect(submissions[0]).to.deep.equal([row.staged_inputs[0].url]);
+        expect(new URL(submissions[1][0]).pathname).to.match(/^\/media\/uploads\//);
+        expect(await services().db('generations').where({ id }).first('staged_inputs', 'staged_inputs_until')).to.deep.equal({ staged_inputs: null, staged_inputs_until: null });
       });
     });
 
