@@ -54,10 +54,15 @@ export type PollOutcome =
   | { kind: 'failed'; errorCode: string; message: string | null }
   | { kind: 'unavailable'; reason: string };
 
-/** `staged`: the provider keeps the file at `url` until `expiresAt`; `unavailable`: not now (the caller sends its own link instead). */
-export type StageOutcome =
-  | { kind: 'staged'; url: string; expiresAt: Date }
-  | { kind: 'unavailable'; reason: string };
+/** A file the provider keeps at `url` until `expiresAt`. */
+export interface StagedFile {
+  kind: 'staged';
+  url: string;
+  expiresAt: Date;
+}
+
+/** `unavailable`: not staged now (the caller sends its own link instead). */
+export type StageOutcome = StagedFile | { kind: 'unavailable'; reason: string };
 
 export interface ProviderResult {
   body: Buffer;

@@ -14,7 +14,7 @@ import { untilReachable } from '../../db/unreachable';
 import type { AccountKeys } from '../../pool/accounts';
 import { coolDownAccount } from '../../pool/cool-down-account';
 import type { Lease } from '../../pool/lease-slots';
-import type { ProviderAccount, ProviderAdapter, SubmitOutcome } from '../../pool/provider/adapter';
+import type { ProviderAccount, ProviderAdapter, StagedFile, SubmitOutcome } from '../../pool/provider/adapter';
 import { taskCallbackUrl } from '../../pool/provider/task-callback';
 import { releaseSlotLease } from '../../pool/release-slot-lease';
 import type { RunningPart, Services } from '../../services';
@@ -234,16 +234,18 @@ class Dispatcher {
   /** The photos uploaded to the provider's file store; null when one could not be (our links are sent instead). */
   private async stage(account: ProviderAccount, inputs: GenerationInput[], photos: PhotoFile[]): Promise<StagedInputs | null> {
     const outcomes = await Promise.all(photos.map((photo) => this.adapter.stageFile?.(account, photo)));
-    const staged: StagedInputs = { inputs: [], until: new Date(8.64e15) };
-    for (const [index, outcome] of outcomes.entries()) {
+    const files: StagedFile[] = [];
+    for (const outcome of outcomes) {
       if (outcome?.kind !== 'staged') {
         this.services.log.warn({ reason: outcome?.reason }, 'could not stage photos with the provider; its task will download them');
         return null;
       }
-      staged.inputs.push({ url: outcome.url, person: inputs[index].person });
-      if (outcome.expiresAt < staged.until) staged.until = outcome.expiresAt;
+      files.push(outcome);
     }
-    return staged;
+    return {
+      inputs: files.map((file, index) => ({ url: file.url, person: inputs[index].person })),
+      until: new Date(Math.min(...files.map((file) => file.expiresAt.getTime()))),
+    };
   }
 
   async submit({ generation, lease, jobId }: ClaimWithSlot): Promise<void> {

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import type { GenerationInput } from '../../../db/generations/model';
 import type { Storage } from '../../../media/storage';
-import { PHOTO_HEADER_BYTES, unusableInputPhoto } from '../../../workers/generations/input-photos';
+import { PHOTO_HEADER_BYTES, readInputPhotos, unusableInputPhoto } from '../../../workers/generations/input-photos';
 import { services } from '../../harness';
 import { hugePngHeader } from '../../images';
 
@@ -71,5 +71,25 @@ describe('the photo check before submission reads each photo\'s header from its 
     const good = await stored(await largePhoto(64));
     const broken = await stored(Buffer.from('not an image at all'));
     expect(await unusableInputPhoto(storage, [good, broken, good])).to.equal(`photo ${broken.upload_id} is not a readable image`);
+  });
+
+  it('reads the photos whole for the provider\'s file store, with their media type, or names the first unusable one as the check does', async () => {
+    const jpeg = await largePhoto(64);
+    const png = await sharp({ create: { width: 32, height: 32, channels: 3, background: '#406080' } }).png().toBuffer();
+    const [first, second] = [await stored(jpeg), await stored(png)];
+    const files = await readInputPhotos(storage, [first, second]);
+    expect(files).to.be.an('array');
+    expect((files as { body: Buffer; contentType: string }[]).map(({ body, contentType }) => ({ body, contentType }))).to.deep.equal([
+      { body: jpeg, contentType: 'image/jpeg' },
+      { body: png, contentType: 'image/png' },
+    ]);
+    expect(reads).to.include({ ranged: 0, whole: 2 });
+
+    const huge = await stored(hugePngHeader(12_000));
+    const broken = await stored(Buffer.from('not an image at all'));
+    const gone = { upload_id: randomUUID(), object_key: `uploads/input-photos-test/${randomUUID()}`, person: 0 };
+    expect(await readInputPhotos(storage, [first, huge])).to.equal(`photo ${huge.upload_id} has 144 megapixels`);
+    expect(await readInputPhotos(storage, [broken, first])).to.equal(`photo ${broken.upload_id} is not a readable image`);
+    expect(await readInputPhotos(storage, [first, gone])).to.equal(`photo ${gone.upload_id} is gone from storage`);
   });
 });
