@@ -11,6 +11,7 @@ import type { Logger } from '../../logger';
 import type { ProviderInput } from '../../pool/provider/adapter';
 import { exchange, isSuccess } from '../../pool/provider/exchange';
 import { AccountSlots, type Slot } from './account-slots';
+import { takeExpired } from './expiry-queue';
 import { BadInputImageError, decodeStill, MAX_PHOTO_BYTES, readPhotos, type Still } from './input-photo';
 import { modelBehaviour, type ModelBehaviour, type ModelInput } from './models';
 import { StagedFiles } from './staged-files';
@@ -429,9 +430,7 @@ class Simulator {
   private sweep(): void {
     const now = Date.now();
     this.files.sweep(now, (error) => this.settings.log?.warn({ err: error }, 'could not delete a staged file'));
-    let count = 0;
-    while (count < this.expiring.length && this.expiring[count].expiresAt <= now) count += 1;
-    for (const { task } of this.expiring.splice(0, count)) {
+    for (const { task } of takeExpired(this.expiring, now)) {
       this.tasks.delete(task.id);
       if (task.clientReference !== null) this.byReference.delete(referenceKey(task.apiKey, task.clientReference));
       if (task.state.status === 'succeeded') {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { takeExpired } from './expiry-queue';
 
 /** A file uploaded to the provider ahead of the tasks that read it. */
 export interface StagedFile {
@@ -55,9 +56,7 @@ export class StagedFiles {
 
   /** Deletes the files past their expiry. */
   sweep(now: number, onError: (error: unknown) => void): void {
-    let count = 0;
-    while (count < this.expiring.length && this.expiring[count].expiresAt <= now) count += 1;
-    for (const file of this.expiring.splice(0, count)) {
+    for (const file of takeExpired(this.expiring, now)) {
       this.files.delete(file.id);
       rm(this.pathOf(file.id), { force: true }).catch(onError);
     }

@@ -4,7 +4,6 @@ import { failGeneration } from '../../db/generations/fail-generation';
 import { forgetStagedInputs } from '../../db/generations/forget-staged-inputs';
 import { leaveSubmissionUnresolved } from '../../db/generations/leave-submission-unresolved';
 import { markInputsChecked, type StagedInputs } from '../../db/generations/mark-inputs-checked';
-import type { GenerationInput } from '../../db/generations/model';
 import { markProcessing } from '../../db/generations/mark-processing';
 import { pollPacing } from '../../db/generations/schedule-poll';
 import { providerTaskOf } from '../../db/generations/provider-task-of';
@@ -101,6 +100,8 @@ class Dispatcher {
   private saturated = false;
   private pausedUntil = 0;
   private stopping = false;
+  /** The key photos are staged with at the provider; null when they are not staged (no file store, or PROVIDER_FILE_STORE=0). */
+  private readonly fileKey: ProviderAccount | null;
 
   constructor(
     private readonly services: Services,
@@ -114,7 +115,9 @@ class Dispatcher {
       /** The rounds and submissions under way, which the photo checks ahead let go first. */
       handOverFirst: HandOverFirst;
     },
-  ) {}
+  ) {
+    this.fileKey = adapter.stageFile && services.config.generations.providerFileStore ? keys.fileKey() : null;
+  }
 
   /**
    * One round: up to `room` submissions claimed. The sweeps and the photo checks ahead run beside
@@ -219,7 +222,7 @@ class Dispatcher {
   /** Fails a generation with an unusable photo; marks the others checked, their photos staged where the provider can keep them. */
   private async checkInputs(generation: InputCheck): Promise<void> {
     const { db, storage } = this.services;
-    const fileKey = this.adapter.stageFile && this.services.config.generations.providerFileStore ? this.keys.fileKey() : null;
+    const { fileKey } = this;
     if (!fileKey) {
       const unusable = await unusableInputPhoto(storage, generation.inputs);
       if (unusable) await this.fail(generation.id, 'bad_input_image', unusable);
@@ -228,16 +231,16 @@ class Dispatcher {
     }
     const photos = await readInputPhotos(storage, generation.inputs);
     if (typeof photos === 'string') await this.fail(generation.id, 'bad_input_image', photos);
-    else await markInputsChecked(db, generation.id, await this.stage(fileKey, generation.inputs, photos));
+    else await markInputsChecked(db, generation.id, await this.stage(fileKey, generation, photos));
   }
 
   /** The photos uploaded to the provider's file store; null when one could not be (our links are sent instead). */
-  private async stage(account: ProviderAccount, inputs: GenerationInput[], photos: PhotoFile[]): Promise<StagedInputs | null> {
+  private async stage(account: ProviderAccount, { id, inputs }: InputCheck, photos: PhotoFile[]): Promise<StagedInputs | null> {
     const outcomes = await Promise.all(photos.map((photo) => this.adapter.stageFile?.(account, photo)));
     const files: StagedFile[] = [];
     for (const outcome of outcomes) {
       if (outcome?.kind !== 'staged') {
-        this.services.log.warn({ reason: outcome?.reason }, 'could not stage photos with the provider; its task will download them');
+        this.services.log.warn({ generationId: id, reason: outcome?.reason }, 'could not stage photos with the provider; its task will download them');
         return null;
       }
       files.push(outcome);

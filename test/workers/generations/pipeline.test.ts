@@ -322,8 +322,18 @@ describe('generation pipeline with the provider simulator', function () {
     });
 
     describe('photos staged with the provider ahead of the slot', () => {
-      /** Four generations on every slot for 1.5 s, then one more that waits: its row once checked, and the links of each of its submissions. */
-      async function waitBehindBusySlots(adapter?: (real: ProviderAdapter) => ProviderAdapter, config: Record<string, string> = {}) {
+      /**
+       * Four generations on every slot for 1.5 s, then one more that waits: its row once checked, and
+       * the links of each of its submissions. `afterCheck` runs once its photo is checked; it ends as
+       * `waitingEnds` (succeeded unless told).
+       */
+      async function waitBehindBusySlots(options: {
+        adapter?: (real: ProviderAdapter) => ProviderAdapter;
+        config?: Record<string, string>;
+        afterCheck?: (id: string) => Promise<void>;
+        waitingEnds?: { status: string; error_code: string | null };
+      } = {}) {
+        const { adapter, config = {}, afterCheck, waitingEnds = { status: 'succeeded', error_code: null } } = options;
         const sent = new Map<string, string[][]>();
         pipeline = await startPipeline({
           config,
@@ -342,9 +352,19 @@ describe('generation pipeline with the provider simulator', function () {
         const waiting = (await launch('winter-portrait', { user })).id;
         await eventually(() => services().db('generations').where({ id: waiting }).first('inputs_checked_at'), (row) => row.inputs_checked_at !== null, 5000);
         const row = await services().db('generations').where({ id: waiting }).first('staged_inputs', 'staged_inputs_until');
-        for (const id of [...running, waiting]) expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
-        return { id: waiting, row, submissions: sent.get(waiting) as string[][], simulatorUrl: pipeline!.simulator.url };
+        await afterCheck?.(waiting);
+        for (const id of running) expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+        expect(await waitForTerminal(waiting)).to.deep.equal(waitingEnds);
+        return { id: waiting, user, row, submissions: sent.get(waiting) as string[][], simulatorUrl: pipeline!.simulator.url };
       }
+
+      /** Stages for real, but answers a link of the provider's store to nothing, as after the provider lost its files. */
+      const linkToNothing = (real: ProviderAdapter) => misbehaving({
+        stageFile: async (account, file) => {
+          const staged = await real.stageFile!(account, file);
+          return staged.kind === 'staged' ? { ...staged, url: staged.url.replace(/[^/]+$/, randomUUID()) } : staged;
+        },
+      })(real);
 
       it('uploads the photos of a waiting generation to the provider\'s file store, and its submission names the provider\'s link', async () => {
         const { row, submissions, simulatorUrl } = await waitBehindBusySlots();
@@ -357,9 +377,9 @@ describe('generation pipeline with the provider simulator', function () {
       });
 
       it('sends our own link when the provider could not stage the photo', async () => {
-        const { row, submissions } = await waitBehindBusySlots((real) => misbehaving({
-          stageFile: async () => ({ kind: 'unavailable', reason: 'HTTP 503' }),
-        })(real));
+        const { row, submissions } = await waitBehindBusySlots({
+          adapter: (real) => misbehaving({ stageFile: async () => ({ kind: 'unavailable', reason: 'HTTP 503' }) })(real),
+        });
         expect(row).to.deep.equal({ staged_inputs: null, staged_inputs_until: null });
         expect(submissions).to.have.length(1);
         expect(new URL(submissions[0][0]).pathname).to.match(/^\/media\/uploads\//);
@@ -367,7 +387,7 @@ describe('generation pipeline with the provider simulator', function () {
       });
 
       it('stages nothing with PROVIDER_FILE_STORE=0: the provider downloads our link', async () => {
-        const { row, submissions } = await waitBehindBusySlots(undefined, { PROVIDER_FILE_STORE: '0' });
+        const { row, submissions } = await waitBehindBusySlots({ config: { PROVIDER_FILE_STORE: '0' } });
         expect(row).to.deep.equal({ staged_inputs: null, staged_inputs_until: null });
         expect(submissions).to.have.length(1);
         expect(new URL(submissions[0][0]).pathname).to.match(/^\/media\/uploads\//);
@@ -375,12 +395,14 @@ describe('generation pipeline with the provider simulator', function () {
       });
 
       it('sends our own link when the provider keeps the staged photo less than another minute', async () => {
-        const { row, submissions } = await waitBehindBusySlots((real) => misbehaving({
-          stageFile: async (account, file) => {
-            const staged = await real.stageFile!(account, file);
-            return staged.kind === 'staged' ? { ...staged, expiresAt: new Date(Date.now() + 50_000) } : staged;
-          },
-        })(real));
+        const { row, submissions } = await waitBehindBusySlots({
+          adapter: (real) => misbehaving({
+            stageFile: async (account, file) => {
+              const staged = await real.stageFile!(account, file);
+              return staged.kind === 'staged' ? { ...staged, expiresAt: new Date(Date.now() + 50_000) } : staged;
+            },
+          })(real),
+        });
         expect(row.staged_inputs).to.have.length(1);
         expect(submissions).to.have.length(1);
         expect(submissions[0][0]).to.not.equal(row.staged_inputs[0].url);
@@ -388,17 +410,29 @@ describe('generation pipeline with the provider simulator', function () {
       });
 
       it('submits once more with our own link when the provider no longer has the staged photo, and forgets it', async () => {
-        const { id, row, submissions } = await waitBehindBusySlots((real) => misbehaving({
-          // A link of the provider's store to nothing, as after the provider lost its files.
-          stageFile: async (account, file) => {
-            const staged = await real.stageFile!(account, file);
-            return staged.kind === 'staged' ? { ...staged, url: staged.url.replace(/[^/]+$/, randomUUID()) } : staged;
-          },
-        })(real));
+        const { id, row, submissions } = await waitBehindBusySlots({ adapter: linkToNothing });
         expect(submissions).to.have.length(2);
         expect(submissions[0]).to.deep.equal([row.staged_inputs[0].url]);
         expect(new URL(submissions[1][0]).pathname).to.match(/^\/media\/uploads\//);
         expect(await services().db('generations').where({ id }).first('staged_inputs', 'staged_inputs_until')).to.deep.equal({ staged_inputs: null, staged_inputs_until: null });
+      });
+
+      it('tries our own link only once: when the provider refuses it too, the generation fails bad_input_image and is refunded', async () => {
+        const { id, user, submissions } = await waitBehindBusySlots({
+          adapter: linkToNothing,
+          // Gone from our storage after its check: our link leads nowhere either.
+          afterCheck: async (waiting) => {
+            const { inputs } = await services().db('generations').where({ id: waiting }).first('inputs');
+            await services().storage.remove(inputs[0].object_key);
+          },
+          waitingEnds: { status: 'failed', error_code: 'bad_input_image' },
+        });
+        expect(submissions).to.have.length(2);
+        expect(await balanceOf(user.id)).to.equal(1000 - 4 * 10);
+        expect((await ledgerOf(user.id)).filter((row) => row.reference === id)).to.deep.equal([
+          { kind: 'reserve', amount: -10, reference: id },
+          { kind: 'refund', amount: 10, reference: id },
+        ]);
       });
     });
 
