@@ -2,7 +2,7 @@
  * Imported first by every entry point: pg-boss 12 and the rest of the stack need Node 22.12+, and an
  * older Node would fail later with an error that names none of this.
  */
-export const minimumNode = [22, 12] as const;
+const minimumNode = [22, 12] as const;
 
 export function isSupportedNode(version: string): boolean {
   const [major, minor] = version.split('.').map(Number);

@@ -95,7 +95,7 @@ function tagOf(route: Route): { name: string; description?: string } {
 }
 
 /** `GET /v1/generations/{id}/stream` → `getGenerationsByIdStream`: unique because method and path are. */
-export function operationIdOf(route: Route): string {
+function operationIdOf(route: Route): string {
   const words = route.path.split('/').slice(2).flatMap((segment) => {
     const parameter = /^\{(.+)\}$/.exec(segment);
     return parameter ? ['by', ...parameter[1].split(/[^A-Za-z0-9]+/)] : segment.split(/[^A-Za-z0-9]+/);

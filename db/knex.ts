@@ -27,7 +27,7 @@ export function createKnex(url: string, poolSize: number, log?: Logger): Knex {
 }
 
 /** Compiled migrations live beside this file's compiled copy: dist/migrations/*.js. */
-export const migrationSettings: Knex.MigratorConfig = {
+const migrationSettings: Knex.MigratorConfig = {
   directory: path.join(__dirname, '..', 'migrations'),
   loadExtensions: ['.js'],
   tableName: 'knex_migrations',

@@ -90,6 +90,6 @@ export class ProcessSession {
 }
 
 /** The `application_name` of a process's session; `process_is_alive` (migration 20261124002001) looks for it. */
-export function processSessionName(id: string): string {
+function processSessionName(id: string): string {
   return `effects-process ${id}`;
 }

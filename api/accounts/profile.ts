@@ -4,7 +4,7 @@ import { invalidField } from '../http/errors';
 /** Profile changes (`PATCH /v1/me`). */
 
 /** `en-US`, `en_GB` and `EN` become `en`; null for a language the service does not speak. */
-export function normalizeLocale(value: string): 'ru' | 'en' | null {
+function normalizeLocale(value: string): 'ru' | 'en' | null {
   const language = value.trim().split(/[-_]/)[0].toLowerCase();
   return language === 'ru' || language === 'en' ? language : null;
 }

@@ -46,7 +46,7 @@ export const userExample: UserView = {
  * Sign-in methods in contract order: `email` when the account has an email and a password, then
  * linked providers in link order; `idp_c` shows the button of its last sign-in.
  */
-export async function providersOf(db: Knex, user: { id: string; email: string | null; password_hash: string | null }): Promise<string[]> {
+async function providersOf(db: Knex, user: { id: string; email: string | null; password_hash: string | null }): Promise<string[]> {
   const identities = await db('identities').where({ user_id: user.id }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select('provider', 'button');
   const providers = user.email && user.password_hash ? ['email'] : [];
   for (const identity of identities) {

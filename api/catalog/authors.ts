@@ -23,7 +23,7 @@ export interface AuthorProfile {
  * email, earnings, submissions or complaints. Null when the author does not exist, is disabled or
  * deleted, or has no published effect.
  */
-export async function authorProfile(db: Knex, url: PublicUrl, authorId: string, locale: Locale, paging: Paging): Promise<AuthorProfile | null> {
+async function authorProfile(db: Knex, url: PublicUrl, authorId: string, locale: Locale, paging: Paging): Promise<AuthorProfile | null> {
   if (!isUuid(authorId)) return null;
   const author = await db('authors').where({ id: authorId, disabled: false }).whereNull('deleted_at').first('id', 'name', 'avatar_key');
   if (!author) return null;

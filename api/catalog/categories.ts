@@ -13,7 +13,7 @@ export interface Category {
   gen_count: number;
 }
 
-export const categorySchema = schema.response({
+const categorySchema = schema.response({
   id: schema.uuid(),
   slug: schema.string(),
   name: schema.string(),
@@ -28,7 +28,7 @@ export const categorySchema = schema.response({
  * counts in every category it is in (so the sum can exceed the number of effects); hidden effects
  * do not count. `gen_count`, the popularity, is the successful generations of those effects.
  */
-export async function listCategories(db: Knex, locale: Locale): Promise<Category[]> {
+async function listCategories(db: Knex, locale: Locale): Promise<Category[]> {
   const { rows } = await db.raw<{ rows: Category[] }>(
     `select c.id, c.slug, c.name_${locale} as name, c.icon,
        (row_number() over (order by c.position, c.slug) - 1)::integer as position,

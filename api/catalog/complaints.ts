@@ -6,11 +6,11 @@ import { defineRoute } from '../http/route';
 import { schema } from '../http/validation';
 import { byIdOrSlug } from './identifiers';
 
-export const complaintReasons = ['unsafe', 'my_face', 'brand', 'quality', 'other'] as const;
+const complaintReasons = ['unsafe', 'my_face', 'brand', 'quality', 'other'] as const;
 export type ComplaintReason = (typeof complaintReasons)[number];
 
 /** Clients send codes from newer app versions too: an unknown one is kept as `other`. */
-export function complaintReasonOf(code: string | undefined): ComplaintReason {
+function complaintReasonOf(code: string | undefined): ComplaintReason {
   return (complaintReasons as readonly string[]).includes(code ?? '') ? (code as ComplaintReason) : 'other';
 }
 
@@ -28,7 +28,7 @@ export interface ComplaintPolicy {
  * complaints from old-enough accounts reaches the threshold, and it sends the effect to moderators
  * (demoted and unresolved). The answer does not depend on whether it happened.
  */
-export async function fileComplaint(
+async function fileComplaint(
   db: Knex,
   complaint: { effect: string; userId: string; reason: ComplaintReason; note: string | null },
   policy: ComplaintPolicy,

@@ -17,7 +17,7 @@ import type { ThematicSearch } from './thematic-search';
  * does not. `privateTo` null opens the effects everyone may see; a user id opens only that user's
  * private ones (a user effect that is `private`, or `processing` again after a publish).
  */
-export async function openEffect(db: Knex, url: PublicUrl, idOrSlug: string, locale: Locale, privateTo: string | null = null): Promise<Effect | null> {
+async function openEffect(db: Knex, url: PublicUrl, idOrSlug: string, locale: Locale, privateTo: string | null = null): Promise<Effect | null> {
   const row = await db('effects').where(byIdOrSlug(idOrSlug)).andWhere({ hidden: false })
     .andWhereRaw('private_to is not distinct from ?::uuid', [privateTo]).first('id');
   if (!row) return null;

@@ -37,7 +37,7 @@ async function posterKeyOf(effectId: string, media: PreviewMedia): Promise<{ key
 }
 
 /** Stores the poster as given; it is the effect's `preview_url` from then on. Quick: no copies. */
-export async function storePoster(storage: Storage, effectId: string, media: PreviewMedia): Promise<string> {
+async function storePoster(storage: Storage, effectId: string, media: PreviewMedia): Promise<string> {
   const { key, contentType } = await posterKeyOf(effectId, media);
   await storage.put(key, media.poster, contentType);
   return key;
@@ -48,7 +48,7 @@ export async function storePoster(storage: Storage, effectId: string, media: Pre
  * card and full; with a clip, the MP4 video, the separate MP4 animation loop and the animated WebP
  * that is `preview_animation_url`. Slow: seconds for a clip.
  */
-export async function storePreviewCopies(
+async function storePreviewCopies(
   storage: Storage,
   effectId: string,
   media: PreviewMedia,

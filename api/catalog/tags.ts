@@ -13,7 +13,7 @@ export interface Tag {
  * Tags on at least one listed effect, counted over the whole catalog (not per category), most
  * frequent first; equal counts by slug, so the order is stable.
  */
-export async function listTags(db: Knex, locale: Locale): Promise<Tag[]> {
+async function listTags(db: Knex, locale: Locale): Promise<Tag[]> {
   const { rows } = await db.raw<{ rows: Tag[] }>(
     `select t.slug, t.name_${locale} as name, count(*)::integer as effect_count
      from tags t

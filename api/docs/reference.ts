@@ -22,7 +22,7 @@ import { html } from '../../media/pages/html';
  */
 const redocStyleHashes = ["'sha256-QMIg+bpjm3JdElJ388KYke01izlUW0UoNOeKjpMxdgc='", "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"];
 
-export const referencePolicy: PagePolicy = {
+const referencePolicy: PagePolicy = {
   sources: { script: ["'self'"], style: redocStyleHashes, img: ["'self'", 'data:'], connect: ["'self'"], worker: ['blob:'] },
 };
 

@@ -6,10 +6,10 @@ import { errors } from './errors';
  * No contract body nests deeper than a few levels; code that walks a body (the Idempotency-Key
  * fingerprint, JSON.stringify) recurses, so a deeper one is refused here, before anything reads it.
  */
-export const maxBodyDepth = 32;
+const maxBodyDepth = 32;
 
 /** Whether `value` nests objects and arrays more than `max` levels deep; iterative, linear in size. */
-export function nestsDeeperThan(value: unknown, max: number): boolean {
+function nestsDeeperThan(value: unknown, max: number): boolean {
   const pending: [unknown, number][] = [[value, 1]];
   while (pending.length) {
     const [item, depth] = pending.pop()!;

@@ -1,7 +1,7 @@
 import type { JsonSchema } from './validation';
 
 /** Paging bounds of the contract: `limit` 1..100 (default 20), `offset` 0..10000 (default 0). */
-export const maxOffset = 10_000;
+const maxOffset = 10_000;
 
 export const pagingProperties: Record<string, JsonSchema> = {
   limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },

@@ -45,7 +45,7 @@ export async function verifyIdToken(settings: IdTokenSettings, token: string, ti
 }
 
 /** `email_verified` comes as a boolean or as the strings "true"/"false". */
-export function emailVerified(payload: JWTPayload): boolean {
+function emailVerified(payload: JWTPayload): boolean {
   return payload.email_verified === true || payload.email_verified === 'true';
 }
 

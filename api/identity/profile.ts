@@ -16,7 +16,7 @@ export interface ProviderProfile {
 }
 
 /** The longest name the profile keeps (contract field limit). */
-export const maxNameLength = 120;
+const maxNameLength = 120;
 
 export function profileName(value: unknown): string | null {
   if (typeof value !== 'string' || !value.trim()) return null;

@@ -10,7 +10,7 @@ import { consolePage, relativeTime, table, utcTime } from './view';
  * reconciliation has not asked the processor when it should have (the scheduler is down or the
  * processor silent). `waiting`: the payer may still pay. Read through `payments_open`.
  */
-export const stuckAfterS = 15 * 60;
+const stuckAfterS = 15 * 60;
 const overdueAfterS = 5 * 60;
 const listed = 100;
 

@@ -4,7 +4,7 @@ import type { Middleware } from 'koa';
 import type { Services } from '../../services';
 import type { ApiContext } from '../http/context';
 
-export const dashboardPath = '/ops/queues';
+const dashboardPath = '/ops/queues';
 
 /**
  * The official pg-boss dashboard (`@pg-boss/dashboard`, pinned to the version that bundles our

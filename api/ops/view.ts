@@ -4,7 +4,7 @@ import { renderConsolePage } from '../../media/pages/layout';
 import { formToken } from './form-guard';
 
 /** The console's pages, in the order of its navigation bar. */
-export const consolePages = [
+const consolePages = [
   { path: '/ops', label: 'Overview' },
   { path: '/ops/pool', label: 'Provider pool' },
   { path: '/ops/activity', label: 'Queues and generations' },

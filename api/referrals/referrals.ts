@@ -51,7 +51,7 @@ export interface ReferralStats {
   earned: number;
 }
 
-export function referralLink(linkBase: string, code: string): string {
+function referralLink(linkBase: string, code: string): string {
   return `${linkBase}/r/${encodeURIComponent(code)}`;
 }
 

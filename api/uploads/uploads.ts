@@ -7,7 +7,7 @@ import { uploadKey } from '../../media/object-keys';
 export const uploadContentTypes: Record<string, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp' };
 /** Contract B, limits: an upload file is at most 15 MB. */
 export const maxUploadBytes = 15 * 1024 * 1024;
-export const uploadTicketTtlS = 600;
+const uploadTicketTtlS = 600;
 
 export interface UploadRow {
   id: string;

@@ -5,7 +5,7 @@ import type { Storage } from '../../media/storage';
 import { enqueue } from '../queues';
 
 /** Erases every file of the user from object storage (uploads, results, previews, avatar). */
-export async function eraseUserFiles(storage: Storage, userId: string): Promise<void> {
+async function eraseUserFiles(storage: Storage, userId: string): Promise<void> {
   await Promise.all(userPrefixes(userId).map((prefix) => storage.removePrefix(prefix)));
 }
 

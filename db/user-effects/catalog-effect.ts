@@ -10,7 +10,7 @@ import { userEffectModel, type UserEffectRow } from './model';
  * triggers on `effects` and `effect_categories`), so every web process drops its cached catalog.
  */
 
-export const communityCategorySlug = 'community';
+const communityCategorySlug = 'community';
 
 /**
  * The `community` category: seeded enabled and last (after every category there is when it is

@@ -17,7 +17,7 @@ export interface PagePolicy {
   sources?: { script?: readonly string[]; style?: readonly string[]; img?: readonly string[]; connect?: readonly string[]; worker?: readonly string[] };
 }
 
-export function contentSecurityPolicy(policy: PagePolicy = {}): string {
+function contentSecurityPolicy(policy: PagePolicy = {}): string {
   const sources = policy.sources;
   const directive = (name: string, list: readonly string[] | undefined) => (list?.length ? [`${name} ${list.join(' ')}`] : []);
   return [

@@ -5,7 +5,7 @@
  */
 import type { Language } from '../../db/accounts/user-locale';
 
-export function languageOfQuery(lang: unknown): Language | null {
+function languageOfQuery(lang: unknown): Language | null {
   const asked = typeof lang === 'string' ? lang.trim().toLowerCase() : '';
   return asked === 'ru' || asked === 'en' ? asked : null;
 }

@@ -10,7 +10,7 @@ import type { ModelInput } from './models';
  */
 export type ModerationVerdict = { verdict: 'approved' } | { verdict: 'rejected'; reason: 'content_policy' | 'bad_sample' };
 
-export function moderate(input: ModelInput): ModerationVerdict {
+function moderate(input: ModelInput): ModerationVerdict {
   if (/forbidden/i.test(input.prompt)) return { verdict: 'rejected', reason: 'content_policy' };
   if (!input.still) return { verdict: 'rejected', reason: 'bad_sample' };
   return { verdict: 'approved' };

@@ -52,7 +52,7 @@ export async function storePreview(
 }
 
 /** Contract B, limits: a studio text answer is at most 1000 characters. */
-export const maxResultTextLength = 1000;
+const maxResultTextLength = 1000;
 
 /**
  * The answer of a text task from the provider's result file: UTF-8 text, trimmed, cut to 1000

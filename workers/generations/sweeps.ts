@@ -46,7 +46,7 @@ export interface SweepProvider {
 }
 
 /** pending longer than PENDING_TIMEOUT_S (never got a slot) -> failed `pool_timeout`, refunded. */
-export async function expirePending(services: Services): Promise<number> {
+async function expirePending(services: Services): Promise<number> {
   const { db, boss, config } = services;
   let failed = 0;
   for (const id of await findOverduePending(db, config.generations.pendingTimeoutS, batch)) {
@@ -73,7 +73,7 @@ export interface Recovery {
  * has one, the generation adopts it (`processing`, on the slot it held): nothing is submitted
  * twice. Until the provider answers the lookup, the slot is kept and the next sweep asks again.
  */
-export async function recoverStalledDispatches(services: Services, provider: SweepProvider, absentSince: AbsentSince = new Map()): Promise<Recovery> {
+async function recoverStalledDispatches(services: Services, provider: SweepProvider, absentSince: AbsentSince = new Map()): Promise<Recovery> {
   const recovery: Recovery = { returned: 0, adopted: 0 };
   const lookups = pLimit(lookupsAtOnce);
   await Promise.all((await findStalledDispatches(services.db, batch)).map((stalled) => lookups(async () => {

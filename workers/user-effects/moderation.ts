@@ -38,7 +38,7 @@ function moderationText(row: Pick<UserEffectRow, 'name' | 'description' | 'promp
 }
 
 /** The model's answer `{"verdict": "approved"}` or `{"verdict": "rejected", "reason": ...}`; anything else is no answer. */
-export function parseVerdict(body: Buffer): Verdict | null {
+function parseVerdict(body: Buffer): Verdict | null {
   let answer: unknown;
   try {
     answer = JSON.parse(body.toString('utf8'));

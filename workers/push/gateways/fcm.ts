@@ -46,7 +46,7 @@ interface GoogleError {
 }
 
 /** OAuth access tokens of one service account, cached until shortly before they expire. */
-export class GoogleAccessTokens {
+class GoogleAccessTokens {
   private cached: { token: string; expiresAt: number } | null = null;
   private pending: Promise<string> | null = null;
 
