@@ -57,6 +57,8 @@ export interface ProviderSimulatorStats {
    * and decoded, as a provider does before it runs a model): slot time that is the provider's own.
    */
   inputReadsMs: number[];
+  /** When the latest task ended (epoch ms), null before any: the end of the provider's own work. */
+  lastCompletedAt: number | null;
   /**
    * Submissions of a client reference that already had a task: answered with that task, as an
    * idempotent provider does; a provider without idempotency would have run (and billed) it twice.
@@ -162,6 +164,7 @@ class Simulator {
   private readonly slotGapsMs: number[] = [];
   private readonly callbackAnswersMs: number[] = [];
   private readonly inputReadsMs: number[] = [];
+  private lastCompletedAt: number | null = null;
   private url = '';
   private stopping: Promise<void> | null = null;
 
@@ -183,7 +186,7 @@ class Simulator {
   }
 
   stats(): ProviderSimulatorStats {
-    return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs], callbackAnswersMs: [...this.callbackAnswersMs], inputReadsMs: [...this.inputReadsMs] };
+    return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs], callbackAnswersMs: [...this.callbackAnswersMs], inputReadsMs: [...this.inputReadsMs], lastCompletedAt: this.lastCompletedAt };
   }
 
   stop(): Promise<void> {
@@ -337,6 +340,7 @@ class Simulator {
     this.freedAt.set(task.apiKey, freed);
     const finishedAt = Date.now();
     freed.push(finishedAt);
+    this.lastCompletedAt = finishedAt;
     this.expiring.push({ task, expiresAt: Date.now() + this.settings.resultTtlMs });
     this.counts.completed += 1;
     if (task.callbackUrl && (await this.callBack(task, task.callbackUrl))) this.callbackAnswersMs.push(Date.now() - finishedAt);

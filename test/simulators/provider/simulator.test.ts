@@ -224,10 +224,22 @@ describe('provider simulator over HTTP', function () {
     });
   });
 
-  it('counts submitted and completed tasks', async () => {
+  it('counts submitted and completed tasks, and keeps when the latest one ended', async () => {
     const before = sim.stats();
+    const submittedAt = Date.now();
     await finished(sim, 'key', (await submit('image')).body.id as string);
-    expect(sim.stats()).to.deep.include({ submitted: before.submitted + 1, completed: before.completed + 1, running: {} });
+    const after = sim.stats();
+    expect(after).to.deep.include({ submitted: before.submitted + 1, completed: before.completed + 1, running: {} });
+    expect(after.lastCompletedAt).to.be.a('number').within(submittedAt, Date.now());
+  });
+
+  it('has no latest end before any task ended', async () => {
+    const fresh = await startProviderSimulator({ latencyMs: 0 });
+    try {
+      expect(fresh.stats().lastCompletedAt).to.equal(null);
+    } finally {
+      await fresh.stop();
+    }
   });
 
   describe('through the HTTP client, end to end', () => {
