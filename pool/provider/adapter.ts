@@ -54,6 +54,12 @@ export type PollOutcome =
   | { kind: 'failed'; errorCode: string; message: string | null }
   | { kind: 'unavailable'; reason: string };
 
+/** A file's bytes and media type, as uploaded to the provider's file store. */
+export interface FileToStage {
+  body: Buffer;
+  contentType: string;
+}
+
 /** A file the provider keeps at `url` until `expiresAt`. */
 export interface StagedFile {
   kind: 'staged';
@@ -84,5 +90,5 @@ export interface ProviderAdapter {
    * Uploads a photo to the provider's file store, so that a task naming its link starts without
    * downloading it (slot time). Optional: a provider without a file store is sent our links.
    */
-  stageFile?(account: ProviderAccount, file: { body: Buffer; contentType: string }): Promise<StageOutcome>;
+  stageFile?(account: ProviderAccount, file: FileToStage): Promise<StageOutcome>;
 }

@@ -1,4 +1,4 @@
-import { ResultTooLargeError, type PollOutcome, type ProviderAccount, type ProviderAdapter, type ProviderRequest, type ProviderResult, type StageOutcome, type SubmitOutcome, type TaskLookup } from './adapter';
+import { ResultTooLargeError, type PollOutcome, type ProviderAccount, type ProviderAdapter, type ProviderRequest, type ProviderResult, type FileToStage, type StageOutcome, type SubmitOutcome, type TaskLookup } from './adapter';
 import { errorCodeForFailedTask, errorCodeForRefusedPoll, errorCodeForRefusedSubmission } from './error-codes';
 import { AnswerTooLargeError, download, exchange, isSuccess, NoAnswerError } from './exchange';
 
@@ -117,7 +117,7 @@ export class HttpProviderAdapter implements ProviderAdapter {
   }
 
   /** `POST /v1/files` with the photo as the body; `201 { url, expires_at }`. */
-  async stageFile(account: ProviderAccount, file: { body: Buffer; contentType: string }): Promise<StageOutcome> {
+  async stageFile(account: ProviderAccount, file: FileToStage): Promise<StageOutcome> {
     const answer = await this.call(account, 'POST', '/v1/files', this.stageTimeoutMs, { contentType: file.contentType, data: file.body });
     if ('kind' in answer) return unavailable(answer.reason);
     if (!isSuccess(answer.status)) return unavailable(`HTTP ${answer.status}`);

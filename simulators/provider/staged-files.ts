@@ -5,7 +5,7 @@ import path from 'node:path';
 import { takeExpired } from './expiry-queue';
 
 /** A file uploaded to the provider ahead of the tasks that read it. */
-export interface StagedFile {
+export interface KeptFile {
   id: string;
   contentType: string;
   expiresAt: number;
@@ -17,15 +17,15 @@ export interface StagedFile {
  * and deleted after, in upload order (which is also their expiry order).
  */
 export class StagedFiles {
-  private readonly files = new Map<string, StagedFile>();
-  private readonly expiring: StagedFile[] = [];
+  private readonly files = new Map<string, KeptFile>();
+  private readonly expiring: KeptFile[] = [];
 
   constructor(
     private readonly dir: string,
     private readonly ttlMs: number,
   ) {}
 
-  async put(body: Buffer, contentType: string): Promise<StagedFile> {
+  async put(body: Buffer, contentType: string): Promise<KeptFile> {
     await mkdir(this.dir, { recursive: true });
     const file = { id: randomUUID(), contentType, expiresAt: Date.now() + this.ttlMs };
     await writeFile(this.pathOf(file.id), body);
@@ -35,7 +35,7 @@ export class StagedFiles {
   }
 
   /** The file's record while it is kept, else undefined. */
-  get(id: string): StagedFile | undefined {
+  get(id: string): KeptFile | undefined {
     const file = this.files.get(id);
     return file && file.expiresAt > Date.now() ? file : undefined;
   }

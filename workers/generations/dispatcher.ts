@@ -13,14 +13,14 @@ import { untilReachable } from '../../db/unreachable';
 import type { AccountKeys } from '../../pool/accounts';
 import { coolDownAccount } from '../../pool/cool-down-account';
 import type { Lease } from '../../pool/lease-slots';
-import type { ProviderAccount, ProviderAdapter, StagedFile, SubmitOutcome } from '../../pool/provider/adapter';
+import type { FileToStage, ProviderAdapter, StagedFile, StageOutcome, SubmitOutcome } from '../../pool/provider/adapter';
 import { taskCallbackUrl } from '../../pool/provider/task-callback';
 import { releaseSlotLease } from '../../pool/release-slot-lease';
 import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
 import type { HandOverFirst } from './hand-over-first';
-import { readInputPhotos, unusableInputPhoto, type PhotoFile } from './input-photos';
+import { readInputPhotos, unusableInputPhoto } from './input-photos';
 
 /** How long the provider may take to download the photos from their presigned links. */
 const inputLinkTtlS = 3600;
@@ -30,6 +30,9 @@ const unavailablePauseMs = 1000;
 const callbackGraceS = 300;
 /** Photo checks ahead of the slot that one process runs at once. */
 const checksAhead = 4;
+
+/** Uploads one photo to the provider's file store with the key files are staged with. */
+type StageFile = (file: FileToStage) => Promise<StageOutcome>;
 
 /**
  * The dispatcher, one per worker process, on the job loop. A round is ONE guarded statement
@@ -100,8 +103,8 @@ class Dispatcher {
   private saturated = false;
   private pausedUntil = 0;
   private stopping = false;
-  /** The key photos are staged with at the provider; null when they are not staged (no file store, or PROVIDER_FILE_STORE=0). */
-  private readonly fileKey: ProviderAccount | null;
+  /** Null when photos are not staged (no file store, or PROVIDER_FILE_STORE=0). */
+  private readonly stageFile: StageFile | null;
 
   constructor(
     private readonly services: Services,
@@ -116,7 +119,9 @@ class Dispatcher {
       handOverFirst: HandOverFirst;
     },
   ) {
-    this.fileKey = adapter.stageFile && services.config.generations.providerFileStore ? keys.fileKey() : null;
+    const stageFile = adapter.stageFile?.bind(adapter);
+    const fileKey = services.config.generations.providerFileStore ? keys.fileKey() : null;
+    this.stageFile = stageFile && fileKey ? (file) => stageFile(fileKey, file) : null;
   }
 
   /**
@@ -222,8 +227,8 @@ class Dispatcher {
   /** Fails a generation with an unusable photo; marks the others checked, their photos staged where the provider can keep them. */
   private async checkInputs(generation: InputCheck): Promise<void> {
     const { db, storage } = this.services;
-    const { fileKey } = this;
-    if (!fileKey) {
+    const { stageFile } = this;
+    if (!stageFile) {
       const unusable = await unusableInputPhoto(storage, generation.inputs);
       if (unusable) await this.fail(generation.id, 'bad_input_image', unusable);
       else await markInputsChecked(db, generation.id, null);
@@ -231,16 +236,16 @@ class Dispatcher {
     }
     const photos = await readInputPhotos(storage, generation.inputs);
     if (typeof photos === 'string') await this.fail(generation.id, 'bad_input_image', photos);
-    else await markInputsChecked(db, generation.id, await this.stage(fileKey, generation, photos));
+    else await markInputsChecked(db, generation.id, await this.stage(stageFile, generation, photos));
   }
 
   /** The photos uploaded to the provider's file store; null when one could not be (our links are sent instead). */
-  private async stage(account: ProviderAccount, { id, inputs }: InputCheck, photos: PhotoFile[]): Promise<StagedInputs | null> {
-    const outcomes = await Promise.all(photos.map((photo) => this.adapter.stageFile?.(account, photo)));
+  private async stage(stageFile: StageFile, { id, inputs }: InputCheck, photos: FileToStage[]): Promise<StagedInputs | null> {
+    const outcomes = await Promise.all(photos.map(stageFile));
     const files: StagedFile[] = [];
     for (const outcome of outcomes) {
-      if (outcome?.kind !== 'staged') {
-        this.services.log.warn({ generationId: id, reason: outcome?.reason }, 'could not stage photos with the provider; its task will download them');
+      if (outcome.kind !== 'staged') {
+        this.services.log.warn({ generationId: id, reason: outcome.reason }, 'could not stage photos with the provider; its task will download them');
         return null;
       }
       files.push(outcome);

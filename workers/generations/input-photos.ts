@@ -2,6 +2,7 @@ import type { GenerationInput } from '../../db/generations/model';
 import { UnreadableImageError } from '../../media/errors';
 import { probeImage } from '../../media/images';
 import type { Storage } from '../../media/storage';
+import type { FileToStage } from '../../pool/provider/adapter';
 
 /** Contract B: a photo above about 100 megapixels fails as `bad_input_image`. */
 const maxMegapixels = 100;
@@ -14,12 +15,6 @@ const maxMegapixels = 100;
  */
 export const PHOTO_HEADER_BYTES = 256 * 1024;
 
-/** A photo read whole, to be staged with the provider. */
-export interface PhotoFile {
-  body: Buffer;
-  contentType: string;
-}
-
 /**
  * Reads the header of every input photo before anything is sent to the provider: a broken file or
  * one above ~100 MP is `bad_input_image` (null when all are usable). A photo whose object vanished
@@ -31,7 +26,7 @@ export async function unusableInputPhoto(storage: Storage, inputs: GenerationInp
 }
 
 /** The photos read whole, checked as `unusableInputPhoto` checks them: the files, or what is wrong with one. */
-export async function readInputPhotos(storage: Storage, inputs: GenerationInput[]): Promise<PhotoFile[] | string> {
+export async function readInputPhotos(storage: Storage, inputs: GenerationInput[]): Promise<FileToStage[] | string> {
   return readEach(inputs, async (key) => {
     const body = await storage.get(key);
     const { format, megapixels } = await probeImage(body);
