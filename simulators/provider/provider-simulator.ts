@@ -74,6 +74,8 @@ export interface ProviderSimulatorStats {
   filesStaged: number;
   /** Task inputs read from the provider's own file store instead of downloaded. */
   stagedInputsRead: number;
+  /** Results the models rendered: a light model's halfway through the task's latency, or before the answer when there is none. */
+  rendered: number;
 }
 
 export interface ProviderSimulator {
@@ -157,7 +159,7 @@ class Simulator {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly heavyRenders = pLimit(HEAVY_RENDERS);
   private readonly sweeper: NodeJS.Timeout;
-  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0, resultsServed: 0, callbackCalls: 0, polls: 0, filesStaged: 0, stagedInputsRead: 0 };
+  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0, resultsServed: 0, callbackCalls: 0, polls: 0, filesStaged: 0, stagedInputsRead: 0, rendered: 0 };
   private readonly files: StagedFiles;
   /** By API key: when each freed slot became free, oldest first, until a submission takes it. */
   private readonly freedAt = new Map<string, number[]>();
@@ -274,10 +276,16 @@ class Simulator {
     this.tasks.set(task.id, task);
     if (task.clientReference !== null) this.byReference.set(referenceKey(apiKey, task.clientReference), task);
     this.counts.submitted += 1;
-    const outcome = this.produce(task, behaviour, { still, prompt: request.prompt ?? '' });
-    // Light renders are done before answering, so that with no latency a task is finished at its first poll.
-    const rendersInBackground = behaviour.kind === 'renders' && behaviour.heavy;
-    if (!rendersInBackground) await outcome;
+    const input = { still, prompt: request.prompt ?? '' };
+    // With no latency a light render is done before answering, so that the task is finished at its
+    // first poll. Otherwise it runs halfway through the latency, as a model runs on the provider's
+    // machines: rendered at the submission, this process's CPU landed where the caller hands its
+    // freed slots over, on the same cores, which a real provider never does.
+    const heavy = behaviour.kind === 'renders' && behaviour.heavy;
+    const outcome = !heavy && latencyMs > 0
+      ? delay(latencyMs / 2, undefined, { signal: this.lifetime.signal }).then(() => this.produce(task, behaviour, input), () => failed('internal_error', 'the provider stopped'))
+      : this.produce(task, behaviour, input);
+    if (!heavy && latencyMs === 0) await outcome;
     this.track(this.finish(task, outcome));
     sendJson(res, 202, { id: task.id, status: 'queued' });
   }
@@ -322,6 +330,7 @@ class Simulator {
     try {
       if (behaviour.heavy) await this.heavyRenders(() => behaviour.render(input, filePath, signal));
       else await behaviour.render(input, filePath, signal);
+      this.counts.rendered += 1;
       return { status: 'succeeded', result: { fileName, filePath, contentType: behaviour.contentType } };
     } catch (error) {
       if (!signal.aborted) this.settings.log?.warn({ err: error, taskId: task.id }, 'simulated model failed to render');

@@ -328,6 +328,14 @@ describe('provider simulator accounts and latency', function () {
     expect(Date.now() - started).to.be.at.least(latencyMs);
   });
 
+  it('renders a light model halfway through the latency, not before it answers the submission', async () => {
+    const before = sim.stats().rendered;
+    const { taskId } = (await client.submit({ apiKey: 'pair' }, request())) as { taskId: string };
+    expect(sim.stats().rendered).to.equal(before);
+    expect((await finished(sim, 'pair', taskId)).status).to.equal('succeeded');
+    expect(sim.stats().rendered).to.equal(before + 1);
+  });
+
   it('answers 429 with Retry-After past the concurrency cap, and accepts again once a task finishes', async () => {
     const first = (await client.submit({ apiKey: 'solo' }, request())) as { taskId: string };
     const answer = await api(sim, 'solo', 'POST', '/v1/tasks', request());
