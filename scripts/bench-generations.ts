@@ -18,7 +18,7 @@ import { pgBossThroughput } from './bench-pg-boss';
 import { postgresCpuByClient, postgresCpuMs, processCpuMs } from './load';
 
 /**
- * `node dist/scripts/bench-generations.js [--count 300] [--warm-up 100] [--photos flat,face] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 8]`
+ * `node dist/scripts/bench-generations.js [--count 300] [--warm-up 100] [--photos flat,face] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 8] [--warm-up-cycles 3]`
  *
  * From one run on one database (figures only compare within the run; these machines are noisy):
  * 1. raw pg-boss: N no-op jobs inserted and completed by 8 work() loops of batch 200 (the queue's ceiling);
@@ -34,8 +34,8 @@ import { postgresCpuByClient, postgresCpuMs, processCpuMs } from './load';
  *    catalog's 640x800 face photo (closer to what phones upload), on the same processes;
  * 3. the pipeline with latency L and S slots: throughput as a share of the ideal S/L (goal >= 97%),
  *    from the commit of S x cycles generations until the provider's last task ended (and beside it,
- *    until the last one succeeded: its result copied, its preview made), after one cycle of S
- *    through the same processes to warm up (unless `--warm-up 0`), and
+ *    until the last one succeeded: its result copied, its preview made), after `--warm-up-cycles`
+ *    cycles of S through the same processes (their hand-overs printed apart, as cold), and
  *    the slot time lost between a task's end at the provider and the next submission on its slot;
  *    first with every task callback lost (polling alone: the same-run baseline), then with them;
  *    beside it, the provider's own reading of each photo before its latency starts (its slot time,
@@ -54,6 +54,12 @@ export interface GenerationBenchOptions {
   latencyMs: number;
   slots: number;
   cycles: number;
+  /**
+   * Cycles of S through the latency-L processes before the timed ones (0: none). From the second on
+   * they hand slots over: the first hand-overs of fresh processes open pooled connections and plan
+   * their statements on each, as a running service has done long before.
+   */
+  warmUpCycles: number;
 }
 
 /** CPU ms per succeeded generation, by process role. */
@@ -86,6 +92,10 @@ export interface GenerationBenchResult {
     slotGapP50Ms: number;
     slotGapP99Ms: number;
     slotGaps: number;
+    /** The same during the warm-up cycles: the first hand-overs of fresh processes. */
+    coldSlotGapP50Ms: number;
+    coldSlotGapP99Ms: number;
+    coldSlotGaps: number;
     /** ms from a task's end to the web role's answer to its callback (slot freed, NOTIFY sent): the first part of the hand-over. */
     callbackAnsweredP50Ms: number;
     callbackAnsweredP99Ms: number;
@@ -370,9 +380,9 @@ export async function benchGenerations(services: Services, options: GenerationBe
     if (!callbacks) await services.db('provider_slots').update({ called_back_at: null });
     const started = await startPipelineProcesses(services, options.latencyMs, slotsPerAccount, callbacks);
     try {
-      // One cycle through the same processes first, as a running service has its pooled
-      // connections open and its statements prepared (the latency-0 run's warm-up).
-      const warmUp = options.warmUp > 0 ? await queueGenerations(services, slots) : null;
+      // Cycles through the same processes first, hand-overs among them, as a running service has
+      // its pooled connections open and its statements prepared (the latency-0 run's warm-up).
+      const warmUp = options.warmUpCycles > 0 ? await queueGenerations(services, slots * options.warmUpCycles) : null;
       if (warmUp) await timeToFinish(services, warmUp.ids, warmUp.committedAt);
       const before = started.simulator.stats();
       const queued = await queueGenerations(services, slots * options.cycles);
@@ -389,6 +399,7 @@ export async function benchGenerations(services: Services, options: GenerationBe
         providerDoneS: (after.lastCompletedAt - queued.committedAt) / 1000,
         succeededS: finished.succeededS,
         slotGapsMs: after.slotGapsMs.slice(firstGap),
+        coldSlotGapsMs: before.slotGapsMs,
         callbackAnswersMs: after.callbackAnswersMs.slice(before.callbackAnswersMs.length),
         inputReadsMs: after.inputReadsMs.slice(before.inputReadsMs.length),
         stagedInputsRead: after.stagedInputsRead - before.stagedInputsRead,
@@ -418,6 +429,9 @@ export async function benchGenerations(services: Services, options: GenerationBe
       slotGapP50Ms: percentileOf(timed.slotGapsMs, 0.5),
       slotGapP99Ms: percentileOf(timed.slotGapsMs, 0.99),
       slotGaps: timed.slotGapsMs.length,
+      coldSlotGapP50Ms: percentileOf(timed.coldSlotGapsMs, 0.5),
+      coldSlotGapP99Ms: percentileOf(timed.coldSlotGapsMs, 0.99),
+      coldSlotGaps: timed.coldSlotGapsMs.length,
       callbackAnsweredP50Ms: percentileOf(timed.callbackAnswersMs, 0.5),
       callbackAnsweredP99Ms: percentileOf(timed.callbackAnswersMs, 0.99),
       inputReadMeanMs,
@@ -469,7 +483,8 @@ export function formatGenerationBench(result: GenerationBenchResult): string {
     `latency ${timed.latencyMs} ms, ${timed.slots} slots, ${timed.generations} generations: ${timed.perSecond.toFixed(2)}/s vs ideal ${timed.idealPerSecond.toFixed(2)}/s`
       + ` = ${(timed.shareOfIdeal * 100).toFixed(1)}% of S/L to the provider's end of the last task (goal >= 97%); to the last one succeeded (its result copied, its preview made): ${(timed.succeededShareOfIdeal * 100).toFixed(1)}%`,
     `slot freed at the provider -> next submission on it (${timed.slotGaps} hand-overs): p50 ${timed.slotGapP50Ms} ms, p99 ${timed.slotGapP99Ms} ms (goal < 20 / < 50 ms);`
-      + ` its first part, task end -> the web role's answer to the callback (slot freed, NOTIFY sent): p50 ${timed.callbackAnsweredP50Ms} ms, p99 ${timed.callbackAnsweredP99Ms} ms`,
+      + ` its first part, task end -> the web role's answer to the callback (slot freed, NOTIFY sent): p50 ${timed.callbackAnsweredP50Ms} ms, p99 ${timed.callbackAnsweredP99Ms} ms`
+      + (timed.coldSlotGaps ? `; cold (the ${timed.coldSlotGaps} hand-overs of the warm-up cycles, the first of these processes): p50 ${timed.coldSlotGapP50Ms} ms, p99 ${timed.coldSlotGapP99Ms} ms` : ''),
     `the provider's own reading of a task's photo before its latency (from its file store when staged ahead, ${timed.stagedInputsRead} of ${timed.generations}, else downloaded from the embedded object store; decoded): mean ${timed.inputReadMeanMs.toFixed(1)} ms, p99 ${timed.inputReadP99Ms} ms;`
       + ` against S / (L + that mean) the throughput is ${(timed.shareOfIdealWithReads * 100).toFixed(1)}%`,
     `the same with every callback lost (polling alone, same run): ${(result.latencyLPolling.shareOfIdeal * 100).toFixed(1)}% of S/L, hand-over p50 ${result.latencyLPolling.slotGapP50Ms} ms, p99 ${result.latencyLPolling.slotGapP99Ms} ms`,
@@ -489,7 +504,8 @@ function reportGenerationFigures(result: GenerationBenchResult): void {
   reportFigure({
     figure: 'slot freed at the provider -> next submission on it, p50 / p99',
     value: `${timed.slotGapP50Ms} / ${timed.slotGapP99Ms} ms (${timed.slotGaps} hand-overs; of which task end -> callback answered ${timed.callbackAnsweredP50Ms} / ${timed.callbackAnsweredP99Ms} ms)`,
-    baseline: `polling alone ${result.latencyLPolling.slotGapP50Ms} / ${result.latencyLPolling.slotGapP99Ms} ms`,
+    baseline: `polling alone ${result.latencyLPolling.slotGapP50Ms} / ${result.latencyLPolling.slotGapP99Ms} ms`
+      + (timed.coldSlotGaps ? `; cold, the warm-up's ${timed.coldSlotGaps} ${timed.coldSlotGapP50Ms} / ${timed.coldSlotGapP99Ms} ms` : ''),
     goal: '< 20 / < 50 ms',
     met: timed.slotGapP50Ms < 20 && timed.slotGapP99Ms < 50,
   });
@@ -516,6 +532,7 @@ async function main(): Promise<void> {
       'latency-ms': { type: 'string', default: '1500' },
       slots: { type: 'string', default: '8' },
       cycles: { type: 'string', default: '8' },
+      'warm-up-cycles': { type: 'string', default: '3' },
     },
   });
   /** A flag's whole number, at least `min`; anything else stops the bench before it starts. */
@@ -535,6 +552,7 @@ async function main(): Promise<void> {
     latencyMs: whole('latency-ms', 1),
     slots: whole('slots', 2),
     cycles: whole('cycles', 1),
+    warmUpCycles: whole('warm-up-cycles', 0),
   };
   await startSharedInfrastructure();
   try {
