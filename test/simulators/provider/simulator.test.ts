@@ -328,7 +328,7 @@ describe('provider simulator accounts and latency', function () {
     expect(Date.now() - started).to.be.at.least(latencyMs);
   });
 
-  it('renders a light model halfway through the latency, not before it answers the submission', async () => {
+  it('renders a light model during the latency, not before it answers the submission', async () => {
     const before = sim.stats().rendered;
     const { taskId } = (await client.submit({ apiKey: 'pair' }, request())) as { taskId: string };
     expect(sim.stats().rendered).to.equal(before);
