@@ -15,7 +15,7 @@ import { storedUpload } from '../test/generation-fixtures';
 import { freePort, resetDatabase, services as testServices, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
 import { reportFigure } from './bench-figures';
 import { pgBossThroughput } from './bench-pg-boss';
-import { postgresCpuByClient, postgresCpuMs, processCpuMs } from './load';
+import { percentile, postgresCpuByClient, postgresCpuMs, processCpuMs } from './load';
 
 /**
  * `node dist/scripts/bench-generations.js [--count 300] [--warm-up 100] [--photos flat,face] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 8] [--warm-up-cycles 3]`
@@ -89,16 +89,11 @@ export interface GenerationBenchResult {
   latencyL: {
     latencyMs: number; slots: number; generations: number; seconds: number; perSecond: number; idealPerSecond: number; shareOfIdeal: number; succeededShareOfIdeal: number;
     /** ms from a task's end at the provider to the next submission on its slot. */
-    slotGapP50Ms: number;
-    slotGapP99Ms: number;
-    slotGaps: number;
+    slotGaps: Spread;
     /** The same during the warm-up cycles: the first hand-overs of fresh processes. */
-    coldSlotGapP50Ms: number;
-    coldSlotGapP99Ms: number;
-    coldSlotGaps: number;
+    coldSlotGaps: Spread;
     /** ms from a task's end to the web role's answer to its callback (slot freed, NOTIFY sent): the first part of the hand-over. */
-    callbackAnsweredP50Ms: number;
-    callbackAnsweredP99Ms: number;
+    callbackAnswered: Spread;
     /** ms the provider spent reading a task's photos (download from the object store, decode) before its latency: its own slot time. */
     inputReadMeanMs: number;
     inputReadP99Ms: number;
@@ -116,9 +111,20 @@ export interface GenerationBenchResult {
 interface TimedRun {
   shareOfIdeal: number;
   perSecond: number;
-  slotGapP50Ms: number;
-  slotGapP99Ms: number;
+  slotGaps: Spread;
   pollsPerGeneration: number;
+}
+
+/** Durations in ms: their median, their 99th percentile and how many there were. */
+interface Spread {
+  p50Ms: number;
+  p99Ms: number;
+  count: number;
+}
+
+function spreadOf(valuesMs: number[]): Spread {
+  const sorted = [...valuesMs].sort((a, b) => a - b);
+  return { p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), count: sorted.length };
 }
 
 /** The photo every generation is made of: `flat` a 256x256 grey JPEG (the table's), `face` the demo catalog's 640x800 face. */
@@ -292,7 +298,7 @@ async function barePreviewCpuMs(image: Buffer): Promise<number> {
     const used = process.cpuUsage(before);
     batches.push((used.user + used.system) / 1000 / 10);
   }
-  return percentileOf(batches, 0.5);
+  return spreadOf(batches).p50Ms;
 }
 
 /** `barePreviewCpuMs` of the result image of one of `ids`. */
@@ -301,17 +307,12 @@ async function barePreviewOfResults(services: Services, ids: string[]): Promise<
   return barePreviewCpuMs(await services.storage.get(resultKey));
 }
 
-function percentileOf(values: number[], fraction: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] : 0;
-}
-
 /**
  * Seconds from the commit of `ids` until all succeeded, from the generations' own timestamps: the
  * bench looks only every 100 ms, so that its looking costs Postgres little of the CPU it measures,
  * and the time is exact all the same.
  */
-async function timeToFinish(services: Services, ids: string[], committedAt: number): Promise<{ succeededS: number }> {
+async function secondsToSucceed(services: Services, ids: string[], committedAt: number): Promise<number> {
   for (;;) {
     const [row] = await services.db('generations').whereIn('id', ids).select(
       services.db.raw("count(*) filter (where status = 'succeeded')::integer as succeeded"),
@@ -320,7 +321,7 @@ async function timeToFinish(services: Services, ids: string[], committedAt: numb
     );
     if (row.failed > 0) throw new Error(`${row.failed} generations failed during the bench`);
     if (row.succeeded === ids.length) {
-      return { succeededS: (Number(row.finished_ms) - committedAt) / 1000 };
+      return (Number(row.finished_ms) - committedAt) / 1000;
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -347,13 +348,13 @@ export async function benchGenerations(services: Services, options: GenerationBe
       let bareBefore: number | null = null;
       if (options.warmUp > 0) {
         const warmUp = await createGenerations(services, processes.webUrl, options.warmUp, photo);
-        await timeToFinish(services, warmUp.ids, warmUp.committedAt);
+        await secondsToSucceed(services, warmUp.ids, warmUp.committedAt);
         bareBefore = await barePreviewOfResults(services, warmUp.ids);
       }
       const postgresBefore = await postgresNow();
       const before = await cpuNow();
       const created = await createGenerations(services, processes.webUrl, options.count, photo);
-      const finished = await timeToFinish(services, created.ids, created.committedAt);
+      const succeededS = await secondsToSucceed(services, created.ids, created.committedAt);
       const after = await cpuNow();
       const postgresAfter = await postgresNow();
       const bareAfter = await barePreviewOfResults(services, created.ids);
@@ -362,8 +363,8 @@ export async function benchGenerations(services: Services, options: GenerationBe
         slots: Math.ceil(options.zeroSlots / 2) * 2,
         photo,
         generations: created.ids.length,
-        seconds: finished.succeededS,
-        succeededPerSecond: created.ids.length / finished.succeededS,
+        seconds: succeededS,
+        succeededPerSecond: created.ids.length / succeededS,
         cpuMsPerGeneration: { web: per('web'), worker: per('worker'), media: per('media'), postgres: per('postgres') },
         barePreviewCpuMs: bareBefore === null ? bareAfter : (bareBefore + bareAfter) / 2,
         barePreviewRunsMs: bareBefore === null ? [bareAfter] : [bareBefore, bareAfter],
@@ -383,10 +384,10 @@ export async function benchGenerations(services: Services, options: GenerationBe
       // Cycles through the same processes first, hand-overs among them, as a running service has
       // its pooled connections open and its statements prepared (the latency-0 run's warm-up).
       const warmUp = options.warmUpCycles > 0 ? await queueGenerations(services, slots * options.warmUpCycles) : null;
-      if (warmUp) await timeToFinish(services, warmUp.ids, warmUp.committedAt);
+      if (warmUp) await secondsToSucceed(services, warmUp.ids, warmUp.committedAt);
       const before = started.simulator.stats();
       const queued = await queueGenerations(services, slots * options.cycles);
-      const finished = await timeToFinish(services, queued.ids, queued.committedAt);
+      const succeededS = await secondsToSucceed(services, queued.ids, queued.committedAt);
       const after = started.simulator.stats();
       // The first hand-over on each slot after the warm-up spans the bench's own pause: left out.
       const firstGap = warmUp ? before.slotGapsMs.length + slots : 0;
@@ -397,7 +398,7 @@ export async function benchGenerations(services: Services, options: GenerationBe
         // last cycle's results come after it (in a steady stream, on the next cycle's slot time):
         // they count in `succeededS`.
         providerDoneS: (after.lastCompletedAt - queued.committedAt) / 1000,
-        succeededS: finished.succeededS,
+        succeededS,
         slotGapsMs: after.slotGapsMs.slice(firstGap),
         coldSlotGapsMs: before.slotGapsMs,
         callbackAnswersMs: after.callbackAnswersMs.slice(before.callbackAnswersMs.length),
@@ -426,16 +427,11 @@ export async function benchGenerations(services: Services, options: GenerationBe
       idealPerSecond,
       shareOfIdeal: perSecond / idealPerSecond,
       succeededShareOfIdeal: timed.ids.length / timed.succeededS / idealPerSecond,
-      slotGapP50Ms: percentileOf(timed.slotGapsMs, 0.5),
-      slotGapP99Ms: percentileOf(timed.slotGapsMs, 0.99),
-      slotGaps: timed.slotGapsMs.length,
-      coldSlotGapP50Ms: percentileOf(timed.coldSlotGapsMs, 0.5),
-      coldSlotGapP99Ms: percentileOf(timed.coldSlotGapsMs, 0.99),
-      coldSlotGaps: timed.coldSlotGapsMs.length,
-      callbackAnsweredP50Ms: percentileOf(timed.callbackAnswersMs, 0.5),
-      callbackAnsweredP99Ms: percentileOf(timed.callbackAnswersMs, 0.99),
+      slotGaps: spreadOf(timed.slotGapsMs),
+      coldSlotGaps: spreadOf(timed.coldSlotGapsMs),
+      callbackAnswered: spreadOf(timed.callbackAnswersMs),
       inputReadMeanMs,
-      inputReadP99Ms: percentileOf(timed.inputReadsMs, 0.99),
+      inputReadP99Ms: spreadOf(timed.inputReadsMs).p99Ms,
       stagedInputsRead: timed.stagedInputsRead,
       shareOfIdealWithReads: perSecond / (slots / ((options.latencyMs + inputReadMeanMs) / 1000)),
       pollsPerGeneration: timed.pollsPerGeneration,
@@ -443,8 +439,7 @@ export async function benchGenerations(services: Services, options: GenerationBe
     latencyLPolling: {
       perSecond: polling.ids.length / polling.providerDoneS,
       shareOfIdeal: polling.ids.length / polling.providerDoneS / idealPerSecond,
-      slotGapP50Ms: percentileOf(polling.slotGapsMs, 0.5),
-      slotGapP99Ms: percentileOf(polling.slotGapsMs, 0.99),
+      slotGaps: spreadOf(polling.slotGapsMs),
       pollsPerGeneration: polling.pollsPerGeneration,
     },
   };
@@ -482,12 +477,12 @@ export function formatGenerationBench(result: GenerationBenchResult): string {
     }),
     `latency ${timed.latencyMs} ms, ${timed.slots} slots, ${timed.generations} generations: ${timed.perSecond.toFixed(2)}/s vs ideal ${timed.idealPerSecond.toFixed(2)}/s`
       + ` = ${(timed.shareOfIdeal * 100).toFixed(1)}% of S/L to the provider's end of the last task (goal >= 97%); to the last one succeeded (its result copied, its preview made): ${(timed.succeededShareOfIdeal * 100).toFixed(1)}%`,
-    `slot freed at the provider -> next submission on it (${timed.slotGaps} hand-overs): p50 ${timed.slotGapP50Ms} ms, p99 ${timed.slotGapP99Ms} ms (goal < 20 / < 50 ms);`
-      + ` its first part, task end -> the web role's answer to the callback (slot freed, NOTIFY sent): p50 ${timed.callbackAnsweredP50Ms} ms, p99 ${timed.callbackAnsweredP99Ms} ms`
-      + (timed.coldSlotGaps ? `; cold (the ${timed.coldSlotGaps} hand-overs of the warm-up cycles, the first of these processes): p50 ${timed.coldSlotGapP50Ms} ms, p99 ${timed.coldSlotGapP99Ms} ms` : ''),
+    `slot freed at the provider -> next submission on it (${timed.slotGaps.count} hand-overs): p50 ${timed.slotGaps.p50Ms} ms, p99 ${timed.slotGaps.p99Ms} ms (goal < 20 / < 50 ms);`
+      + ` its first part, task end -> the web role's answer to the callback (slot freed, NOTIFY sent): p50 ${timed.callbackAnswered.p50Ms} ms, p99 ${timed.callbackAnswered.p99Ms} ms`
+      + (timed.coldSlotGaps.count ? `; cold (the ${timed.coldSlotGaps.count} hand-overs of the warm-up cycles, the first of these processes): p50 ${timed.coldSlotGaps.p50Ms} ms, p99 ${timed.coldSlotGaps.p99Ms} ms` : ''),
     `the provider's own reading of a task's photo before its latency (from its file store when staged ahead, ${timed.stagedInputsRead} of ${timed.generations}, else downloaded from the embedded object store; decoded): mean ${timed.inputReadMeanMs.toFixed(1)} ms, p99 ${timed.inputReadP99Ms} ms;`
       + ` against S / (L + that mean) the throughput is ${(timed.shareOfIdealWithReads * 100).toFixed(1)}%`,
-    `the same with every callback lost (polling alone, same run): ${(result.latencyLPolling.shareOfIdeal * 100).toFixed(1)}% of S/L, hand-over p50 ${result.latencyLPolling.slotGapP50Ms} ms, p99 ${result.latencyLPolling.slotGapP99Ms} ms`,
+    `the same with every callback lost (polling alone, same run): ${(result.latencyLPolling.shareOfIdeal * 100).toFixed(1)}% of S/L, hand-over p50 ${result.latencyLPolling.slotGaps.p50Ms} ms, p99 ${result.latencyLPolling.slotGaps.p99Ms} ms`,
     `polls of a task's state per generation: ${timed.pollsPerGeneration.toFixed(1)} with callbacks (a fallback while they arrive), ${result.latencyLPolling.pollsPerGeneration.toFixed(1)} with every callback lost`,
   ].join('\n');
 }
@@ -503,11 +498,11 @@ function reportGenerationFigures(result: GenerationBenchResult): void {
   });
   reportFigure({
     figure: 'slot freed at the provider -> next submission on it, p50 / p99',
-    value: `${timed.slotGapP50Ms} / ${timed.slotGapP99Ms} ms (${timed.slotGaps} hand-overs; of which task end -> callback answered ${timed.callbackAnsweredP50Ms} / ${timed.callbackAnsweredP99Ms} ms)`,
-    baseline: `polling alone ${result.latencyLPolling.slotGapP50Ms} / ${result.latencyLPolling.slotGapP99Ms} ms`
-      + (timed.coldSlotGaps ? `; cold, the warm-up's ${timed.coldSlotGaps} ${timed.coldSlotGapP50Ms} / ${timed.coldSlotGapP99Ms} ms` : ''),
+    value: `${timed.slotGaps.p50Ms} / ${timed.slotGaps.p99Ms} ms (${timed.slotGaps.count} hand-overs; of which task end -> callback answered ${timed.callbackAnswered.p50Ms} / ${timed.callbackAnswered.p99Ms} ms)`,
+    baseline: `polling alone ${result.latencyLPolling.slotGaps.p50Ms} / ${result.latencyLPolling.slotGaps.p99Ms} ms`
+      + (timed.coldSlotGaps.count ? `; cold, the warm-up's ${timed.coldSlotGaps.count} ${timed.coldSlotGaps.p50Ms} / ${timed.coldSlotGaps.p99Ms} ms` : ''),
     goal: '< 20 / < 50 ms',
-    met: timed.slotGapP50Ms < 20 && timed.slotGapP99Ms < 50,
+    met: timed.slotGaps.p50Ms < 20 && timed.slotGaps.p99Ms < 50,
   });
   for (const zero of result.latencyZero) {
     const cpu = zero.cpuMsPerGeneration;

@@ -33,7 +33,8 @@ export interface LoadOptions {
   warmupMs?: number;
 }
 
-function percentile(sorted: number[], fraction: number): number {
+/** The value at `fraction` of `sorted` (ascending; nearest rank below), 0 for none. */
+export function percentile(sorted: number[], fraction: number): number {
   if (!sorted.length) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
 }
