@@ -311,7 +311,10 @@ describe('provider simulator accounts and latency', function () {
   const request = () => ({ model: 'image', inputs: [{ url: `${photos.url}/photo.png`, person: 0 }], clientReference: randomUUID() });
 
   before(async () => {
-    photos = await startPhotoServer({ '/photo.png': await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } }).png().toBuffer() });
+    photos = await startPhotoServer({
+      '/photo.png': await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } }).png().toBuffer(),
+      '/broken.jpg': Buffer.from('this is not an image'),
+    });
     sim = await startProviderSimulator({ latencyMs, accounts: { solo: 1, pair: 2 } });
     client = new HttpProviderAdapter({ baseUrl: sim.url });
   });
@@ -334,6 +337,13 @@ describe('provider simulator accounts and latency', function () {
     expect(sim.stats().rendered).to.equal(before);
     expect((await finished(sim, 'pair', taskId)).status).to.equal('succeeded');
     expect(sim.stats().rendered).to.equal(before + 1);
+  });
+
+  it('still refuses a photo it cannot decode at the submission, with 400 bad_input_image and no task', async () => {
+    const before = sim.stats();
+    const refused = await client.submit({ apiKey: 'pair' }, { ...request(), inputs: [{ url: `${photos.url}/broken.jpg`, person: 0 }] });
+    expect(refused).to.deep.include({ kind: 'rejected', errorCode: 'bad_input_image' });
+    expect(sim.stats()).to.deep.include({ submitted: before.submitted, running: before.running });
   });
 
   it('answers 429 with Retry-After past the concurrency cap, and accepts again once a task finishes', async () => {
