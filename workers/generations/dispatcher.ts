@@ -56,7 +56,7 @@ export async function startDispatcher(
   keys: AccountKeys,
   wiring: {
     wakeup: Wakeup;
-    /** Where the rounds and submissions are tracked, for the poll loop to let them go first. */
+    /** Where the rounds and submissions are tracked, for the poll loop to let them go first (and a lull after). */
     handOverFirst: HandOverFirst;
     /** Called when a generation became `processing` here, so the poll loop looks at it soon. */
     onSubmitted: () => void;
@@ -70,7 +70,7 @@ export async function startDispatcher(
     concurrency: services.config.generations.submitConcurrency,
     idleMs: services.config.generations.dispatchTickMs,
     claim: (room) => wiring.handOverFirst.track(dispatcher.round(room)),
-    handle: (submission) => wiring.handOverFirst.track(dispatcher.submit(submission)),
+    handle: (submission) => wiring.handOverFirst.handOver(dispatcher.submit(submission)),
     // Again at once only when the round may have left a free slot and a waiting generation behind:
     // one that filled every slot it counted did not (a slot freed since comes with its own wake-up).
     nextRoundInMs: ({ roomLeft }) => (dispatcher.moreMayWait && roomLeft > 0 ? 0 : services.config.generations.dispatchTickMs),

@@ -7,8 +7,11 @@ import { HandOverFirst } from './hand-over-first';
 import { startPollLoop } from './poll-loop';
 import { sweeper } from './sweeps';
 
-/** The longest a poll loop's claim waits for the hand-overs under way (`hand-over-first.ts`). */
-const HAND_OVER_WAIT_MS = 150;
+/**
+ * A poll loop's claim (and a claim of photo checks ahead) waits until no submission has started or
+ * ended for `lullMs`, and never longer than `maxWaitMs` (`hand-over-first.ts`).
+ */
+const HAND_OVER_TIMING = { lullMs: 30, maxWaitMs: 150 };
 
 /**
  * The generation pipeline of one `worker` process: the pool synced with PROVIDER_ACCOUNTS, the
@@ -26,7 +29,7 @@ export async function startGenerationPipeline(services: Services, adapter: Provi
   const dispatchWakeup = new Wakeup();
   const pollWakeup = new Wakeup();
   const wakeDispatcher = () => dispatchWakeup.wake();
-  const handOverFirst = new HandOverFirst(HAND_OVER_WAIT_MS);
+  const handOverFirst = new HandOverFirst(HAND_OVER_TIMING);
   // Often enough that a dead process's claims come back within seconds, and an expired claim or an
   // overdue pending is noticed well within its own timeout.
   const sweepIntervalMs = Math.max(100, Math.min(2000, (settings.pendingTimeoutS * 1000) / 4, (settings.slotLeaseS * 1000) / 2));

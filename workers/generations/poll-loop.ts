@@ -26,7 +26,7 @@ export async function startPollLoop(
   keys: AccountKeys,
   wiring: {
     wakeup: Wakeup;
-    /** The dispatcher's hand-overs under way go before each claim. */
+    /** The dispatcher's hand-overs go before each claim, and a lull after them. */
     handOverFirst: HandOverFirst;
     /** Called when this process released a slot, so the dispatcher hands it on at once. */
     onSlotReleased: () => void;

@@ -12,26 +12,33 @@ function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err
   return { promise, resolve, reject };
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** ms from now until `work` settles. */
+async function msUntil(work: Promise<unknown>): Promise<number> {
+  const started = Date.now();
+  await work;
+  return Date.now() - started;
+}
+
 describe('hand-overs before result copies (workers/generations/hand-over-first.ts)', () => {
-  it('lets a claim go at once when no hand-over is under way', async () => {
-    const gate = new HandOverFirst(10_000);
-    const started = Date.now();
-    await gate.handOversDone();
-    expect(Date.now() - started).to.be.below(1000);
+  it('lets a claim go at once when no hand-over is under way and none was ever made', async () => {
+    const gate = new HandOverFirst({ lullMs: 5_000, maxWaitMs: 10_000 });
+    expect(await msUntil(gate.handOversDone())).to.be.below(1000);
   });
 
   it('holds a claim until the rounds and submissions under way have ended, failed ones included', async () => {
-    const gate = new HandOverFirst(10_000);
+    const gate = new HandOverFirst({ lullMs: 0, maxWaitMs: 10_000 });
     const round = deferred();
     const submission = deferred();
     void gate.track(round.promise);
-    gate.track(submission.promise).catch(() => undefined);
+    gate.handOver(submission.promise).catch(() => undefined);
     let released = false;
     const claim = gate.handOversDone().then(() => {
       released = true;
     });
     round.resolve();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     expect(released, 'one submission still runs').to.equal(false);
     submission.reject(new Error('provider unreachable'));
     await claim;
@@ -39,42 +46,79 @@ describe('hand-overs before result copies (workers/generations/hand-over-first.t
   });
 
   it('waits for a round that starts in the same turn as the claim (both woken by one NOTIFY)', async () => {
-    const gate = new HandOverFirst(10_000);
+    const gate = new HandOverFirst({ lullMs: 0, maxWaitMs: 10_000 });
     const round = deferred();
     let released = false;
     const claim = gate.handOversDone().then(() => {
       released = true;
     });
     void gate.track(round.promise);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     expect(released).to.equal(false);
     round.resolve();
     await claim;
   });
 
-  it('never waits longer than its limit, nor for what started after it began waiting', async () => {
-    const gate = new HandOverFirst(50);
-    void gate.track(new Promise(() => undefined));
-    const started = Date.now();
-    await gate.handOversDone();
-    const waited = Date.now() - started;
-    expect(waited).to.be.at.least(45).and.below(1000);
-
-    const slow = new HandOverFirst(10_000);
-    const first = deferred();
-    void slow.track(first.promise);
-    const claim = slow.handOversDone();
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    void slow.track(new Promise(() => undefined));
-    first.resolve();
+  it('after a submission ends, holds a claim for the lull, counted from that end', async () => {
+    const gate = new HandOverFirst({ lullMs: 200, maxWaitMs: 10_000 });
+    const submission = deferred();
+    void gate.handOver(submission.promise);
+    await sleep(150);
+    const claim = gate.handOversDone();
+    submission.resolve();
+    const ended = Date.now();
     await claim;
+    // The 150 ms the submission ran count for nothing: the lull starts at its end.
+    expect(Date.now() - ended).to.be.at.least(190).and.below(2000);
+
+    // Once the lull has passed, a claim goes at once.
+    expect(await msUntil(gate.handOversDone())).to.be.below(150);
+  });
+
+  it('a round that ends makes no lull: only submissions do (a round that claimed nothing hands no slot over)', async () => {
+    const gate = new HandOverFirst({ lullMs: 5_000, maxWaitMs: 10_000 });
+    const round = deferred();
+    void gate.track(round.promise);
+    const claim = gate.handOversDone();
+    round.resolve();
+    expect(await msUntil(claim)).to.be.below(1000);
+  });
+
+  it('a submission that starts during the lull starts it again', async () => {
+    const gate = new HandOverFirst({ lullMs: 200, maxWaitMs: 10_000 });
+    await gate.handOver(Promise.resolve());
+    const claim = gate.handOversDone();
+    await sleep(120);
+    const next = deferred();
+    void gate.handOver(next.promise);
+    await sleep(30);
+    next.resolve();
+    const ended = Date.now();
+    await claim;
+    expect(Date.now() - ended).to.be.at.least(190).and.below(2000);
+  });
+
+  it('never waits longer than its limit, whatever is under way or starts meanwhile', async () => {
+    const stuck = new HandOverFirst({ lullMs: 0, maxWaitMs: 50 });
+    void stuck.track(new Promise(() => undefined));
+    expect(await msUntil(stuck.handOversDone())).to.be.at.least(45).and.below(1000);
+
+    const busy = new HandOverFirst({ lullMs: 100, maxWaitMs: 300 });
+    // A submission every 40 ms: never a lull of 100 ms.
+    void busy.handOver(sleep(10));
+    const flow = setInterval(() => void busy.handOver(sleep(10)), 40);
+    try {
+      expect(await msUntil(busy.handOversDone())).to.be.at.least(290).and.below(2000);
+    } finally {
+      clearInterval(flow);
+    }
   });
 
   it('hands back what it tracks, result or error', async () => {
-    const gate = new HandOverFirst(10);
+    const gate = new HandOverFirst({ lullMs: 0, maxWaitMs: 10 });
     expect(await gate.track(Promise.resolve(7))).to.equal(7);
-    const error = await gate.track(Promise.reject(new Error('refused'))).then(() => null, (thrown: Error) => thrown);
+    expect(await gate.handOver(Promise.resolve(8))).to.equal(8);
+    const error = await gate.handOver(Promise.reject(new Error('refused'))).then(() => null, (thrown: Error) => thrown);
     expect(error?.message).to.equal('refused');
     await gate.handOversDone();
   });
