@@ -441,12 +441,13 @@ describe('generation pipeline with the provider simulator', function () {
       const ids: string[] = [];
       for (let index = 0; index < 8; index += 1) ids.push((await launch('winter-portrait', { user })).id);
       let submissionsEndedAt = 0;
-      // Under the hand-over wait's 150 ms limit, so that the checks wait for the submissions themselves.
+      // Well under the hand-over wait's 150 ms limit (the submission itself takes longer on a loaded
+      // machine), so that the checks wait for the submissions themselves.
       pipeline = await startPipeline({
         simulator: { latencyMs: 5000 },
         adapter: (real) => misbehaving({
           submit: async (account, request) => {
-            await new Promise((resolve) => setTimeout(resolve, 100));
+            await new Promise((resolve) => setTimeout(resolve, 50));
             const outcome = await real.submit(account, request);
             submissionsEndedAt = Math.max(submissionsEndedAt, Date.now());
             return outcome;
