@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { seedDemoCatalogIfEmpty } from './api/catalog/demo-catalog';
 import { communityCategoryId } from './db/user-effects/catalog-effect';
 import type { Config } from './config';
 import { startBoss } from './db/boss';
@@ -87,9 +86,14 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
     const { postgres, db, storage, storageSettings } = await startStores(config, log, stops);
     const processSession = await ProcessSession.start({ connectionString: postgres.url }, log);
     stops.unshift(() => processSession.stop());
-    if (config.catalog.seedDemo) await seedDemoCatalogIfEmpty(db, storage, log);
-    // After the demo catalog, so `community` comes last (a first approval makes it otherwise).
-    if (config.catalog.seedDemo) await communityCategoryId(db);
+    if (config.catalog.seedDemo) {
+      // Loaded only to seed: a deployment with its own catalog never loads the importer and the
+      // web code it stands on (about 150 ms of every role process's start).
+      const { seedDemoCatalogIfEmpty } = await import('./api/catalog/demo-catalog.js');
+      await seedDemoCatalogIfEmpty(db, storage, log);
+      // After the demo catalog, so `community` comes last (a first approval makes it otherwise).
+      await communityCategoryId(db);
+    }
     if (config.payments.seedShowcase && (await seedPaymentShowcase(db))) log.info('demo payment showcase seeded');
     if (config.payments.seedShowcase && (await seedSubscriptionPlans(db))) log.info('demo subscription plans seeded');
     if (config.catalog.seedDemo && (await seedStudioCategories(db, { onlyIntoEmpty: true }))) log.info('demo studio categories seeded');

@@ -162,7 +162,7 @@ async function runToExit(roles: string[], env: NodeJS.ProcessEnv): Promise<{ cod
 describe('what a process loads', function () {
   this.timeout(60_000);
 
-  it('only the code of the roles it runs: no HTTP app and no metrics registry (its event-loop monitor) in a worker, media or scheduler process', async () => {
+  it('only the code of the roles it runs: no HTTP app, no metrics registry (its event-loop monitor) and no module of api/ in a worker, media or scheduler process (the demo catalog\'s importer only when it seeds)', async () => {
     const dist = path.join(__dirname, '..');
     const relative = "(file) => require('node:path').relative(dist, file)";
     // The app, the metrics registry and their packages, found by the package's own directory (the
@@ -177,17 +177,19 @@ describe('what a process loads', function () {
       process.on('exit', () => {
         for (const role of ['worker', 'media', 'scheduler']) require(dist + '/workers/' + role + '.js');
         const jobRoles = Object.keys(require.cache).filter(${httpOrMetrics}).map(${relative});
+        const jobRolesApi = Object.keys(require.cache).map(${relative}).filter((file) => file.startsWith('api/'));
         require(dist + '/api/web.js');
         const withWeb = Object.keys(require.cache).filter(${httpOrMetrics}).map(${relative});
-        process.stdout.write(JSON.stringify({ jobRoles, withWeb }));
+        process.stdout.write(JSON.stringify({ jobRoles, jobRolesApi, withWeb }));
       });
       require(dist + '/main.js');`;
     const run = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
     let stdout = '';
     run.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
     await new Promise((resolve) => run.once('exit', resolve));
-    const { jobRoles, withWeb } = JSON.parse(stdout) as { jobRoles: string[]; withWeb: string[] };
+    const { jobRoles, jobRolesApi, withWeb } = JSON.parse(stdout) as { jobRoles: string[]; jobRolesApi: string[]; withWeb: string[] };
     expect(jobRoles).to.deep.equal([]);
+    expect(jobRolesApi).to.deep.equal([]);
     expect(withWeb).to.include.members(['api/app.js', 'api/metric-definitions.js']);
     expect(withWeb.some((file) => file.includes('node_modules/prom-client/'))).to.equal(true);
     expect(withWeb.some((file) => file.includes('node_modules/koa/'))).to.equal(true);
