@@ -115,7 +115,7 @@ class Dispatcher {
       sweep: () => Promise<void>;
       /** A claimed slot went back to the pool (failed, back in line, or the task runs elsewhere). */
       slotReturned: () => void;
-      /** The rounds and submissions under way, which the photo checks ahead let go first. */
+      /** The rounds and submissions, which the photo checks ahead let go first (and a lull after them). */
       handOverFirst: HandOverFirst;
     },
   ) {
