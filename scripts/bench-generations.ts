@@ -94,7 +94,7 @@ export interface GenerationBenchResult {
     coldSlotGaps: Spread;
     /** ms from a task's end to the web role's answer to its callback (slot freed, NOTIFY sent): the first part of the hand-over. */
     callbackAnswered: Spread;
-    /** ms the provider spent reading a task's photos (download from the object store, decode) before its latency: its own slot time. */
+    /** ms the provider spent reading a task's photos (from its file store or the object store, the header checked) before its latency: its own slot time. */
     inputReadMeanMs: number;
     inputReadP99Ms: number;
     /** Photos the provider read from its own file store (staged ahead of the slot) rather than downloaded. */
@@ -480,7 +480,7 @@ export function formatGenerationBench(result: GenerationBenchResult): string {
     `slot freed at the provider -> next submission on it (${timed.slotGaps.count} hand-overs): p50 ${timed.slotGaps.p50Ms} ms, p99 ${timed.slotGaps.p99Ms} ms (goal < 20 / < 50 ms);`
       + ` its first part, task end -> the web role's answer to the callback (slot freed, NOTIFY sent): p50 ${timed.callbackAnswered.p50Ms} ms, p99 ${timed.callbackAnswered.p99Ms} ms`
       + (timed.coldSlotGaps.count ? `; cold (the ${timed.coldSlotGaps.count} hand-overs of the warm-up cycles, the first of these processes): p50 ${timed.coldSlotGaps.p50Ms} ms, p99 ${timed.coldSlotGaps.p99Ms} ms` : ''),
-    `the provider's own reading of a task's photo before its latency (from its file store when staged ahead, ${timed.stagedInputsRead} of ${timed.generations}, else downloaded from the embedded object store; decoded): mean ${timed.inputReadMeanMs.toFixed(1)} ms, p99 ${timed.inputReadP99Ms} ms;`
+    `the provider's own reading of a task's photo before its latency (from its file store when staged ahead, ${timed.stagedInputsRead} of ${timed.generations}, else downloaded from the embedded object store; its header checked, the pixels decoded as the model runs): mean ${timed.inputReadMeanMs.toFixed(1)} ms, p99 ${timed.inputReadP99Ms} ms;`
       + ` against S / (L + that mean) the throughput is ${(timed.shareOfIdealWithReads * 100).toFixed(1)}%`,
     `the same with every callback lost (polling alone, same run): ${(result.latencyLPolling.shareOfIdeal * 100).toFixed(1)}% of S/L, hand-over p50 ${result.latencyLPolling.slotGaps.p50Ms} ms, p99 ${result.latencyLPolling.slotGaps.p99Ms} ms`,
     `polls of a task's state per generation: ${timed.pollsPerGeneration.toFixed(1)} with callbacks (a fallback while they arrive), ${result.latencyLPolling.pollsPerGeneration.toFixed(1)} with every callback lost`,

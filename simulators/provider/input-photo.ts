@@ -2,12 +2,16 @@ import sharp from 'sharp';
 import { download, isSuccess } from '../../pool/provider/exchange';
 import { evenSizeForShortSide } from '../../media/dimensions';
 
-/** The provider could not use the photos it was given: answered as 400 `bad_input_image`. */
+/**
+ * The provider could not use the photos it was given: answered as 400 `bad_input_image` when it
+ * sees it at the submission (unreadable, not an image by its header, too large), or the task fails
+ * with that type when the pixels turn out broken as the model reads them.
+ */
 export class BadInputImageError extends Error {
   override readonly name = 'BadInputImageError';
 }
 
-/** The first photo, oriented and downscaled once at submission, as raw RGB; every model renders from it. */
+/** The first photo, oriented and downscaled once as the model starts, as raw RGB; every model renders from it. */
 export interface Still {
   data: Buffer;
   width: number;
@@ -37,14 +41,22 @@ async function downloadPhoto(url: string, signal: AbortSignal): Promise<Buffer> 
   return response.body;
 }
 
-/** Checks the size from the header before decoding, so a huge photo is refused without being decoded. */
-export async function decodeStill(photo: Buffer): Promise<Still> {
+/**
+ * What a provider checks as it takes a task: the photo's header names an image of at most 100
+ * megapixels. Its pixels are not decoded here: that is the model's work, when it runs.
+ */
+export async function probeStill(photo: Buffer): Promise<{ width: number; height: number }> {
   const metadata = await sharp(photo, { limitInputPixels: false }).metadata().catch(() => {
     throw new BadInputImageError('the photo is not a readable image');
   });
   const { width, height } = metadata.autoOrient;
   if (width * height > MAX_PIXELS) throw new BadInputImageError(`the photo has ${width}x${height} pixels, above 100 megapixels`);
-  const size = evenSizeForShortSide({ width, height }, STILL_SHORT_SIDE);
+  return { width, height };
+}
+
+/** The still a model renders from; checks the header first, so a huge photo is refused without being decoded. */
+export async function decodeStill(photo: Buffer): Promise<Still> {
+  const size = evenSizeForShortSide(await probeStill(photo), STILL_SHORT_SIDE);
   try {
     const data = await sharp(photo)
       .autoOrient()

@@ -12,7 +12,7 @@ import type { ProviderInput } from '../../pool/provider/adapter';
 import { exchange, isSuccess } from '../../pool/provider/exchange';
 import { AccountSlots, type Slot } from './account-slots';
 import { takeExpired } from './expiry-queue';
-import { BadInputImageError, decodeStill, MAX_PHOTO_BYTES, readPhotos, type Still } from './input-photo';
+import { BadInputImageError, decodeStill, MAX_PHOTO_BYTES, probeStill, readPhotos, type Still } from './input-photo';
 import { modelBehaviour, type ModelBehaviour, type ModelInput } from './models';
 import { StagedFiles } from './staged-files';
 import { transcribe } from './transcription';
@@ -53,8 +53,8 @@ export interface ProviderSimulatorStats {
    */
   callbackAnswersMs: number[];
   /**
-   * Per accepted submission: ms from its arrival to the start of its latency (the photos downloaded
-   * and decoded, as a provider does before it runs a model): slot time that is the provider's own.
+   * Per accepted submission: ms from its arrival to the start of its latency (the photos read and
+   * the first one's header checked, as a provider takes a task): slot time that is the provider's own.
    */
   inputReadsMs: number[];
   /** When the latest task ended (epoch ms), null before any: the end of the provider's own work. */
@@ -255,10 +255,13 @@ class Simulator {
     const freed = this.freedAt.get(apiKey)?.shift();
     if (freed !== undefined) this.slotGapsMs.push(Date.now() - freed);
     const arrivedAt = Date.now();
-    let still: Still | null = null;
+    let photo: Buffer | null = null;
     try {
       const photos = await readPhotos(request.inputs.map((input) => input.url), this.lifetime.signal, (url) => this.stagedInput(url));
-      if (photos.length) still = await decodeStill(photos[0]);
+      if (photos.length) {
+        await probeStill(photos[0]);
+        photo = photos[0];
+      }
     } catch (error) {
       const judged = error instanceof BadInputImageError && behaviour.kind === 'renders' && behaviour.judgesPhotos;
       if (!judged) {
@@ -276,11 +279,12 @@ class Simulator {
     this.tasks.set(task.id, task);
     if (task.clientReference !== null) this.byReference.set(referenceKey(apiKey, task.clientReference), task);
     this.counts.submitted += 1;
-    const input = { still, prompt: request.prompt ?? '' };
+    const input = { photo, prompt: request.prompt ?? '' };
     // With no latency a light render is done before answering, so that the task is finished at its
     // first poll. Otherwise it runs halfway through the latency, as a model runs on the provider's
-    // machines: rendered at the submission, this process's CPU landed where the caller hands its
-    // freed slots over, on the same cores, which a real provider never does.
+    // machines; the photo's pixels are decoded then too, only its header at the submission. Done at
+    // the submission, this process's CPU landed where the caller hands its freed slots over, on the
+    // same cores, which a real provider never does.
     const heavy = behaviour.kind === 'renders' && behaviour.heavy;
     const outcome = !heavy && latencyMs > 0
       ? delay(latencyMs / 2, undefined, { signal: this.lifetime.signal }).then(() => this.produce(task, behaviour, input), () => failed('internal_error', 'the provider stopped'))
@@ -321,9 +325,21 @@ class Simulator {
     if (!file || !(await sendFile(res, this.files.pathOf(id), file.contentType))) sendError(res, 404, 'not_found', 'no such file');
   }
 
-  private async produce(task: Task, behaviour: ModelBehaviour, input: ModelInput): Promise<TaskOutcome> {
+  /**
+   * The model's run: the photo decoded into its still (pixels that turn out broken fail the task as
+   * `bad_input_image`, or reach a model that judges photos as no still), then the render.
+   */
+  private async produce(task: Task, behaviour: ModelBehaviour, { photo, prompt }: { photo: Buffer | null; prompt: string }): Promise<TaskOutcome> {
     if (Math.random() < this.settings.failureRate) return failed('internal_error', 'simulated provider failure');
     if (behaviour.kind === 'fails') return failed(behaviour.errorType, behaviour.message);
+    let still: Still | null = null;
+    try {
+      if (photo) still = await decodeStill(photo);
+    } catch (error) {
+      if (!(error instanceof BadInputImageError)) throw error;
+      if (!behaviour.judgesPhotos) return failed('bad_input_image', error.message);
+    }
+    const input: ModelInput = { still, prompt };
     const fileName = `${task.id}.${behaviour.extension}`;
     const filePath = path.join(this.dir, fileName);
     const signal = this.lifetime.signal;

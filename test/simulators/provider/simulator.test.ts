@@ -130,13 +130,21 @@ describe('provider simulator over HTTP', function () {
     expect((await api(sim, 'key', 'GET', `/v1/tasks/${body.id}`)).body.status).to.equal('succeeded');
   });
 
-  for (const [photo, why] of [['broken.jpg', 'undecodable'], ['truncated.jpg', 'truncated'], ['huge.png', 'above 100 megapixels'], ['missing.jpg', 'not downloadable']]) {
+  for (const [photo, why] of [['broken.jpg', 'no image by its header'], ['huge.png', 'above 100 megapixels'], ['missing.jpg', 'not downloadable']]) {
     it(`refuses with 400 bad_input_image a photo that is ${why}`, async () => {
       const answer = await submit('image', photo);
       expect(answer.status).to.equal(400);
       expect(answer.body.error?.type).to.equal('bad_input_image');
     });
   }
+
+  it('takes a truncated photo (its header reads) and fails the task as bad_input_image when the model decodes it', async () => {
+    const accepted = await submit('image', 'truncated.jpg');
+    expect(accepted.status).to.equal(202);
+    const task = await finished(sim, 'key', accepted.body.id as string);
+    expect(task).to.deep.include({ status: 'failed', result: null });
+    expect(task.error).to.deep.equal({ type: 'bad_input_image', message: 'the photo data is broken' });
+  });
 
   it('answers 404 no_model for an unknown model', async () => {
     const answer = await submit('watercolor');
@@ -170,7 +178,7 @@ describe('provider simulator over HTTP', function () {
       expect(await verdictOf('Nice\nThis is FoRbIdDeN stuff\nprompt')).to.deep.equal({ verdict: 'rejected', reason: 'content_policy' });
     });
 
-    for (const photo of ['broken.jpg', 'missing.jpg']) {
+    for (const photo of ['broken.jpg', 'truncated.jpg', 'missing.jpg']) {
       it(`rejects with bad_sample a sample that is no decodable photo (${photo}) instead of refusing the task`, async () => {
         expect(await verdictOf('clean texts', photo)).to.deep.equal({ verdict: 'rejected', reason: 'bad_sample' });
       });
@@ -314,6 +322,7 @@ describe('provider simulator accounts and latency', function () {
     photos = await startPhotoServer({
       '/photo.png': await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } }).png().toBuffer(),
       '/broken.jpg': Buffer.from('this is not an image'),
+      '/truncated.jpg': await sharp({ create: { width: 640, height: 480, channels: 3, background: '#336699' } }).jpeg().toBuffer().then((jpeg) => jpeg.subarray(0, jpeg.length / 2)),
     });
     sim = await startProviderSimulator({ latencyMs, accounts: { solo: 1, pair: 2 } });
     client = new HttpProviderAdapter({ baseUrl: sim.url });
@@ -339,11 +348,22 @@ describe('provider simulator accounts and latency', function () {
     expect(sim.stats().rendered).to.equal(before + 1);
   });
 
-  it('still refuses a photo it cannot decode at the submission, with 400 bad_input_image and no task', async () => {
+  it('still refuses at the submission a file that is no image by its header, with 400 bad_input_image and no task', async () => {
     const before = sim.stats();
     const refused = await client.submit({ apiKey: 'pair' }, { ...request(), inputs: [{ url: `${photos.url}/broken.jpg`, person: 0 }] });
     expect(refused).to.deep.include({ kind: 'rejected', errorCode: 'bad_input_image' });
     expect(sim.stats()).to.deep.include({ submitted: before.submitted, running: before.running });
+  });
+
+  it('decodes the photo as the model runs, during the latency: a truncated one is taken, then its task fails as bad_input_image', async () => {
+    const started = Date.now();
+    const taken = await client.submit({ apiKey: 'pair' }, { ...request(), inputs: [{ url: `${photos.url}/truncated.jpg`, person: 0 }] });
+    expect(taken.kind).to.equal('accepted');
+    const { taskId } = taken as { taskId: string };
+    expect(await client.poll({ apiKey: 'pair' }, taskId)).to.deep.equal({ kind: 'running' });
+    expect((await finished(sim, 'pair', taskId)).status).to.equal('failed');
+    expect(Date.now() - started).to.be.at.least(latencyMs);
+    expect(await client.poll({ apiKey: 'pair' }, taskId)).to.deep.include({ kind: 'failed', errorCode: 'bad_input_image' });
   });
 
   it('answers 429 with Retry-After past the concurrency cap, and accepts again once a task finishes', async () => {
