@@ -336,8 +336,8 @@ class Simulator {
     try {
       if (photo) still = await decodeStill(photo);
     } catch (error) {
-      if (!(error instanceof BadInputImageError)) throw error;
-      if (!behaviour.judgesPhotos) return failed('bad_input_image', error.message);
+      // decodeStill throws BadInputImageError only.
+      if (!behaviour.judgesPhotos) return failed('bad_input_image', (error as BadInputImageError).message);
     }
     const input: ModelInput = { still, prompt };
     const fileName = `${task.id}.${behaviour.extension}`;
