@@ -21,9 +21,13 @@ export async function readingImage<T>(operation: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Reads the header only; a file whose pixel data is damaged is caught later, when it is decoded. */
+/**
+ * Reads the header only; a file whose pixel data is damaged is caught later, when it is decoded.
+ * Any size is read (sharp's pixel limit is off): the limit guards a decode, which this is not, and
+ * callers judge the size themselves (a photo above 100 megapixels is `bad_input_image`).
+ */
 export async function probeImage(buffer: Buffer): Promise<ImageInfo> {
-  const metadata = await readingImage(() => sharp(buffer).metadata());
+  const metadata = await readingImage(() => sharp(buffer, { limitInputPixels: false }).metadata());
   const { width, height } = metadata.autoOrient;
   return {
     format: metadata.format,

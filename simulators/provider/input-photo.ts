@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import { download, isSuccess } from '../../pool/provider/exchange';
 import { evenSizeForShortSide } from '../../media/dimensions';
+import { probeImage } from '../../media/images';
 
 /**
  * The provider could not use the photos it was given: answered as 400 `bad_input_image` when it
@@ -19,7 +20,7 @@ export interface Still {
 }
 
 /** Contract B: a photo above about 100 megapixels fails as `bad_input_image`. */
-const MAX_PIXELS = 100_000_000;
+const MAX_MEGAPIXELS = 100;
 export const MAX_PHOTO_BYTES = 50 * 1024 * 1024;
 const DOWNLOAD_TIMEOUT_MS = 15_000;
 /** Small stills keep per-task work low under load; even sides suit H.264 in yuv420p. */
@@ -41,31 +42,35 @@ async function downloadPhoto(url: string, signal: AbortSignal): Promise<Buffer> 
   return response.body;
 }
 
+/** The first photo of a task as it was taken: its bytes, and the size its still will have. */
+export interface TakenPhoto {
+  bytes: Buffer;
+  stillSize: { width: number; height: number };
+}
+
 /**
  * What a provider checks as it takes a task: the photo's header names an image of at most 100
  * megapixels. Its pixels are not decoded here: that is the model's work, when it runs.
  */
-export async function probeStill(photo: Buffer): Promise<{ width: number; height: number }> {
-  const metadata = await sharp(photo, { limitInputPixels: false }).metadata().catch(() => {
+export async function takePhoto(bytes: Buffer): Promise<TakenPhoto> {
+  const { width, height, megapixels } = await probeImage(bytes).catch(() => {
     throw new BadInputImageError('the photo is not a readable image');
   });
-  const { width, height } = metadata.autoOrient;
-  if (width * height > MAX_PIXELS) throw new BadInputImageError(`the photo has ${width}x${height} pixels, above 100 megapixels`);
-  return { width, height };
+  if (megapixels > MAX_MEGAPIXELS) throw new BadInputImageError(`the photo has ${width}x${height} pixels, above 100 megapixels`);
+  return { bytes, stillSize: evenSizeForShortSide({ width, height }, STILL_SHORT_SIDE) };
 }
 
-/** The still a model renders from; checks the header first, so a huge photo is refused without being decoded. */
-export async function decodeStill(photo: Buffer): Promise<Still> {
-  const size = evenSizeForShortSide(await probeStill(photo), STILL_SHORT_SIDE);
+/** The still a model renders from: the taken photo oriented, downscaled and flattened to raw RGB. */
+export async function decodeStill({ bytes, stillSize }: TakenPhoto): Promise<Still> {
   try {
-    const data = await sharp(photo)
+    const data = await sharp(bytes)
       .autoOrient()
-      .resize(size.width, size.height, { fit: 'fill' })
+      .resize(stillSize.width, stillSize.height, { fit: 'fill' })
       .flatten({ background: '#ffffff' })
       .toColourspace('srgb')
       .raw({ depth: 'uchar' })
       .toBuffer();
-    return { data, ...size };
+    return { data, ...stillSize };
   } catch {
     throw new BadInputImageError('the photo data is broken');
   }

@@ -12,7 +12,7 @@ import type { ProviderInput } from '../../pool/provider/adapter';
 import { exchange, isSuccess } from '../../pool/provider/exchange';
 import { AccountSlots, type Slot } from './account-slots';
 import { takeExpired } from './expiry-queue';
-import { BadInputImageError, decodeStill, MAX_PHOTO_BYTES, probeStill, readPhotos, type Still } from './input-photo';
+import { BadInputImageError, decodeStill, MAX_PHOTO_BYTES, readPhotos, takePhoto, type Still, type TakenPhoto } from './input-photo';
 import { modelBehaviour, type ModelBehaviour, type ModelInput } from './models';
 import { StagedFiles } from './staged-files';
 import { transcribe } from './transcription';
@@ -255,13 +255,10 @@ class Simulator {
     const freed = this.freedAt.get(apiKey)?.shift();
     if (freed !== undefined) this.slotGapsMs.push(Date.now() - freed);
     const arrivedAt = Date.now();
-    let photo: Buffer | null = null;
+    let photo: TakenPhoto | null = null;
     try {
       const photos = await readPhotos(request.inputs.map((input) => input.url), this.lifetime.signal, (url) => this.stagedInput(url));
-      if (photos.length) {
-        await probeStill(photos[0]);
-        photo = photos[0];
-      }
+      if (photos.length) photo = await takePhoto(photos[0]);
     } catch (error) {
       const judged = error instanceof BadInputImageError && behaviour.kind === 'renders' && behaviour.judgesPhotos;
       if (!judged) {
@@ -329,7 +326,7 @@ class Simulator {
    * The model's run: the photo decoded into its still (pixels that turn out broken fail the task as
    * `bad_input_image`, or reach a model that judges photos as no still), then the render.
    */
-  private async produce(task: Task, behaviour: ModelBehaviour, { photo, prompt }: { photo: Buffer | null; prompt: string }): Promise<TaskOutcome> {
+  private async produce(task: Task, behaviour: ModelBehaviour, { photo, prompt }: { photo: TakenPhoto | null; prompt: string }): Promise<TaskOutcome> {
     if (Math.random() < this.settings.failureRate) return failed('internal_error', 'simulated provider failure');
     if (behaviour.kind === 'fails') return failed(behaviour.errorType, behaviour.message);
     let still: Still | null = null;

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { UnreadableImageError } from '../../media/errors';
 import { probeImage, reencodeJpegWithoutMetadata, webpCopy } from '../../media/images';
+import { hugePngHeader } from '../images';
 import { rejectionOf, solidJpeg, demoTransparentPng } from './fixtures';
 
 async function sizeOf(image: Buffer): Promise<[number, number]> {
@@ -37,6 +38,11 @@ describe('media/images', () => {
     it('reports the displayed size of a photo stored sideways with an EXIF orientation', async () => {
       const info = await probeImage(await jpegWithExifAndGps());
       expect([info.width, info.height]).to.deep.equal([200, 400]);
+    });
+
+    it('reads the size of a photo above sharp\'s pixel limit from its header, for its caller to judge', async () => {
+      const info = await probeImage(hugePngHeader(20_000));
+      expect([info.width, info.height, info.megapixels]).to.deep.equal([20_000, 20_000, 400]);
     });
 
     it('throws UnreadableImageError for bytes that are not an image', async () => {
