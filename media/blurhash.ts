@@ -79,10 +79,10 @@ function componentSums(
           b += basis * SRGB_TO_LINEAR[pixels[at + 2]];
         }
       }
-      const at = (j * componentsX + i) * 3;
-      sums[at] = r;
-      sums[at + 1] = g;
-      sums[at + 2] = b;
+      const component = (j * componentsX + i) * 3;
+      sums[component] = r;
+      sums[component + 1] = g;
+      sums[component + 2] = b;
     }
   }
   return sums;
