@@ -1,6 +1,6 @@
 import { ResultTooLargeError, type PollOutcome, type ProviderAccount, type ProviderAdapter, type ProviderRequest, type ProviderResult, type FileToStage, type StageOutcome, type SubmitOutcome, type TaskLookup } from './adapter';
 import { errorCodeForFailedTask, errorCodeForRefusedPoll, errorCodeForRefusedSubmission } from './error-codes';
-import { AnswerTooLargeError, download, exchange, isSuccess, NoAnswerError } from './exchange';
+import { AnswerTooLargeError, download, exchange, isSuccess, NoAnswerError } from '../../outbound-http';
 
 export interface HttpProviderOptions {
   baseUrl: string;

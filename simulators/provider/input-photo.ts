@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { download, isSuccess } from '../../pool/provider/exchange';
+import { download, isSuccess } from '../../outbound-http';
 import { evenSizeForShortSide } from '../../media/dimensions';
 import { probeImage } from '../../media/images';
 

@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import type { Logger } from '../../logger';
 import type { ProviderInput } from '../../pool/provider/adapter';
-import { exchange, isSuccess } from '../../pool/provider/exchange';
+import { exchange, isSuccess } from '../../outbound-http';
 import { AccountSlots, type Slot } from './account-slots';
 import { takeExpired } from './expiry-queue';
 import { BadInputImageError, decodeStill, MAX_PHOTO_BYTES, readPhotos, takePhoto, type Still, type TakenPhoto } from './input-photo';

@@ -4,6 +4,7 @@ import { BindingErrorCode, ErrorCode, SESSION_TIMEOUT_SECS, type OrderBundle, ty
 import { hasValidChecksum } from './signature';
 import { processorState } from './state-mapping';
 import { languageOf } from '../../../db/accounts/user-locale';
+import { exchange, isSuccess } from '../../../outbound-http';
 
 export interface ProcessorClientSettings {
   /** Base of the processor API, e.g. `https://pay.example/payment/rest` or the simulator's `{PUBLIC_BASE_URL}/sim/processor`. */
@@ -18,6 +19,8 @@ export interface ProcessorClientSettings {
 const DEFAULT_REGISTER_TIMEOUT_MS = 8000;
 const DEFAULT_STATUS_TIMEOUT_MS = 5000;
 const DEFAULT_CHARGE_TIMEOUT_MS = 10_000;
+/** The processor's answers are a few hundred bytes; a longer one is not read whole. */
+const maxAnswerBytes = 1024 * 1024;
 
 // Digital goods are sold without VAT ("без НДС"); a different tax regime needs a setting here.
 const RECEIPT_TAX_TYPE = 0;
@@ -116,21 +119,18 @@ export class ProcessorClient implements PaymentProcessor {
     const body = new URLSearchParams({ userName: this.settings.userName, password: this.settings.password, ...params });
     let answer: unknown;
     try {
-      const response = await fetch(`${this.baseUrl}/${method}`, {
+      const response = await exchange(`${this.baseUrl}/${method}`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body,
-        signal: AbortSignal.timeout(timeoutMs),
+        body: body.toString(),
+        timeoutMs,
+        maxBytes: maxAnswerBytes,
       });
-      if (!response.ok) {
-        await response.body?.cancel();
-        throw new ProcessorUnavailableError(call, `HTTP ${response.status}`);
-      }
-      answer = await response.json();
+      if (!isSuccess(response.status)) throw new ProcessorUnavailableError(call, `HTTP ${response.status}`);
+      answer = JSON.parse(response.body.toString('utf8'));
     } catch (error) {
       if (error instanceof ProcessorUnavailableError) throw error;
-      const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (error as Error).message;
-      throw new ProcessorUnavailableError(call, reason, { cause: error });
+      throw new ProcessorUnavailableError(call, (error as Error).message, { cause: error });
     }
     if (typeof answer !== 'object' || answer === null) throw new ProcessorUnavailableError(call, 'answer is not a JSON object');
     const { errorCode, errorMessage } = answer as T;

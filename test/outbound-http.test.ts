@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { AnswerTooLargeError, download, exchange, NoAnswerError } from '../../../pool/provider/exchange';
-import { freePort } from '../../harness';
+import { AnswerTooLargeError, download, exchange, NoAnswerError } from '../outbound-http';
+import { freePort } from './harness';
 
-describe('one HTTP exchange (the pool\'s and the provider simulator\'s calls)', () => {
+describe('one outbound HTTP exchange (the pool\'s, the payment processor client\'s and the provider simulator\'s calls)', () => {
   let server: http.Server;
   let base: string;
   before(async () => {

@@ -7,10 +7,10 @@ export interface Exchange {
   body: Buffer;
 }
 
-/** Network errors that mean the request never left: nothing can exist at the provider because of it. */
+/** Network errors that mean the request never left: nothing can exist at the other end because of it. */
 const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
-/** A call that got no whole answer. `sent`: the request may have reached the provider (a timeout always may). */
+/** A call that got no whole answer. `sent`: the request may have reached the other end (a timeout always may). */
 export class NoAnswerError extends Error {
   constructor(message: string, readonly sent: boolean, readonly timedOut: boolean) {
     super(message);
@@ -38,11 +38,12 @@ export interface ExchangeOptions {
 }
 
 /**
- * One request and its whole answer over node:http(s) and their keep-alive agents. Every call of
- * the pool (submit, poll, result) goes through here, and so do the provider simulator's: it costs
+ * One request and its whole answer over node:http(s) and their keep-alive agents. The calls made
+ * several times per generation or renewal go through here: the pool's (submit, poll, result), the
+ * payment processor client's (register, charge, status) and the provider simulator's. It costs
  * about a third of the CPU of `fetch` (measured on loopback, 0.24-0.29 ms against 0.50-0.75 ms a
- * call, client and server), and these calls run several times per generation. Fails with
- * `NoAnswerError` only.
+ * call, client and server; a renewal's three processor calls took 1.1 to 3.7 ms less of a worker's
+ * CPU than with `fetch`). Fails with `NoAnswerError` only.
  */
 export function exchange(url: string, options: ExchangeOptions): Promise<Exchange> {
   let target: URL;
