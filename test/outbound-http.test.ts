@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { AnswerTooLargeError, download, exchange, NoAnswerError } from '../outbound-http';
 import { freePort } from './harness';
 
-describe('one outbound HTTP exchange (the pool\'s, the payment processor client\'s and the provider simulator\'s calls)', () => {
+describe('one outbound HTTP exchange (the pool\'s, the payment processor client\'s and the simulators\' calls)', () => {
   let server: http.Server;
   let base: string;
   before(async () => {

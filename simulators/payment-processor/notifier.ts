@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { notificationChecksum } from '../../db/payments/processor/signature';
 import type { Logger } from '../../logger';
+import { exchange, isSuccess } from '../../outbound-http';
 import type { OrderEvent } from './orders';
 
 export interface NotifierSettings {
@@ -47,15 +48,14 @@ async function deliver(settings: NotifierSettings, params: Record<string, string
   for (const delayMs of [0, ...settings.retryDelaysMs]) {
     if (delayMs > 0) await sleep(delayMs);
     try {
-      const response = await fetch(settings.callbackUrl, {
+      const { status } = await exchange(settings.callbackUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams(params),
-        signal: AbortSignal.timeout(settings.attemptTimeoutMs),
+        body: new URLSearchParams(params).toString(),
+        timeoutMs: settings.attemptTimeoutMs,
       });
-      await response.body?.cancel();
-      if (response.ok) return true;
-      log?.warn({ ...context, httpStatus: response.status }, 'processor simulator: notification refused');
+      if (isSuccess(status)) return true;
+      log?.warn({ ...context, httpStatus: status }, 'processor simulator: notification refused');
     } catch (error) {
       log?.warn({ ...context, err: error }, 'processor simulator: notification not delivered');
     }
