@@ -127,6 +127,26 @@ describe('processor client', () => {
       });
     }
 
+    it('follows no redirect: the form with the merchant\'s password is never posted to another address', async () => {
+      nock(HOST).post(`${PATH}/register.do`).reply(307, '', { location: 'https://elsewhere.test/register.do' });
+      const elsewhere = nock('https://elsewhere.test').post('/register.do').reply(200, { orderId: 'o', formUrl: 'https://elsewhere.test/pay' });
+
+      const error = await rejectionOf(client.registerOrder(registration));
+
+      expect(error).to.be.instanceOf(ProcessorUnavailableError);
+      expect(error.message).to.contain('HTTP 307');
+      expect(elsewhere.isDone()).to.equal(false);
+    });
+
+    it('throws ProcessorUnavailableError on an answer over 1 MB, without reading it whole', async () => {
+      nock(HOST).post(`${PATH}/register.do`).reply(200, 'x'.repeat(1024 * 1024 + 1), { 'content-type': 'application/json' });
+
+      const error = await rejectionOf(client.registerOrder(registration));
+
+      expect(error).to.be.instanceOf(ProcessorUnavailableError);
+      expect(error.message).to.contain('larger than');
+    });
+
     it('throws ProcessorUnavailableError when the processor does not answer within the register timeout', async () => {
       nock(HOST).post(`${PATH}/register.do`).delay(2000).reply(200, { orderId: 'late', formUrl: 'https://processor.test/pay/late' });
       const started = Date.now();
