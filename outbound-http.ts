@@ -42,7 +42,7 @@ export interface ExchangeOptions {
  * several times per generation or renewal go through here: the pool's (submit, poll, result), the
  * payment processor client's (register, charge, status) and the simulators' (the provider's task
  * callbacks and photo downloads, the payment processor's notifications). It costs
- * about a third of the CPU of `fetch` (measured on loopback, 0.24-0.29 ms against 0.50-0.75 ms a
+ * half the CPU of `fetch` or less (measured on loopback, 0.24-0.29 ms against 0.50-0.75 ms a
  * call, client and server; a renewal's three processor calls took 1.1 to 3.7 ms less of a worker's
  * CPU than with `fetch`). Fails with `NoAnswerError` only.
  */
