@@ -1,4 +1,5 @@
 import './runtime-check';
+import './compile-cache';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config';

@@ -55,7 +55,7 @@ const h2cStreamsPerConnection = 1000;
  * its current response, open streams ended.
  */
 export async function startWeb(services: Services, options: WebOptions = {}): Promise<Web> {
-  const payments = paymentMounts(services, options.processorSimulator);
+  const payments = await paymentMounts(services, options.processorSimulator);
   const mounts: Middleware<ApiContext['state'], ApiContext>[] = [
     ...payments.mounts,
     taskCallback(),

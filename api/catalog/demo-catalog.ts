@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { catalogIsEmpty } from '../../db/catalog-is-empty';
 import type { Logger } from '../../logger';
 import { demoClip, demoPoster } from '../../media/demo-assets';
 import type { Storage } from '../../media/storage';
@@ -177,8 +178,7 @@ export function seedDemoCatalog(db: Knex, storage: Storage): Promise<ImportSumma
 /** On start: the demo catalog goes into an empty catalog only; true when it did. */
 export function seedDemoCatalogIfEmpty(db: Knex, storage: Storage, log: Logger): Promise<boolean> {
   return underSeedLock(db, async (trx) => {
-    const filled = (await trx('effects').first('id')) ?? (await trx('categories').first('id'));
-    if (filled) return false;
+    if (!(await catalogIsEmpty(trx))) return false;
     const started = Date.now();
     const summary = await importCatalog(trx, storage, demoCatalog, { readMedia: demoMedia() });
     log.info({ ...summary, durationMs: Date.now() - started }, 'demo catalog seeded');

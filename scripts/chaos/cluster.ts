@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import { createKnex } from '../../db/knex';
 import { startEmbeddedPostgres, type Postgres } from '../../db/postgres';
 import { createLogger } from '../../logger';
-import { startEmbeddedS3, type EmbeddedS3 } from '../../media/storage';
+import { startEmbeddedS3, type EmbeddedS3 } from '../../media/embedded-s3';
 import { freePort } from '../../test/harness';
 import { openServiceLog, startServiceProcess, type ServiceLog, type ServiceProcess } from '../loadtest/service';
 

@@ -4,11 +4,10 @@ import { koaBody } from 'koa-body';
 import { ActionCode, BindingErrorCode, CURRENCY_RUB, ErrorCode, OrderStatus, type OrderStatusAnswer, type PaymentBindingAnswer } from '../../db/payments/processor/protocol';
 import type { Logger } from '../../logger';
 import { sendPage } from '../../media/pages/headers';
+import { SIMULATOR_PREFIX } from './mount-path';
 import { createNotifier } from './notifier';
 import { payerOutcomes, SimulatedOrderBook, type BindingChargeResult, type PayerOutcome, type SimulatedOrder, type Transition } from './orders';
 import { noticePage, orderNotFoundPage, paymentPage, paymentPagePolicy, receiptPage } from './pages';
-
-export const SIMULATOR_PREFIX = '/sim/processor';
 
 export type SimulatorFault = null | 'down' | 'hang';
 

@@ -1,7 +1,6 @@
 import type { ProviderAdapter } from '../../pool/provider/adapter';
 import { HttpProviderAdapter } from '../../pool/provider/http-client';
 import type { RunningPart, Services } from '../../services';
-import { startProviderSimulatorFromConfig } from '../../simulators/provider/from-config';
 
 /**
  * The provider the worker talks to, over HTTP: PROVIDER_URL (main.ts points it at the in-process
@@ -14,6 +13,7 @@ export async function startProvider(services: Services): Promise<RunningPart & {
   if (config.providerUrl) {
     return { adapter: new HttpProviderAdapter({ baseUrl: config.providerUrl }), url: config.providerUrl, stop: async () => undefined };
   }
+  const { startProviderSimulatorFromConfig } = await import('../../simulators/provider/from-config.js');
   const simulator = await startProviderSimulatorFromConfig(config, log);
   return { adapter: new HttpProviderAdapter({ baseUrl: simulator.url }), url: simulator.url, stop: () => simulator.stop() };
 }

@@ -1,5 +1,5 @@
 import type { Config } from '../../../config';
-import { SIMULATOR_PREFIX } from '../../../simulators/payment-processor/simulator';
+import { SIMULATOR_PREFIX } from '../../../simulators/payment-processor/mount-path';
 import { ProcessorClient } from './client';
 import type { PaymentProcessor } from './payment-processor';
 

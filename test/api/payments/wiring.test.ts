@@ -31,9 +31,9 @@ describe('payments: configuration and the web role\'s wiring', () => {
     expect(() => loadConfig({ ...base, PAYMENT_NOTIFICATION_SECRET: 'short' })).to.throw(ConfigError, 'PAYMENT_NOTIFICATION_SECRET');
   });
 
-  it('mounts the simulator only when no processor is configured', () => {
-    const withSimulator = paymentMounts({ ...services(), config: testConfig() }).mounts;
-    const withProcessor = paymentMounts({ ...services(), config: testConfig({ PAYMENT_PROCESSOR_URL: 'https://pay.example', PAYMENT_PROCESSOR_LOGIN: 'l', PAYMENT_PROCESSOR_PASSWORD: 'p' }) }).mounts;
+  it('mounts the simulator only when no processor is configured', async () => {
+    const withSimulator = (await paymentMounts({ ...services(), config: testConfig() })).mounts;
+    const withProcessor = (await paymentMounts({ ...services(), config: testConfig({ PAYMENT_PROCESSOR_URL: 'https://pay.example', PAYMENT_PROCESSOR_LOGIN: 'l', PAYMENT_PROCESSOR_PASSWORD: 'p' }) })).mounts;
     expect(withSimulator).to.have.length(withProcessor.length + 1);
   });
 
