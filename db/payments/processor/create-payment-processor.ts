@@ -1,7 +1,12 @@
 import type { Config } from '../../../config';
-import { SIMULATOR_PREFIX } from '../../../simulators/payment-processor/mount-path';
 import { ProcessorClient } from './client';
 import type { PaymentProcessor } from './payment-processor';
+
+/**
+ * Where the processor simulator is mounted on our own web app (README, "Simulators"), and so where
+ * this client calls it when no processor is configured.
+ */
+export const SIMULATOR_PREFIX = '/sim/processor';
 
 /** Where the processor's API is: the configured URL, or the simulator mounted on our own web app. */
 export function processorBaseUrl(config: Config): string {
