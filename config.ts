@@ -256,6 +256,8 @@ function paymentSettings(env: Env, dataDir: string) {
     notificationSecret: secret(env, 'PAYMENT_NOTIFICATION_SECRET', dataDir),
     registerTimeoutMs: integer(env, 'PAYMENT_REGISTER_TIMEOUT_MS', 8000, 1, 60_000),
     statusTimeoutMs: integer(env, 'PAYMENT_STATUS_TIMEOUT_MS', 5000, 1, 60_000),
+    /** How long the processor keeps an order's payment page open; the payment expires with it. */
+    sessionTimeoutS: integer(env, 'PAYMENT_SESSION_TIMEOUT_S', 1800, 60, 86_400),
     refreshMinIntervalS: integer(env, 'PAYMENT_REFRESH_MIN_INTERVAL_S', 5, 0),
     reconcileFirstCheckS: integer(env, 'PAYMENT_RECONCILE_FIRST_CHECK_S', 60, 0),
     reconcileIntervalS: integer(env, 'PAYMENT_RECONCILE_INTERVAL_S', 120, 0),

@@ -1,13 +1,13 @@
-import './runtime-check';
-import './compile-cache';
+import './process/runtime-check';
+import './process/compile-cache';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config';
-import { createLogger, flushLogs, type Logger } from './logger';
-import { startInfrastructure, startStoresOnly } from './infrastructure';
+import { createLogger, flushLogs, type Logger } from './common/logger';
+import { startInfrastructure, startStoresOnly } from './process/infrastructure';
 import type { StorageSettings } from './media/storage';
 import type { RunningPart } from './services';
-import { serviceRoles, startServiceRole } from './service-roles';
+import { serviceRoles, startServiceRole } from './process/roles';
 
 /**
  * One entry for every process type of the Procfile: `node dist/main.js <role...>`.
@@ -62,7 +62,7 @@ const embeddedOnly = 'simulators run only in the embedded default: one process, 
 async function withProvider(config: Config, roles: RoleName[], log: Logger, running: RunningPart[]): Promise<Config> {
   const standalone = roles.includes('sim-provider');
   if (!standalone && !providerSimulatorNeeded(config, roles)) return config;
-  const { startProviderSimulatorFromConfig } = await import('./simulators/provider/from-config.js');
+  const { startProviderSimulatorFromConfig } = await import('./simulators/providers/from-config.js');
   const simulator = await startProviderSimulatorFromConfig(config, log);
   running.push(simulator);
   log.warn({ url: simulator.url }, 'PROVIDER SIMULATOR listening: a stand-in for the AI provider, for development and load tests only');

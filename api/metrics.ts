@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Knex } from 'knex';
-import type { Logger } from '../logger';
-import { freeSlot } from '../pool/free-slot';
+import type { Logger } from '../common/logger';
+import { freeSlot } from '../db/pool/free-slot';
 import type { ApiContext } from './http/context';
 import {
   metricsRegistry, providerSlotsLeased, providerSlots, queueJobsDeferred, queueJobsWaiting, queueOldestJobAge,
@@ -9,7 +9,7 @@ import {
 } from './metric-definitions';
 import { metricsAccess } from './metrics-access';
 import { OutcomeMetrics } from './metrics-outcomes';
-import { readQueueSizes } from './queue-sizes';
+import { readQueueSizes } from '../db/queue-sizes';
 
 /**
  * `GET /metrics` (outside /v1; open unless METRICS_TOKEN is set, on the main port unless

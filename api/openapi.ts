@@ -1,7 +1,8 @@
 import { errorCodes, errors, type ErrorCode } from './http/errors';
-import { idempotencyKeyParameter, pairConflicts } from './http/idempotency';
+import { idempotencyKeyParameter, pairConflicts } from './idempotency/idempotency-key';
 import type { Route } from './http/route';
-import { pathSchema, type JsonSchema } from './http/validation';
+import { type JsonSchema } from '../common/validation';
+import { pathSchema } from './http/validation';
 import { apiGuide } from './openapi-guide';
 
 /**

@@ -1,5 +1,5 @@
 import { PgBoss } from 'pg-boss';
-import type { Logger } from '../logger';
+import type { Logger } from '../common/logger';
 import { PreparingClient } from './prepared-statements';
 import { withBossSchemaUpgrade } from './boss-upgrade';
 import { queueNames } from './queues';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
-import type { Logger } from '../logger';
+import type { Logger } from '../common/logger';
 import { preparesStatements } from './prepared-statements';
 
 // bigint counts (count(*)) arrive as strings by default; every integer we store fits in a JS number.

@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { ConfigError } from '../config';
-import type { Logger } from '../logger';
+import type { Logger } from '../common/logger';
 
 /** A running Postgres: the configured one, or an embedded server this process may own. */
 export interface Postgres {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
-import type { Logger } from '../logger';
+import type { Logger } from '../common/logger';
 
 /**
  * This process's own Postgres session, held for as long as the process lives and named

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { freeSlot } from './free-slot';
-import type { ProviderAccount } from './provider/adapter';
+import { freeSlot } from '../db/pool/free-slot';
+import type { ProviderAccount } from '../clients/providers/adapter';
 
 /** An account as configured: `PROVIDER_ACCOUNTS` = `key:slots,...`. */
 export interface ConfiguredAccount {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { createKnex } from '../db/knex';
-import { databaseUrl, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
+import { startScratchStack } from '../process/scratch-stack';
 import { reportFigure } from './bench-figures';
 import { startBareKoa, startService } from './bench-processes';
 import { compareLoads, formatLoad, runLoad, type LoadOptions, type LoadRequest, type LoadResult } from './load';
@@ -187,11 +187,11 @@ export async function benchCatalog(
 }
 
 async function main(): Promise<void> {
-  await startSharedInfrastructure();
+  const stack = await startScratchStack();
   const bare = await startBareKoa();
-  const web = await startService(['web'], serviceEnv({ LOG_LEVEL: 'warn' }));
+  const web = await startService(['web'], stack.serviceEnv({ LOG_LEVEL: 'warn' }));
   try {
-    const figures = await benchCatalog({ databaseUrl: databaseUrl(), webUrl: web.url, bareUrl: bare.url });
+    const figures = await benchCatalog({ databaseUrl: stack.databaseUrl, webUrl: web.url, bareUrl: bare.url });
     for (const figure of figures) {
       reportFigure({
         figure: `catalog of 10,000 effects: ${figure.name}`,
@@ -206,7 +206,7 @@ async function main(): Promise<void> {
   } finally {
     await web.stop();
     await bare.stop();
-    await stopSharedInfrastructure();
+    await stack.stop();
   }
 }
 

@@ -5,14 +5,16 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { reserveAndQueue } from '../api/generations/create';
+import { reserveAndQueue } from '../services/generations/reserve-and-queue';
 import { signAccessToken } from '../api/tokens/access-token';
 import { credit } from '../db/credits/ledger';
 import { demoPhoto } from '../media/demo-assets';
 import type { Services } from '../services';
-import { startProviderSimulator, type ProviderSimulator } from '../simulators/provider/provider-simulator';
-import { storedUpload } from '../test/generation-fixtures';
-import { freePort, resetDatabase, services as testServices, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
+import { startProviderSimulator, type ProviderSimulator } from '../simulators/providers/provider-simulator';
+import { createUpload } from '../api/uploads/uploads';
+import { freeLoopbackPort as freePort } from '../db/postgres';
+import { startScratchStack, type ScratchStack } from '../process/scratch-stack';
+import { postToTicket } from './upload-ticket';
 import { reportFigure } from './bench-figures';
 import { pgBossThroughput } from './bench-pg-boss';
 import { percentile, postgresCpuByClient, postgresCpuMs, processCpuMs } from './load';
@@ -151,7 +153,9 @@ async function benchFixture(services: Services, count: number, photoKind: PhotoK
   }).returning('id');
   const photo = photoKind === 'face' ? await demoPhoto() : await sharp({ create: { width: 256, height: 256, channels: 3, background: '#808080' } }).jpeg().toBuffer();
   // Through its upload ticket, as a phone puts it (the API takes no other).
-  const uploadId = await storedUpload(user.id, photo);
+  const ticket = await createUpload(db, services.storage, user.id, 'image/jpeg');
+  await postToTicket(ticket, photo, 'image/jpeg');
+  const uploadId = ticket.id;
   const { object_key: objectKey } = await db('uploads').where({ id: uploadId }).first('object_key');
   const plan = { kind: 'effect' as const, effectId: effect.id, studioCategoryId: null, prompt: null, cost: 10, outputType: 'image' as const, model: 'image', inputs: [{ upload_id: uploadId, object_key: objectKey, person: 0 }] };
   return { userId: user.id, effectId: effect.id, uploadId, plan };
@@ -222,7 +226,8 @@ async function listeningProcesses(services: Services): Promise<number> {
  * in production (so the simulator's rendering does not share the worker's event loop); the provider
  * calls the web process back when a task is done.
  */
-async function startPipelineProcesses(services: Services, latencyMs: number, slotsPerAccount: number, callbacks = true): Promise<PipelineProcesses> {
+async function startPipelineProcesses(stack: ScratchStack, latencyMs: number, slotsPerAccount: number, callbacks = true): Promise<PipelineProcesses> {
+  const { services } = stack;
   const simulator = await startProviderSimulator({ latencyMs, accounts: { 'bench-a': slotsPerAccount, 'bench-b': slotsPerAccount } });
   const webPort = await freePort();
   const webUrl = `http://127.0.0.1:${webPort}`;
@@ -230,7 +235,7 @@ async function startPipelineProcesses(services: Services, latencyMs: number, slo
   const callbackBase = callbacks ? webUrl : `http://127.0.0.1:${await freePort()}`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    ...serviceEnv(),
+    ...stack.serviceEnv(),
     PROVIDER_URL: simulator.url,
     PROVIDER_ACCOUNTS: `bench-a:${slotsPerAccount},bench-b:${slotsPerAccount}`,
     PROVIDER_CALLBACK_BASE_URL: callbackBase,
@@ -330,12 +335,13 @@ async function secondsToSucceed(services: Services, ids: string[], committedAt: 
   }
 }
 
-export async function benchGenerations(services: Services, options: GenerationBenchOptions): Promise<GenerationBenchResult> {
+export async function benchGenerations(stack: ScratchStack, options: GenerationBenchOptions): Promise<GenerationBenchResult> {
+  const { services } = stack;
   const pgBossJobsPerSecond = await pgBossThroughput(services, options.count);
   const slotsPerAccount = Math.ceil(options.slots / 2);
   const slots = slotsPerAccount * 2;
 
-  const processes = await startPipelineProcesses(services, 0, Math.ceil(options.zeroSlots / 2));
+  const processes = await startPipelineProcesses(stack, 0, Math.ceil(options.zeroSlots / 2));
   const latencyZero: LatencyZeroRun[] = [];
   try {
     const { pids } = processes;
@@ -382,7 +388,7 @@ export async function benchGenerations(services: Services, options: GenerationBe
   const timedRun = async (callbacks: boolean) => {
     // A deployment whose callbacks never came: none of the latency-0 runs' counts as arriving.
     if (!callbacks) await services.db('provider_slots').update({ called_back_at: null });
-    const started = await startPipelineProcesses(services, options.latencyMs, slotsPerAccount, callbacks);
+    const started = await startPipelineProcesses(stack, options.latencyMs, slotsPerAccount, callbacks);
     try {
       // Cycles through the same processes first, hand-overs among them, as a running service has
       // its pooled connections open and its statements prepared (the latency-0 run's warm-up).
@@ -552,14 +558,13 @@ async function main(): Promise<void> {
     cycles: whole('cycles', 1),
     warmUpCycles: whole('warm-up-cycles', 0),
   };
-  await startSharedInfrastructure();
+  const stack = await startScratchStack();
   try {
-    await resetDatabase();
-    const result = await benchGenerations(testServices(), options);
+    const result = await benchGenerations(stack, options);
     console.log(formatGenerationBench(result));
     reportGenerationFigures(result);
   } finally {
-    await stopSharedInfrastructure();
+    await stack.stop();
   }
 }
 

@@ -1,4 +1,4 @@
-import { startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
+import { startScratchStack } from '../process/scratch-stack';
 import { benchAccounts } from './bench-accounts';
 import { startBareKoa, startService, type ServiceProcess } from './bench-processes';
 import { compareLoads, formatLoad, runLoad, withServerCpu, type LoadResult } from './load';
@@ -22,8 +22,8 @@ async function benchHttpStack(bare: ServiceProcess, web: ServiceProcess): Promis
 }
 
 async function main(): Promise<void> {
-  await startSharedInfrastructure();
-  const env = serviceEnv({
+  const stack = await startScratchStack();
+  const env = stack.serviceEnv({
     // Every request of a benchmark comes from one address and a handful of users.
     RATE_AUTH_BURST: '100000000',
     RATE_AUTH_PER_MINUTE: '100000000',
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   } finally {
     await web.stop();
     await bare.stop();
-    await stopSharedInfrastructure();
+    await stack.stop();
   }
 }
 

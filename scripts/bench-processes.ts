@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from '../test/harness';
+import { freeLoopbackPort as freePort } from '../db/postgres';
 
 /** Servers under benchmark run in their own processes, so the load generator does not share their event loop. */
 export interface ServiceProcess {

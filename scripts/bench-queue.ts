@@ -1,7 +1,8 @@
 import http from 'node:http';
 import { signAccessToken } from '../api/tokens/access-token';
 import { syncProviderAccounts } from '../pool/accounts';
-import { serviceEnv, services, startSharedInfrastructure, stopSharedInfrastructure } from '../test/harness';
+import type { Services } from '../services';
+import { startScratchStack } from '../process/scratch-stack';
 import { startService } from './bench-processes';
 import { compareLoads, formatLoad, runLoops, send, withServerCpu } from './load';
 
@@ -15,8 +16,7 @@ import { compareLoads, formatLoad, runLoops, send, withServerCpu } from './load'
 const waiting = Number(process.argv[process.argv.indexOf('--waiting') + 1]) || 10_000;
 const tokenSecret = 'bench-token-secret-that-is-long-enough-0123456789';
 
-async function seed(): Promise<{ token: string; pending: string; succeeded: string }> {
-  const { db } = services();
+async function seed({ db }: Services): Promise<{ token: string; pending: string; succeeded: string }> {
   await syncProviderAccounts(db, [{ apiKey: 'bench-account', slots: 8 }]);
   // Every slot busy, so the line waits, as under load.
   const [effect] = await db('effects').insert({
@@ -42,9 +42,9 @@ async function seed(): Promise<{ token: string; pending: string; succeeded: stri
 }
 
 async function main(): Promise<void> {
-  await startSharedInfrastructure();
-  const { token, pending, succeeded } = await seed();
-  const web = await startService(['web'], serviceEnv({ TOKEN_SECRET: tokenSecret, RATE_READ_BURST: '100000000', RATE_READ_PER_MINUTE: '100000000' }));
+  const stack = await startScratchStack();
+  const { token, pending, succeeded } = await seed(stack.services);
+  const web = await startService(['web'], stack.serviceEnv({ TOKEN_SECRET: tokenSecret, RATE_READ_BURST: '100000000', RATE_READ_PER_MINUTE: '100000000' }));
   try {
     const headers = { authorization: `Bearer ${token}` };
     const probe = JSON.parse((await send(new http.Agent(), web.url, { path: `/v1/generations/${pending}`, headers })).body);
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     console.log(`pending throughput: ${(ratio * 100).toFixed(1)}% of succeeded; p50 ${(subject.p50Ms / Math.max(0.01, baseline.p50Ms)).toFixed(2)}x`);
   } finally {
     await web.stop();
-    await stopSharedInfrastructure();
+    await stack.stop();
   }
 }
 

@@ -4,7 +4,8 @@ import http2 from 'node:http2';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { signAccessToken } from '../api/tokens/access-token';
 import { reportFigure } from './bench-figures';
-import { freePort, startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
+import { freeLoopbackPort as freePort } from '../db/postgres';
+import { startScratchStack } from '../process/scratch-stack';
 import { openServiceLog, startServiceProcess } from './loadtest/service';
 import { openSse, openSseOverHttp2, type SseConnection } from './loadtest/sse-client';
 import { percentiles, type Percentiles } from './loadtest/report';
@@ -125,12 +126,13 @@ export async function benchStreams(options: { transport?: StreamTransport; level
   }
   const eventsPerLevel = options.eventsPerLevel ?? 1000;
   const targetMs = options.targetMs ?? 100;
-  const { db } = await startSharedInfrastructure();
+  const stack = await startScratchStack();
+  const { db } = stack.services;
   const tokenSecret = 'bench-token-secret-that-is-long-enough-0123456789';
   const serviceLog = openServiceLog('/dev/null');
   const h2cPort = transport === 'h2c' ? await freePort() : null;
   const web = await startServiceProcess('web', {
-    ...serviceEnv(),
+    ...stack.serviceEnv(),
     ...(h2cPort === null ? {} : { H2C_PORT: String(h2cPort) }),
     TOKEN_SECRET: tokenSecret,
     LOG_LEVEL: 'warn',
@@ -259,7 +261,7 @@ export async function benchStreams(options: { transport?: StreamTransport; level
     for (const connection of connections) connection.destroy();
     opener.close();
     await web.stop();
-    await stopSharedInfrastructure();
+    await stack.stop();
   }
 }
 

@@ -4,18 +4,20 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pLimit from 'p-limit';
 import type { Knex } from 'knex';
-import { checkOrder } from '../db/payments/check-order';
-import { orderRegistrationOf } from '../db/payments/order-registration';
-import { ProcessorClient } from '../db/payments/processor/client';
+import { checkOrder } from '../services/payments/check-order';
+import { orderRegistrationOf } from '../services/payments/order-registration';
+import { ProcessorClient } from '../clients/payment-processor/client';
 import type { PaymentRow } from '../db/payments/model';
 import { recordRegistration } from '../db/payments/record-registration';
 import { insertPendingSubscription } from '../db/subscriptions/insert-pending';
 import type { PlanRow } from '../db/subscriptions/model';
 import { seedSubscriptionPlans } from '../db/subscriptions/seed-plans';
+import { startWeb } from '../api/web';
+import { createPaymentProcessor } from '../clients/payment-processor/create-payment-processor';
+import { freeLoopbackPort } from '../db/postgres';
+import { startScratchStack, type ScratchStack } from '../process/scratch-stack';
 import type { Services } from '../services';
-import { resetDatabase, serviceEnv, services as testServices, startSharedInfrastructure, stopSharedInfrastructure } from '../test/harness';
-import { credentials, notificationSecret, startTestbed, type Testbed } from '../test/payment-testbed';
-import { eventually } from '../test/wait';
+import { eventually } from './wait';
 import { pgBossThroughput } from './bench-pg-boss';
 import { startRole } from './bench-processes';
 import { postgresCpuMs, processCpuMs } from './load';
@@ -82,9 +84,27 @@ async function statementCounts(db: Knex, count: number): Promise<SubscriptionBen
  * to be saved, paid on the simulator's page; its notification reaches the web process, which
  * activates the subscription and keeps the card. Answers once all are active.
  */
-async function activeSubscriptions(services: Services, bed: Testbed, plan: PlanRow, count: number): Promise<void> {
+const credentials = { userName: 'bench-merchant', password: 'bench-merchant-password' };
+const notificationSecret = 'payment-notification-secret-for-the-bench-0123';
+
+/** The web role on the stack with the processor simulator mounted (no processor configured), which also takes its notifications. */
+async function startProcessorBed(stack: ScratchStack): Promise<{ url: string; services: Services; close(): Promise<void> }> {
+  const config = stack.config({
+    PORT: String(await freeLoopbackPort()),
+    PAYMENT_PROCESSOR_LOGIN: credentials.userName,
+    PAYMENT_PROCESSOR_PASSWORD: credentials.password,
+    PAYMENT_NOTIFICATION_SECRET: notificationSecret,
+    PAYMENT_REGISTER_TIMEOUT_MS: '400',
+    PAYMENT_STATUS_TIMEOUT_MS: '400',
+  });
+  const services: Services = { ...stack.services, config, paymentProcessor: createPaymentProcessor(config) };
+  const web = await startWeb(services, { processorSimulator: { notificationRetryDelaysMs: [50, 200] } });
+  return { url: web.url, services, close: () => web.stop() };
+}
+
+async function activeSubscriptions(services: Services, bed: { url: string; services: Services }, plan: PlanRow, count: number): Promise<void> {
   const { db, config } = services;
-  const processor = new ProcessorClient({ baseUrl: `${bed.app.url}/sim/processor`, ...credentials, notificationSecret });
+  const processor = new ProcessorClient({ baseUrl: `${bed.url}/sim/processor`, ...credentials, notificationSecret });
   const paymentIds: string[] = [];
   for (let start = 0; start < count; start += 500) {
     const users = await db('users').insert(Array.from({ length: Math.min(500, count - start) }, () => ({ is_anonymous: false }))).returning('id');
@@ -97,7 +117,7 @@ async function activeSubscriptions(services: Services, bed: Testbed, plan: PlanR
   const limit = pLimit(32);
   await Promise.all(paymentIds.map((paymentId) => limit(async () => {
     const payment = await db('payments').where({ id: paymentId }).first<PaymentRow>('*');
-    const order = await processor.registerOrder(await orderRegistrationOf(db, bed.app.url, payment));
+    const order = await processor.registerOrder(await orderRegistrationOf(db, bed.url, payment));
     await recordRegistration(db, paymentId, order);
     const paid = await fetch(order.paymentUrl, { method: 'POST', body: new URLSearchParams({ outcome: 'success' }), redirect: 'manual' });
     await paid.body?.cancel();
@@ -110,7 +130,7 @@ async function activeSubscriptions(services: Services, bed: Testbed, plan: PlanR
     if (active !== null) return;
     if (round === 60) throw new Error('bench: subscriptions still pending after ten minutes');
     const pending = await db('payments').where({ status: 'created', period: 1 }).select<PaymentRow[]>('*');
-    await Promise.all(pending.map((payment) => limit(() => checkOrder(bed.app.services, payment))));
+    await Promise.all(pending.map((payment) => limit(() => checkOrder(bed.services, payment))));
   }
 }
 
@@ -119,13 +139,14 @@ async function countWhere(db: Knex, condition: string): Promise<number> {
   return row.count;
 }
 
-export async function benchSubscriptions(services: Services, options: SubscriptionBenchOptions): Promise<SubscriptionBenchResult> {
+export async function benchSubscriptions(stack: ScratchStack, options: SubscriptionBenchOptions): Promise<SubscriptionBenchResult> {
+  const { services } = stack;
   const { db } = services;
   const pgBossJobsPerSecond = await pgBossThroughput(services, options.count);
   await seedSubscriptionPlans(db);
   const plan = await db('subscription_plans').where({ code: 'plan_week' }).first<PlanRow>('*');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-subscriptions-'));
-  const env = serviceEnv({
+  const env = stack.serviceEnv({
     PAYMENT_NOTIFICATION_SECRET: notificationSecret,
     PAYMENT_PROCESSOR_LOGIN: credentials.userName,
     PAYMENT_PROCESSOR_PASSWORD: credentials.password,
@@ -134,14 +155,14 @@ export async function benchSubscriptions(services: Services, options: Subscripti
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
   });
-  const bed = await startTestbed();
+  const bed = await startProcessorBed(stack);
   const roles: { stop(): Promise<void> }[] = [];
   try {
     const setupStarted = Date.now();
     await activeSubscriptions(services, bed, plan, options.count);
     const setupSeconds = (Date.now() - setupStarted) / 1000;
 
-    const jobEnv = { ...env, PUBLIC_BASE_URL: bed.app.url, PAYMENT_PROCESSOR_URL: `${bed.app.url}/sim/processor` };
+    const jobEnv = { ...env, PUBLIC_BASE_URL: bed.url, PAYMENT_PROCESSOR_URL: `${bed.url}/sim/processor` };
     const schedulers: Awaited<ReturnType<typeof startRole>>[] = [];
     const workers: Awaited<ReturnType<typeof startRole>>[] = [];
     for (let index = 0; index < options.schedulers; index += 1) schedulers.push(await startRole('scheduler', jobEnv));
@@ -235,14 +256,13 @@ async function main(): Promise<void> {
     },
   });
   const options = { count: Number(values.count), schedulers: Number(values.schedulers), workers: Number(values.workers) };
-  await startSharedInfrastructure();
+  const stack = await startScratchStack();
   try {
-    await resetDatabase();
-    const result = await benchSubscriptions(testServices(), options);
+    const result = await benchSubscriptions(stack, options);
     console.log(formatSubscriptionBench(result, options));
     if (result.doubleCharges !== 0 || result.extraAttempts !== 0) process.exitCode = 1;
   } finally {
-    await stopSharedInfrastructure();
+    await stack.stop();
   }
 }
 

@@ -1,4 +1,4 @@
-import '../runtime-check';
+import '../process/runtime-check';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 const keptBuilds = 5;
 const stampFile = '.sources-sha256';
-const sourceFolders = ['api', 'workers', 'db', 'pool', 'media', 'simulators', 'migrations', 'scripts', 'test'];
+const sourceFolders = ['api', 'workers', 'services', 'pool', 'db', 'media', 'clients', 'common', 'process', 'simulators', 'migrations', 'scripts', 'test'];
 
 /** One hash over every TypeScript source and the files that change how it compiles. */
 export function sourcesHash(root) {

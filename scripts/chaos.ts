@@ -1,4 +1,4 @@
-import '../runtime-check';
+import '../process/runtime-check';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

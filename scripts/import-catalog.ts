@@ -1,13 +1,13 @@
-import '../runtime-check';
+import '../process/runtime-check';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { Knex } from 'knex';
 import { loadConfig } from '../config';
-import { createLogger, flushLogs } from '../logger';
-import { startInfrastructure } from '../infrastructure';
+import { createLogger, flushLogs } from '../common/logger';
+import { startInfrastructure } from '../process/infrastructure';
 import type { Storage } from '../media/storage';
-import { CatalogImportError, importCatalog, type ImportProgress, type ImportSummary } from '../api/catalog/import';
+import { CatalogImportError, importCatalog, type ImportProgress, type ImportSummary } from '../services/catalog/import';
 
 /**
  * `npm run import-catalog -- catalog.yaml`: imports or updates categories, tags, authors and

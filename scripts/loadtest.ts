@@ -1,11 +1,11 @@
-import '../runtime-check';
+import '../process/runtime-check';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { demoPhoto } from '../media/demo-assets';
-import { startProviderSimulator } from '../simulators/provider/provider-simulator';
-import { startSharedInfrastructure, stopSharedInfrastructure, serviceEnv } from '../test/harness';
+import { startProviderSimulator } from '../simulators/providers/provider-simulator';
+import { startScratchStack } from '../process/scratch-stack';
 import { parseOptions, type LoadTestOptions } from './loadtest/options';
 import { chartPage, chartPng, creditInvariant, loadTestCharts, percentiles, sampleGenerations, storedGenerations, type TimelinePoint } from './loadtest/report';
 import { openServiceLog, startServiceProcess, type ServiceProcess } from './loadtest/service';
@@ -22,15 +22,15 @@ import { runUser, type ClientStats, type GenerationRecord } from './loadtest/use
  * services' warnings (`loadtest-services.log`) under `--out` (default `.data/loadtest`).
  */
 export async function runLoadTest(options: LoadTestOptions, progress: (line: string) => void = () => undefined) {
-  const services = await startSharedInfrastructure();
-  const { db } = services;
+  const stack = await startScratchStack();
+  const { db } = stack.services;
   const accounts = Object.fromEntries(Array.from({ length: options.accounts }, (_, index) => [`loadtest-account-${index + 1}`, options.slots]));
   const simulator = await startProviderSimulator({ latencyMs: options.latencyMs, failureRate: options.failureRate, accounts });
   mkdirSync(options.outDir, { recursive: true });
   const serviceLog = openServiceLog(path.join(options.outDir, 'loadtest-services.log'));
   const env: Record<string, string> = {
     // The users launch a demo effect (winter-portrait), so the demo catalog is seeded.
-    ...serviceEnv({ SEED_DEMO_CATALOG: '1' }),
+    ...stack.serviceEnv({ SEED_DEMO_CATALOG: '1' }),
     PROVIDER_URL: simulator.url,
     PROVIDER_ACCOUNTS: Object.entries(accounts).map(([key, slots]) => `${key}:${slots}`).join(','),
     // Every simulated user comes from one address: the per-source and per-user budgets are not under test.
@@ -87,7 +87,7 @@ export async function runLoadTest(options: LoadTestOptions, progress: (line: str
     for (const service of processes.reverse()) await service.stop();
     await simulator.stop();
     serviceLog.stream.end();
-    await stopSharedInfrastructure();
+    await stack.stop();
   }
 }
 

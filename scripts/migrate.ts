@@ -1,6 +1,6 @@
-import '../runtime-check';
+import '../process/runtime-check';
 import { loadConfig } from '../config';
-import { createLogger } from '../logger';
+import { createLogger } from '../common/logger';
 import { createKnex, migrateToLatest } from '../db/knex';
 import { startPostgres } from '../db/postgres';
 

@@ -1,9 +1,9 @@
-import '../runtime-check';
+import '../process/runtime-check';
 import { parseArgs } from 'node:util';
-import { ReplaySelectionError, replayFailed, type ReplayOptions, type ReplayOutcome } from '../api/generations/replay-failed';
+import { ReplaySelectionError, replayFailed, type ReplayOptions, type ReplayOutcome } from '../services/generations/replay-failed';
 import { loadConfig } from '../config';
-import { createLogger, flushLogs } from '../logger';
-import { startInfrastructure } from '../infrastructure';
+import { createLogger, flushLogs } from '../common/logger';
+import { startInfrastructure } from '../process/infrastructure';
 
 const usage = `Re-runs failed generations as NEW generations (the failed ones stay as they are, refunded).
 

@@ -1,8 +1,8 @@
-import '../runtime-check';
+import '../process/runtime-check';
 import { loadConfig } from '../config';
-import { createLogger, flushLogs } from '../logger';
-import { startInfrastructure } from '../infrastructure';
-import { seedDemoCatalog } from '../api/catalog/demo-catalog';
+import { createLogger, flushLogs } from '../common/logger';
+import { startInfrastructure } from '../process/infrastructure';
+import { seedDemoCatalog } from '../services/catalog/demo-catalog';
 import { seedStudioCategories } from '../db/studio/seed-studio-categories';
 
 /**

@@ -1,10 +1,10 @@
-import '../runtime-check';
+import '../process/runtime-check';
 import { parseArgs } from 'node:util';
-import { isUuid } from '../api/http/validation';
+import { isUuid } from '../common/validation';
 import { loadConfig } from '../config';
 import { removalReason, removalReasonMaxLength, removeByOperator, type OperatorRemoval } from '../db/user-effects/remove-by-operator';
-import { startInfrastructure } from '../infrastructure';
-import { createLogger, flushLogs } from '../logger';
+import { startInfrastructure } from '../process/infrastructure';
+import { createLogger, flushLogs } from '../common/logger';
 
 const usage = `Operator actions on user effects of the marketplace.
 

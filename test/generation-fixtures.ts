@@ -4,16 +4,16 @@ import type { Knex } from 'knex';
 import { createGeneration } from '../api/generations/create';
 import { createUpload } from '../api/uploads/uploads';
 import type { PollPacing } from '../db/generations/schedule-poll';
-import type { ProviderAdapter } from '../pool/provider/adapter';
-import { HttpProviderAdapter } from '../pool/provider/http-client';
+import type { ProviderAdapter } from '../clients/providers/adapter';
+import { HttpProviderAdapter } from '../clients/providers/http-client';
 import type { RunningPart, Services } from '../services';
-import { startProviderSimulator, type ProviderSimulator, type ProviderSimulatorOptions } from '../simulators/provider/provider-simulator';
+import { startProviderSimulator, type ProviderSimulator, type ProviderSimulatorOptions } from '../simulators/providers/provider-simulator';
 import { startGenerationPipeline } from '../workers/generations/pipeline';
 import { startPreviewConsumer } from '../workers/generations/preview-consumer';
 import { services, testConfig } from './harness';
-import { postToTicket } from './tickets';
+import { postToTicket } from '../scripts/upload-ticket';
 import { makeUser } from './users';
-import { eventually } from './wait';
+import { eventually } from '../scripts/wait';
 
 export async function balanceOf(userId: string): Promise<number> {
   return (await services().db('users').where({ id: userId }).first('balance')).balance;

@@ -1,16 +1,14 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import pg from 'pg';
 import type { Realtime } from '../api/realtime/streams';
 import { startWeb, type WebOptions } from '../api/web';
-import { loadConfig, type Config } from '../config';
-import { createPaymentProcessor } from '../db/payments/processor/create-payment-processor';
+import type { Config } from '../config';
+import { createPaymentProcessor } from '../clients/payment-processor/create-payment-processor';
 import { notify } from '../db/channels';
 import { freeLoopbackPort } from '../db/postgres';
-import { startInfrastructure, type Infrastructure } from '../infrastructure';
-import { createLogger, type Logger } from '../logger';
+import { scratchConfig, startScratchStack, type ScratchStack } from '../process/scratch-stack';
+import { createLogger, type Logger } from '../common/logger';
 import type { Services } from '../services';
 import type { ProcessorSimulator } from '../simulators/payment-processor/simulator';
 import { client, type Api } from './client';
@@ -21,42 +19,14 @@ import { client, type Api } from './client';
  * Tests isolate themselves with `resetDatabase()` and by talking HTTP to apps on random ports.
  */
 
-let scratch: string | null = null;
-let infrastructure: Infrastructure | null = null;
-let dropTestDatabase: (() => Promise<void>) | null = null;
+let stack: ScratchStack | null = null;
 
 /** A free loopback port for a server of a test. */
 export const freePort = freeLoopbackPort;
 
-/** A fresh database per run on the server of `TEST_DATABASE_URL`, dropped at the end. */
-async function createTestDatabase(external: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const database = `test_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: external });
-  await admin.connect();
-  await admin.query(`create database "${database}"`);
-  await admin.end();
-  const url = new URL(external);
-  url.pathname = `/${database}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: external });
-      await client.connect();
-      await client.query(`drop database if exists "${database}" with (force)`);
-      await client.end();
-    },
-  };
-}
-
 /** A config for tests: everything embedded, secrets fixed, overrides on top. */
 export function testConfig(overrides: Record<string, string> = {}): Config {
-  return loadConfig({
-    DATA_DIR: path.join(scratch ?? os.tmpdir(), 'data'),
-    TOKEN_SECRET: 'test-token-secret-that-is-long-enough-0123456789',
-    PORT: '0',
-    LOG_LEVEL: 'silent',
-    ...overrides,
-  });
+  return stack ? stack.config(overrides) : scratchConfig(path.join(os.tmpdir(), 'effects-test-data'), overrides);
 }
 
 export function silentLogger(): Logger {
@@ -76,83 +46,38 @@ export function capturingLogger(): { log: Logger; lines: () => Record<string, un
 }
 
 /**
- * The infrastructure every role stands on (`infrastructure.ts`), once for the whole run: an embedded
- * Postgres in a temporary directory (or a fresh database on `TEST_DATABASE_URL`), an embedded object
- * store, pg-boss and the LISTEN hub; nothing seeded.
+ * The infrastructure every role stands on, once for the whole run (`process/scratch-stack.ts`): an
+ * embedded Postgres in a temporary directory (or a fresh database on `TEST_DATABASE_URL`), an
+ * embedded object store, pg-boss and the LISTEN hub; nothing seeded.
  */
 export async function startSharedInfrastructure(): Promise<Services> {
-  scratch = mkdtempSync(path.join(os.tmpdir(), 'effects-test-'));
-  // As root, embedded Postgres runs as its own OS user, which must be able to reach its directory.
-  chmodSync(scratch, 0o755);
-  const external = process.env.TEST_DATABASE_URL ? await createTestDatabase(process.env.TEST_DATABASE_URL) : null;
-  dropTestDatabase = external?.drop ?? null;
-  const config = testConfig({
-    SEED_DEMO_CATALOG: '0',
-    DATABASE_POOL_SIZE: '20',
-    ...(external ? { DATABASE_URL: external.url } : { EMBEDDED_PG_PORT: String(await freePort()) }),
-  });
-  infrastructure = await startInfrastructure(config, silentLogger(), { supervise: false, schedule: false });
-  return infrastructure.services;
+  stack = await startScratchStack({ externalDatabaseUrl: process.env.TEST_DATABASE_URL, logLevel: process.env.TEST_LOG_LEVEL });
+  return stack.services;
 }
 
 export async function stopSharedInfrastructure(): Promise<void> {
-  await infrastructure?.stop();
-  await dropTestDatabase?.();
-  if (scratch) rmSync(scratch, { recursive: true, force: true });
+  await stack?.stop();
+  stack = null;
 }
 
 /** The services of this test run (database, queue, storage), with the test config. */
 export function services(): Services {
-  if (!infrastructure) throw new Error('test infrastructure is not started: run mocha with --require dist/test/setup.js');
-  return infrastructure.services;
+  if (!stack) throw new Error('test infrastructure is not started: run mocha with --require dist/test/setup.js');
+  return stack.services;
 }
 
 export function databaseUrl(): string {
-  return infrastructure!.databaseUrl;
+  return stack!.databaseUrl;
 }
 
-/**
- * The environment of a service process (`node dist/main.js <roles>`, a script) on this run's
- * database and storage, with a fixed token secret, no demo seeding and payments off; `overrides` on top.
- */
+/** The environment of a service process on this run's database and storage (`ScratchStack.serviceEnv`). */
 export function serviceEnv(overrides: Record<string, string> = {}): Record<string, string> {
-  const storage = infrastructure!.storageSettings;
-  return {
-    DATABASE_URL: infrastructure!.databaseUrl,
-    S3_ENDPOINT: storage.endpoint,
-    S3_ACCESS_KEY: storage.accessKey,
-    S3_SECRET_KEY: storage.secretKey,
-    S3_BUCKET: storage.bucket,
-    S3_REGION: storage.region,
-    TOKEN_SECRET: 'service-token-secret-that-is-long-enough-0123456789',
-    SEED_DEMO_CATALOG: '0',
-    // Processes on a configured database run no payment simulator (main.ts): set a processor to test payments.
-    PAYMENTS_ENABLED: '0',
-    ...overrides,
-  };
+  return stack!.serviceEnv(overrides);
 }
 
-/**
- * Empties every table of the service (not the migrations' bookkeeping) and pg-boss's jobs. A
- * previous test's background work (a processor notification still being applied) may lock rows in
- * another order than the truncate takes its tables: Postgres then breaks the deadlock, and the
- * truncate is tried again.
- */
-export async function resetDatabase(): Promise<void> {
-  const { db } = services();
-  const { rows } = await db.raw<{ rows: { tablename: string }[] }>(
-    "select tablename from pg_tables where schemaname = 'public' and tablename not like 'knex_migrations%'",
-  );
-  const truncate = `truncate ${rows.map((row) => `"${row.tablename}"`).join(', ')} restart identity cascade`;
-  for (let attempt = 1; rows.length; attempt += 1) {
-    try {
-      await db.raw(truncate);
-      break;
-    } catch (error) {
-      if ((error as { code?: string }).code !== '40P01' || attempt === 3) throw error;
-    }
-  }
-  await db.raw('delete from pgboss.job');
+/** Empties every table of the service and every queue's jobs, between tests. */
+export function resetDatabase(): Promise<void> {
+  return stack!.resetDatabase();
 }
 
 export interface TestApp {

@@ -1,11 +1,11 @@
 import type { PaymentRow, ProductRow } from '../db/payments/model';
-import type { BindingCharge, OrderRegistration, PaymentProcessor, ProcessorOrder, RegisteredOrder, VerifiedNotification } from '../db/payments/processor/payment-processor';
+import type { BindingCharge, OrderRegistration, PaymentProcessor, ProcessorOrder, RegisteredOrder, VerifiedNotification } from '../clients/payment-processor/payment-processor';
 import { seedPaymentShowcase } from '../db/payments/seed-showcase';
 import { type ProcessorSimulator } from '../simulators/payment-processor/simulator';
 import { client } from './client';
 import { freePort, resetDatabase, services, startTestApp, type TestApp } from './harness';
 import type { TestUser } from './users';
-import { eventually } from './wait';
+import { eventually } from '../scripts/wait';
 
 /**
  * The payments test bed: the real API on a loopback port with the processor simulator mounted on it

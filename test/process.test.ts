@@ -7,8 +7,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { Storage } from '../media/storage';
 import { freePort } from './harness';
-import { eventually } from './wait';
-import { isSupportedNode } from '../runtime-check';
+import { eventually } from '../scripts/wait';
+import { isSupportedNode } from '../process/runtime-check';
 
 async function waitForReady(url: string, deadlineMs: number): Promise<number> {
   const started = Date.now();

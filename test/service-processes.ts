@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { serviceEnv, services } from './harness';
-import { eventually } from './wait';
+import { eventually } from '../scripts/wait';
 
 /**
  * Service processes for the tests that kill one: `node dist/main.js <roles>` on this run's database

@@ -4,7 +4,7 @@ import type { PlanRow, SubscriptionRow } from '../db/subscriptions/model';
 import { services } from './harness';
 import { freshShowcase, operator, payAs, type Testbed } from './payment-testbed';
 import type { TestUser } from './users';
-import { eventually } from './wait';
+import { eventually } from '../scripts/wait';
 
 /** Subscriptions in tests: the demo plans, subscribing over HTTP, paying, and moving a period's end. */
 

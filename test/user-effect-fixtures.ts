@@ -5,14 +5,14 @@ import { keepPrivate } from '../db/user-effects/keep-private';
 import type { UserEffectRow, UserEffectStatus } from '../db/user-effects/model';
 import { recordPreview } from '../db/user-effects/record-preview';
 import { rejectUserEffect } from '../db/user-effects/reject-user-effect';
-import { HttpProviderAdapter } from '../pool/provider/http-client';
+import { HttpProviderAdapter } from '../clients/providers/http-client';
 import { AccountKeys } from '../pool/accounts';
 import type { RunningPart } from '../services';
 import { startModeration } from '../workers/user-effects/moderation';
 import { startSamplePreviews } from '../workers/user-effects/sample-preview';
 import { insertGeneration, photo, startPipeline, storedUpload, type Pipeline } from './generation-fixtures';
 import { services } from './harness';
-import { eventually } from './wait';
+import { eventually } from '../scripts/wait';
 
 /** A submission body with a fresh sample photo of `userId`'s; `fields` on top. */
 export async function submission(userId: string, fields: Record<string, unknown> = {}): Promise<Record<string, unknown>> {

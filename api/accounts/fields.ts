@@ -1,4 +1,4 @@
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 
 /** Request fields shared by the sign-in endpoints, with the contract's limits. */
 export const fields = {

@@ -1,8 +1,8 @@
-import { deleteAccount } from '../../db/accounts/delete-account';
+import { deleteAccount } from '../../services/accounts/delete-account';
 import { caller } from '../http/authentication';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import { avatarContentTypes, avatarUploadTicket, bindAvatar, removeAvatar, type AvatarContentType } from './avatar';
 import { fields } from './fields';
 import { updateProfile } from './profile';

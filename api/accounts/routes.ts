@@ -2,7 +2,7 @@ import { revokeRefreshToken } from '../../db/accounts/refresh-tokens';
 import { caller } from '../http/authentication';
 import { requestSource } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import { optionalDeviceHash } from './devices';
 import { changePassword, logIn, register } from './email-accounts';
 import { fields } from './fields';

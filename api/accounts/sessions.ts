@@ -6,7 +6,7 @@ import type { ApiContext } from '../http/context';
 import { errors } from '../http/errors';
 import { operationLimit, type AuthOperation } from '../http/rate-limit';
 import { defineRoute, type Route, type RouteInput } from '../http/route';
-import { schema, type JsonSchema } from '../http/validation';
+import { schema, type JsonSchema } from '../../common/validation';
 import { signAccessToken } from '../tokens/access-token';
 import { recordUserDevice } from './devices';
 import { userExample, userSchema, userView, type UserView } from './users';

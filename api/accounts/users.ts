@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Storage } from '../../media/storage';
 import { balanceOf, balanceProperties } from '../credits/history';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 
 /** The User resource of the contract (in `GET /v1/me`, profile answers and every TokenResponse). */
 export interface UserView {

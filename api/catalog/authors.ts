@@ -1,11 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { imageFileType } from '../../media/file-types';
-import type { Storage } from '../../media/storage';
 import { errors } from '../http/errors';
 import { page, pageSchema, pagingProperties, type Page, type Paging } from '../http/paging';
 import { defineRoute } from '../http/route';
-import { schema, isUuid } from '../http/validation';
+import { schema, isUuid } from '../../common/validation';
 import { notModified, sendCatalogAnswer } from './catalog-cache';
 import { availableEffect, curatedOrder } from './catalog-order';
 import { effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
@@ -56,14 +53,6 @@ export async function countAuthorView(db: Knex, effectId: string, viewerId: stri
      on conflict do nothing`,
     { effectId, viewerId },
   );
-}
-
-/** Stores an author's avatar under an immutable key (a new image gets a new address); returns the key. */
-export async function storeAuthorAvatar(storage: Storage, authorId: string, image: Buffer): Promise<string> {
-  const { extension, contentType } = await imageFileType(image);
-  const key = `authors/${authorId}/${createHash('sha256').update(image).digest('hex').slice(0, 24)}.${extension}`;
-  await storage.put(key, image, contentType);
-  return key;
 }
 
 export const authorRoutes = [

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../../config';
 import type { ListenHub } from '../../db/listen-hub';
-import type { Logger } from '../../logger';
+import type { Logger } from '../../common/logger';
 import type { ApiContext } from '../http/context';
 
 /**

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { schema } from '../http/validation';
-import { byIdOrSlug } from './identifiers';
+import { schema } from '../../common/validation';
+import { byIdOrSlug } from '../../db/catalog/identifiers';
 import { localizedListRoute, type Locale } from './locale';
 
 export interface Category {

@@ -3,8 +3,8 @@ import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
 import { writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
-import { byIdOrSlug } from './identifiers';
+import { schema } from '../../common/validation';
+import { byIdOrSlug } from '../../db/catalog/identifiers';
 
 const complaintReasons = ['unsafe', 'my_face', 'brand', 'quality', 'other'] as const;
 export type ComplaintReason = (typeof complaintReasons)[number];

@@ -1,31 +1,9 @@
 import type { Knex } from 'knex';
 import type { Storage } from '../../media/storage';
-import { schema, type JsonSchema } from '../http/validation';
+import { schema, type JsonSchema } from '../../common/validation';
 import { computeEveryTime, rememberEach, type CatalogStore } from './catalog-store';
+import type { Character, FocusPoint, PreviewColumns, StoredPreview } from '../../db/catalog/model';
 import type { Locale } from './locale';
-
-/** One person an effect takes: `min_photos = 0` marks an optional person. */
-export interface Character {
-  min_photos: number;
-  max_photos: number;
-}
-
-export interface FocusPoint {
-  x: number;
-  y: number;
-}
-
-/** The copies of the poster (and clip) as `effects.preview` keeps them: object keys, not URLs. */
-export interface StoredPreview {
-  thumb: string;
-  card: string;
-  full: string;
-  animation: string | null;
-  video: string | null;
-  width: number;
-  height: number;
-  blurhash: string | null;
-}
 
 export interface EffectPreviewView extends StoredPreview {
   focus: FocusPoint | null;
@@ -117,16 +95,6 @@ export const effectExample: Effect = {
   author_name: null,
   tags: ['winter', 'portrait'],
 };
-
-/** The columns of `effects` that describe its preview (object keys; URLs are made when shown). */
-export interface PreviewColumns {
-  poster_key: string;
-  preview_video_key: string | null;
-  preview_animation_key: string | null;
-  preview: StoredPreview | null;
-  focus: FocusPoint | null;
-  video_focus: FocusPoint | null;
-}
 
 interface EffectRow extends PreviewColumns {
   id: string;

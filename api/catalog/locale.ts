@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { defineRoute, type Route } from '../http/route';
 import { notModified, sendCatalogAnswer } from './catalog-cache';
-import { schema, type JsonSchema } from '../http/validation';
+import { schema, type JsonSchema } from '../../common/validation';
 
 /** The catalog's languages (the contract): `ru` by default, also `en`; anything else is `422`. */
 export const locales = ['ru', 'en'] as const;
@@ -9,8 +9,6 @@ export type Locale = (typeof locales)[number];
 
 export const localeProperty = { ...schema.string({ enum: [...locales] }), default: 'ru' };
 
-/** A text in every catalog language, as the importer takes it. */
-export type Localized = Record<Locale, string>;
 
 /** The Postgres text search configuration whose stemmer knows the locale's word forms. */
 export const searchConfigOf: Record<Locale, string> = { ru: 'russian', en: 'english' };

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import { availableEffect } from './catalog-order';
 import { localizedListRoute, type Locale } from './locale';
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { planCreditsOf, type CreditKind } from '../../db/credits/ledger';
 import { page } from '../http/paging';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import type { Page, Paging } from '../http/paging';
 
 /** One row of `GET /v1/credits/transactions`; `amount` is signed. */

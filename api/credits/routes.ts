@@ -2,7 +2,7 @@ import { caller } from '../http/authentication';
 import { pageSchema, pagingProperties, type Paging } from '../http/paging';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import { balanceOf, balanceProperties, transactionsPage } from './history';
 
 const transactionSchema = schema.response({

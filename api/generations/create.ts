@@ -1,13 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { debit } from '../../db/credits/ledger';
-import { insertPending, type NewGeneration } from '../../db/generations/insert-pending';
 import type { GenerationStatus } from '../../db/generations/model';
 import type { Services } from '../../services';
-import { findLaunchableEffect, launchableBy } from '../catalog/launchable';
+import { reserveAndQueue, type GenerationPlan } from '../../services/generations/reserve-and-queue';
+import { findLaunchableEffect, launchableBy } from '../../db/catalog/launchable';
 import { errors, invalidField } from '../http/errors';
-import type { IdempotencyKey } from '../http/idempotency';
-import { isUuid } from '../http/validation';
+import type { IdempotencyKey } from '../idempotency/idempotency-key';
+import { isUuid } from '../../common/validation';
 import { createOnce } from '../idempotency/create-once';
 import { checkUpload, findOwnUploads, maxUploadBytes, type UploadCheck, type UploadRow } from '../uploads/uploads';
 import { assignPhotos, uploadIdsOf, uploadLocations, type PhotoRequest } from './photos';
@@ -22,8 +20,6 @@ export interface GenerationAccepted {
 }
 
 /** What a checked request starts: everything the pending row needs but its id and owner. */
-export type GenerationPlan = Omit<NewGeneration, 'id' | 'userId'>;
-
 /**
  * `POST /v1/generations`. Every check runs before any credit moves, in the contract's order:
  * 404 (effect or an upload absent or another's), 422 (upload not completed or above 15 MB), 422
@@ -82,19 +78,6 @@ export async function startGeneration<Answer>(
     find: async (id) => ({ state: 'done', answer: await request.answer(id) }),
     answerCreated: request.answerCreated,
   });
-}
-
-/**
- * Inside the caller's transaction: reserve the cost (402), check the queue (503) and insert the
- * pending generation with its ticket. Answers the new id, or why it could not start (nothing is
- * written then, once the caller rolls back). Also used by scripts/replay-failed.ts.
- */
-export async function reserveAndQueue(trx: Knex.Transaction, services: Services, userId: string, plan: GenerationPlan): Promise<string | 'insufficient' | 'queue_full'> {
-  const id = randomUUID();
-  if ((await debit(trx, { userId, kind: 'reserve', amount: plan.cost, reference: id, fresh: true })) === 'insufficient') return 'insufficient';
-  // 503 `provider_unavailable` only in the extreme case: this one would be one too many.
-  if (!(await insertPending(trx, services.boss, { id, userId, ...plan }, services.config.generations.maxQueuedGenerations))) return 'queue_full';
-  return id;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Character } from '../catalog/effect-view';
+import type { Character } from '../../db/catalog/model';
 import { errors, invalidField, type ApiError } from '../http/errors';
 
 /**

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { GenerationRow } from '../../db/generations/model';
-import { countFreeSlots } from '../../pool/count-free-slots';
+import { countFreeSlots } from '../../db/pool/count-free-slots';
 
 /** Where a pending generation stands in line and how long it will likely wait (README, "Queue position" and "Cancel"); null outside `pending`. */
 export interface QueueFigures {

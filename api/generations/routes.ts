@@ -5,7 +5,7 @@ import { errors } from '../http/errors';
 import { pagingProperties, type Paging } from '../http/paging';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema, isUuid } from '../http/validation';
+import { schema, isUuid } from '../../common/validation';
 import { cancelGeneration } from './cancel';
 import { createGeneration, type CreateGenerationBody } from './create';
 import { generationStreamRoute } from './stream';

@@ -1,8 +1,8 @@
 import type { Middleware } from 'koa';
 import { recordTaskCallback } from '../../db/generations/record-task-callback';
-import { TASK_CALLBACK_PATH, validTaskCallback } from '../../pool/provider/task-callback';
+import { TASK_CALLBACK_PATH, validTaskCallback } from '../../clients/providers/task-callback';
 import type { ApiContext } from '../http/context';
-import { isUuid } from '../http/validation';
+import { isUuid } from '../../common/validation';
 
 /**
  * The provider's call when a task finishes (outside `/v1`: not part of the client API), at the URL

@@ -5,7 +5,7 @@ import type { Storage } from '../../media/storage';
 import { effectExample, effectView, effectSchema, type Effect } from '../catalog/effect-view';
 import type { ApiContext } from '../http/context';
 import { page, pageSchema, type Page, type Paging } from '../http/paging';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import { queueFiguresOf, type QueueFigures } from './queue';
 
 /** The generation `preview` of the contract, with signed links that live as long as `result_url`. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Logger } from '../../logger';
+import type { Logger } from '../../common/logger';
 import { errors, type ApiError } from './errors';
 
 /** Node's parser errors, as the answer they deserve; anything else it cannot parse is a 400. */

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { isUnreachable } from '../../db/unreachable';
-import type { Logger } from '../../logger';
+import type { Logger } from '../../common/logger';
 import { ApiError, errors } from './errors';
 
 /**

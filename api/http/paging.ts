@@ -1,4 +1,4 @@
-import type { JsonSchema } from './validation';
+import type { JsonSchema } from '../../common/validation';
 
 /** Paging bounds of the contract: `limit` 1..100 (default 20), `offset` 0..10000 (default 0). */
 const maxOffset = 10_000;

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import type { Logger } from '../../logger';
+import type { Logger } from '../../common/logger';
 import { httpRequestDuration } from '../metric-definitions';
 
 /**

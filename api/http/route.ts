@@ -2,8 +2,8 @@ import type { Middleware } from 'koa';
 import type { Access } from './authentication';
 import type { ApiContext, SessionUser } from './context';
 import type { ErrorCode } from './errors';
-import type { IdempotencyKey, KeyPair } from './idempotency';
-import type { JsonSchema } from './validation';
+import type { IdempotencyKey, KeyPair } from '../idempotency/idempotency-key';
+import type { JsonSchema } from '../../common/validation';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

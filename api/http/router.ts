@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { authenticate } from './authentication';
 import type { ApiContext } from './context';
 import { errors } from './errors';
-import { idempotencyKeyOf } from './idempotency';
+import { idempotencyKeyOf } from '../idempotency/idempotency-key';
 import type { Route } from './route';
 import { pathSchema, validate } from './validation';
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { errors, type ApiError } from '../http/errors';
-import type { IdempotencyKey } from '../http/idempotency';
+import type { IdempotencyKey } from './idempotency-key';
 import { bindKey, findBoundKey, finishKey, lockKey, reclaimKey, releaseKey, requestFingerprint, type BoundKey } from './keys';
 
 /** What a repeat finds behind a bound key. */

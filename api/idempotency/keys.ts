@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { errors } from '../http/errors';
-import type { IdempotencyKey } from '../http/idempotency';
+import type { IdempotencyKey } from './idempotency-key';
 
 /**
  * The `idempotency_keys` rows: a key is bound to an object only inside the transaction that

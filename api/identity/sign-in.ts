@@ -1,9 +1,10 @@
+import { seal } from '../../db/accounts/sealed-secret';
 import type { Services } from '../../services';
 import { openFullAccount } from '../accounts/accounts';
 import { optionalDeviceHash } from '../accounts/devices';
 import { startSession, type TokenResponse } from '../accounts/sessions';
 import type { SessionUser } from '../http/context';
-import type { ProviderProfile } from './profile';
+import type { ProviderProfile } from '../../clients/identity/profile';
 
 /**
  * Identity linking at provider sign-in (the contract):
@@ -19,6 +20,7 @@ export async function signInWithProvider(
   request: { caller: SessionUser | null; deviceId?: string; refCode?: string },
 ): Promise<TokenResponse> {
   const deviceHash = optionalDeviceHash(request.deviceId);
+  const sealedRefreshToken = profile.refreshToken ? seal(services.config.tokenSecret, profile.refreshToken) : null;
   return services.db.transaction(async (trx) => {
     // Two first sign-ins of one identity at once would both find it unknown: serialize them.
     await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`identity:${profile.provider}:${profile.subject}`]);
@@ -27,7 +29,7 @@ export async function signInWithProvider(
       await trx('identities').where({ id: identity.id }).update({
         last_sign_in_at: trx.fn.now(),
         button: profile.button ?? trx.raw('button'),
-        sealed_refresh_token: profile.sealedRefreshToken ?? trx.raw('sealed_refresh_token'),
+        sealed_refresh_token: sealedRefreshToken ?? trx.raw('sealed_refresh_token'),
       });
       return startSession(trx, services, { userId: identity.user_id, deviceHash });
     }
@@ -45,7 +47,7 @@ export async function signInWithProvider(
       provider: profile.provider,
       subject: profile.subject,
       button: profile.button,
-      sealed_refresh_token: profile.sealedRefreshToken,
+      sealed_refresh_token: sealedRefreshToken,
     });
     return startSession(trx, services, { userId, deviceHash });
   });

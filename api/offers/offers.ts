@@ -2,9 +2,9 @@ import type { Knex } from 'knex';
 import type { ProductRow } from '../../db/payments/model';
 import type { PlanPeriod, PlanRow } from '../../db/subscriptions/model';
 import { errors } from '../http/errors';
-import { isUuid } from '../http/validation';
+import { isUuid } from '../../common/validation';
 import { productView, type ProductView } from '../payments/products';
-import { type Language } from '../../db/accounts/user-locale';
+import type { Language } from '../../common/language';
 import { planView } from '../subscriptions/views';
 
 /**

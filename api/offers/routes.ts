@@ -2,11 +2,11 @@ import type { Knex } from 'knex';
 import { caller } from '../http/authentication';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import { productProperties, profileLanguage } from '../payments/products';
 import type { ApiContext } from '../http/context';
 import { currentOffer, dismissIssue, offerAfterPaywall, type OfferView } from './offers';
-import { type Language } from '../../db/accounts/user-locale';
+import type { Language } from '../../common/language';
 import { planOfferProductSchema } from '../subscriptions/views';
 
 const packProductProperties = { ...productProperties, kind: schema.string({ enum: ['pack'] }) };

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { html, type Html } from '../../media/pages/html';
-import { readQueueSizes, type QueueSize } from '../queue-sizes';
+import { readQueueSizes, type QueueSize } from '../../db/queue-sizes';
 import { consolePage, seconds, table } from './view';
 
 /**

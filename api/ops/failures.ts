@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Config } from '../../config';
 import { html } from '../../media/pages/html';
-import type { ReplayOutcome } from '../generations/replay-failed';
+import type { ReplayOutcome } from '../../services/generations/replay-failed';
 import { consolePage, formTokenField, relativeTime, table, utcTime } from './view';
 
 /**

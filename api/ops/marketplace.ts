@@ -3,9 +3,9 @@ import type { Config } from '../../config';
 import type { UserEffectRow } from '../../db/user-effects/model';
 import { removalReason, removalReasonMaxLength, type OperatorRemoval } from '../../db/user-effects/remove-by-operator';
 import { html, type Html } from '../../media/pages/html';
-import { freeSlot } from '../../pool/free-slot';
+import { freeSlot } from '../../db/pool/free-slot';
 import { errors, type ErrorDetail } from '../http/errors';
-import { isUuid } from '../http/validation';
+import { isUuid } from '../../common/validation';
 import { consolePage, duration, formTokenField, relativeTime, table, utcTime } from './view';
 
 /**

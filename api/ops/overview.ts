@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { html } from '../../media/pages/html';
-import { readQueueSizes } from '../queue-sizes';
+import { readQueueSizes } from '../../db/queue-sizes';
 import { awaitingReplay, failureWindowS } from './failures';
 import { readMarketplaceFigures, slowModerationS } from './marketplace';
 import { readOpenPayments } from './payments';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { html } from '../../media/pages/html';
-import { freeSlot } from '../../pool/free-slot';
+import { freeSlot } from '../../db/pool/free-slot';
 import { consolePage, relativeTime, seconds, table, utcTime } from './view';
 
 /**

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { closeUnregistered } from '../../db/payments/close-unregistered';
 import type { PaymentRow } from '../../db/payments/model';
-import { orderRegistrationOf } from '../../db/payments/order-registration';
-import { ProcessorRejectedError, ProcessorUnavailableError } from '../../db/payments/processor/errors';
+import { orderRegistrationOf } from '../../services/payments/order-registration';
+import { ProcessorRejectedError, ProcessorUnavailableError } from '../../clients/payment-processor/errors';
 import { recordRegistration } from '../../db/payments/record-registration';
 import type { Services } from '../../services';
 import { errors, type ApiError } from '../http/errors';

@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { insertPayment } from '../../db/payments/insert-payment';
 import type { PaymentRow, ProductRow } from '../../db/payments/model';
-import type { PaymentMethod } from '../../db/payments/processor/payment-processor';
+import type { PaymentMethod } from '../../common/payment-method';
 import type { Services } from '../../services';
 import { errors } from '../http/errors';
-import type { IdempotencyKey } from '../http/idempotency';
+import type { IdempotencyKey } from '../idempotency/idempotency-key';
 import { createOnce, type BoundObject } from '../idempotency/create-once';
 import { checkOfferPurchase } from '../offers/offers';
 import { checkoutPhase, checkUnfinishedPayments, lockCheckouts } from './checkout';

@@ -5,8 +5,8 @@ import { sendPage } from '../../media/pages/headers';
 import { html } from '../../media/pages/html';
 import { chooseLanguage } from '../../media/pages/language';
 import { renderPage } from '../../media/pages/layout';
-import { isUuid } from '../http/validation';
-import { languageOf, type Language } from '../../db/accounts/user-locale';
+import { isUuid } from '../../common/validation';
+import { languageOf, type Language } from '../../common/language';
 
 /**
  * The browser pages the processor sends the payer back to: `/v1/payments/{id}/return` (approved)

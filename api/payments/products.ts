@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
-import { languageOf, userLocale, type Language } from '../../db/accounts/user-locale';
+import { languageOf, type Language } from '../../common/language';
+import { userLocale } from '../../db/accounts/user-locale';
 import type { ProductRow } from '../../db/payments/model';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 
 /** Payment product of the contract. */
 export interface ProductView {

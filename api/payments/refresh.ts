@@ -1,4 +1,4 @@
-import { checkOrder } from '../../db/payments/check-order';
+import { checkOrder } from '../../services/payments/check-order';
 import { terminalStatuses, type PaymentRow } from '../../db/payments/model';
 import type { Services } from '../../services';
 import { errors } from '../http/errors';

@@ -3,13 +3,13 @@ import { errors } from '../http/errors';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { pageSchema } from '../http/paging';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import { createPayment, type CreatePaymentBody } from './create-payment';
 import { productSchema, productView, profileLocale, showcase } from './products';
 import { refreshPayment } from './refresh';
 import { paymentStreamRoute } from './stream';
 import { findOwnPayment, paymentView } from './views';
-import { languageOf } from '../../db/accounts/user-locale';
+import { languageOf } from '../../common/language';
 
 const paymentProperties = {
   id: schema.uuid(),

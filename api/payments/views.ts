@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { PaymentRow, PaymentStatus } from '../../db/payments/model';
-import type { PaymentMethod } from '../../db/payments/processor/payment-processor';
-import { isUuid } from '../http/validation';
+import type { PaymentMethod } from '../../common/payment-method';
+import { isUuid } from '../../common/validation';
 
 /** Payment of the contract; `payment_url` only in the answer to `POST /v1/payments` (and `POST /v1/subscriptions`). */
 export interface PaymentView {

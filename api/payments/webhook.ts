@@ -1,8 +1,8 @@
 import type { Middleware } from 'koa';
-import { checkOrder } from '../../db/payments/check-order';
+import { checkOrder } from '../../services/payments/check-order';
 import { paymentWithRenewalJob } from '../../db/subscriptions/renewal-charge';
 import type { ApiContext } from '../http/context';
-import { isUuid } from '../http/validation';
+import { isUuid } from '../../common/validation';
 
 export const WEBHOOK_PATH = '/webhooks/payment-processor';
 

@@ -1,10 +1,11 @@
-import { registerPushDevice, removePushDevice, type Platform, type PushDevice } from '../../db/push/push-devices';
+import type { Platform } from '../../common/platform';
+import { registerPushDevice, removePushDevice, type PushDevice } from '../../db/push/push-devices';
 import { deviceHash } from '../accounts/devices';
 import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
 import { writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { isUuid, schema } from '../http/validation';
+import { isUuid, schema } from '../../common/validation';
 
 const deviceSchema = schema.response({
   id: schema.uuid(),

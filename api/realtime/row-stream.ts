@@ -3,7 +3,7 @@ import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute, type Route, type RouteResponse } from '../http/route';
-import { isUuid } from '../http/validation';
+import { isUuid } from '../../common/validation';
 import { openStream, type StreamKind } from './streams';
 
 /**

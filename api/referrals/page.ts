@@ -5,7 +5,7 @@ import { sendPage } from '../../media/pages/headers';
 import { html } from '../../media/pages/html';
 import { chooseLanguage } from '../../media/pages/language';
 import { renderPage } from '../../media/pages/layout';
-import type { Language } from '../../db/accounts/user-locale';
+import type { Language } from '../../common/language';
 
 /**
  * `GET {LINK_BASE}/r/<code>`: the web invitation page, shown when the app is not installed (with the

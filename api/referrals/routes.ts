@@ -1,7 +1,7 @@
 import { caller } from '../http/authentication';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import { referralStats } from './referrals';
 
 const referralSchema = schema.response({ code: schema.string(), link: schema.string(), invited: schema.integer(), credited: schema.integer(), earned: schema.integer() }, { title: 'ReferralStats' });

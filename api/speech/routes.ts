@@ -1,6 +1,6 @@
 import { voiceBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import { transcribeUpload } from './transcriptions';
 
 /** Voice input (README, "Voice input"). */

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { decodeForSpeech, probeAudioFile } from '../../media/audio';
 import { AudioTooLongError, UnreadableAudioError } from '../../media/errors';
 import { withTempDir } from '../../media/temp-dir';
-import { requestTranscription } from '../../pool/provider/speech-client';
+import { requestTranscription } from '../../clients/providers/speech-client';
 import type { ApiContext } from '../http/context';
 import { errors, invalidField } from '../http/errors';
 import { receiveUpload } from '../http/multipart';

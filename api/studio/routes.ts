@@ -3,7 +3,7 @@ import { answerCreatedGeneration, generationDetailSchema } from '../generations/
 import { caller } from '../http/authentication';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import { listStudioCategories, studioCategorySchema } from './categories';
 import { createStudioGeneration, estimateStudioGeneration, maxPromptLength, type StudioEstimateBody, type StudioGenerationBody } from './studio-generations';
 

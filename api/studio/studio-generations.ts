@@ -1,12 +1,13 @@
 import { debitCoverage } from '../../db/credits/ledger';
 import type { GenerationInput } from '../../db/generations/model';
 import type { Services } from '../../services';
-import { checkedUploads, startGeneration, type GenerationPlan } from '../generations/create';
+import type { GenerationPlan } from '../../services/generations/reserve-and-queue';
+import { checkedUploads, startGeneration } from '../generations/create';
 import { queueFiguresOfNew } from '../generations/queue';
 import { findOwnGeneration, generationDetail, type GenerationDetail } from '../generations/views';
 import { errors, invalidField } from '../http/errors';
-import type { IdempotencyKey } from '../http/idempotency';
-import { findStudioCategory, type LaunchableStudioCategory } from './categories';
+import type { IdempotencyKey } from '../idempotency/idempotency-key';
+import { findStudioCategory, type LaunchableStudioCategory } from '../../db/studio/find-studio-category';
 
 /** Contract B, limits: a studio prompt is at most 10000 characters (the route's schema enforces it). */
 export const maxPromptLength = 10_000;

@@ -4,7 +4,7 @@ import { insertPendingSubscription } from '../../db/subscriptions/insert-pending
 import { liveStatuses, type PlanRow } from '../../db/subscriptions/model';
 import type { Services } from '../../services';
 import { errors } from '../http/errors';
-import type { IdempotencyKey } from '../http/idempotency';
+import type { IdempotencyKey } from '../idempotency/idempotency-key';
 import { createOnce, type BoundObject } from '../idempotency/create-once';
 import { checkOfferPurchase } from '../offers/offers';
 import { checkoutPhase, checkUnfinishedPayments, lockCheckouts } from '../payments/checkout';

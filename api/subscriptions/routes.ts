@@ -1,11 +1,11 @@
-import { languageOf } from '../../db/accounts/user-locale';
+import { languageOf } from '../../common/language';
 import { cancelReasons } from '../../db/subscriptions/model';
 import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
 import { page, pageSchema, pagingProperties, type Paging } from '../http/paging';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import { profileLocale } from '../payments/products';
 import { cancelOwnSubscription, type CancelBody } from './cancel';
 import { createSubscription, type CreateSubscriptionBody } from './create';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import type { Language } from '../../db/accounts/user-locale';
+import type { Language } from '../../common/language';
 import type { PlanPeriod, PlanRow, SubscriptionRow, SubscriptionStatus } from '../../db/subscriptions/model';
-import { isUuid, schema } from '../http/validation';
+import { isUuid, schema } from '../../common/validation';
 import { productProperties } from '../payments/products';
 
 /** A plan (README, "Subscriptions"): what `GET /v1/subscriptions/plans` lists. */

@@ -2,7 +2,7 @@ import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema, isUuid } from '../http/validation';
+import { schema, isUuid } from '../../common/validation';
 import { createUpload, findOwnUploads, uploadContentTypes, uploadView } from './uploads';
 
 const ticketSchema = schema.response({

@@ -5,7 +5,7 @@ import { errors } from '../http/errors';
 import { page, pageSchema, pagingProperties, type Paging } from '../http/paging';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
-import { schema } from '../http/validation';
+import { schema } from '../../common/validation';
 import { publish, removeOwn, unpublish } from './moves';
 import { userEffectStreamRoute } from './stream';
 import { submitUserEffect, type SubmitBody } from './submit';

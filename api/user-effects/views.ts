@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { EarningRow, UserEffectRow } from '../../db/user-effects/model';
 import { userEffectStatuses } from '../../db/user-effects/model';
 import { characterSchema, effectPreviewSchema, previewView, type EffectPreviewView, type PublicUrl } from '../catalog/effect-view';
-import { isUuid, schema } from '../http/validation';
+import { isUuid, schema } from '../../common/validation';
 
 /** The UserEffect (README, "Marketplace of user effects"). */
 export interface UserEffect {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { lockedFreeSlots } from '../../pool/free-slot';
-import type { KnownAccounts, Lease } from '../../pool/lease-slots';
+import { lockedFreeSlots } from '../pool/free-slot';
+import type { KnownAccounts, Lease } from '../pool/lease-slots';
 import type { GenerationRow } from './model';
 
 export type ClaimedGeneration = Pick<GenerationRow, 'id' | 'model' | 'inputs' | 'prompt' | 'staged_inputs'> & {

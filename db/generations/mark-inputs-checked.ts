@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import type { ProviderInput } from '../../pool/provider/adapter';
+import type { StagedInput } from './model';
 
 /** Photos staged with the provider: its links, and until when it keeps them. */
 export interface StagedInputs {
-  inputs: ProviderInput[];
+  inputs: StagedInput[];
   until: Date;
 }
 

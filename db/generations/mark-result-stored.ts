@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
-import { releaseGenerationSlot } from '../../pool/release-generation-slot';
+import { releaseGenerationSlot } from '../pool/release-generation-slot';
 import { notify } from '../channels';
 import { enqueue } from '../queues';
 

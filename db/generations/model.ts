@@ -1,6 +1,5 @@
 /** Types of the generations domain: rows as stored, and the pieces the pipeline passes around. */
 
-import type { ProviderInput } from '../../pool/provider/adapter';
 
 export type GenerationStatus = 'pending' | 'processing' | 'succeeded' | 'failed';
 export const generationStatuses: GenerationStatus[] = ['pending', 'processing', 'succeeded', 'failed'];
@@ -28,6 +27,12 @@ export interface StoredGenerationPreview {
   blurhash: string;
 }
 
+/** A photo kept in the provider's file store for the task: its link there, and the 0-based person. */
+export interface StagedInput {
+  url: string;
+  person: number;
+}
+
 export interface GenerationRow {
   id: string;
   user_id: string;
@@ -49,7 +54,7 @@ export interface GenerationRow {
   dispatch_attempts: number;
   inputs_checked_at: Date | null;
   /** The photos as staged with the provider ahead of the slot (its links, in `inputs` order), kept by it until `staged_inputs_until`. */
-  staged_inputs: ProviderInput[] | null;
+  staged_inputs: StagedInput[] | null;
   staged_inputs_until: Date | null;
   checking_until: Date | null;
   provider_account_id: number | null;

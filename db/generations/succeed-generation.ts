@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
-import { releaseSlotsOf } from '../../pool/release-generation-slot';
+import { releaseSlotsOf } from '../pool/release-generation-slot';
 import { earningBindings, recordEarningsOf, type EarningTerms } from '../user-effects/record-earning';
 import { generationStatusNotifySql, HAS_PUSH_DEVICE, pushTerminalStatus } from './announce';
 import type { StoredGenerationPreview } from './model';

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
-import type { PaymentMethod } from './processor/payment-processor';
-import { SESSION_TIMEOUT_SECS } from './processor/protocol';
+import type { PaymentMethod } from '../../common/payment-method';
 import type { WatchSettings } from './watch';
 
 export interface NewPayment {
@@ -18,7 +17,7 @@ export interface NewPayment {
 
 /**
  * A new `created` payment, watched by reconciliation from PAYMENT_RECONCILE_FIRST_CHECK_S on; its
- * processor order lives SESSION_TIMEOUT_SECS. Answers its id.
+ * processor order lives PAYMENT_SESSION_TIMEOUT_S. Answers its id.
  */
 export async function insertPayment(trx: Knex.Transaction, payment: NewPayment, settings: WatchSettings): Promise<string> {
   const { rows: [row] } = await trx.raw<{ rows: { id: string }[] }>(
@@ -40,7 +39,7 @@ export async function insertPayment(trx: Knex.Transaction, payment: NewPayment, 
       subscriptionId: payment.subscription?.id ?? null,
       period: payment.subscription?.period ?? null,
       attempt: payment.subscription?.attempt ?? null,
-      sessionS: SESSION_TIMEOUT_SECS,
+      sessionS: settings.sessionTimeoutS,
       firstCheckS: settings.reconcileFirstCheckS,
     },
   );

@@ -1,4 +1,4 @@
-import type { PaymentMethod } from './processor/payment-processor';
+import type { PaymentMethod } from '../../common/payment-method';
 
 /** Rows of the payments domain and what a status change announces, in one place. */
 

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Platform } from '../../common/platform';
 
 /**
  * The push devices of accounts (`push_devices`). A token belongs to one account at a time; it moves
@@ -6,8 +7,6 @@ import type { Knex } from 'knex';
  * `device_id`, compared by hash), so nobody can take over someone else's notifications by knowing
  * their token.
  */
-export type Platform = 'ios' | 'android';
-
 export interface PushDevice {
   id: string;
   platform: Platform;

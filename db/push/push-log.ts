@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Platform } from './push-devices';
+import type { Platform } from '../../common/platform';
 import type { PushKind } from './push-job';
 
 /** What was sent to one device, once per (device, kind, reference): a retried job skips it. */

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { SESSION_TIMEOUT_SECS } from '../payments/processor/protocol';
 import type { WatchSettings } from '../payments/watch';
 
 /**
@@ -29,7 +28,7 @@ export async function insertRenewalPayments(
      update subscriptions s set payment_id = paid.id
      from paid where s.id = paid.subscription_id
      returning s.id as subscription_id, paid.id as payment_id`,
-    { subscriptionIds, sessionS: SESSION_TIMEOUT_SECS, firstCheckS: settings.reconcileFirstCheckS },
+    { subscriptionIds, sessionS: settings.sessionTimeoutS, firstCheckS: settings.reconcileFirstCheckS },
   );
   return rows;
 }

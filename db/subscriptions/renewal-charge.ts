@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { PaymentRow } from '../payments/model';
-import { soldItemColumns, soldItemJoins, type SoldItem } from '../payments/order-registration';
+import { soldItemColumns, soldItemJoins, type SoldItem } from '../payments/sold-item';
 import type { SubscriptionRow } from './model';
 
 /** What the renewal job decides by: its payment, the subscription as it is now, and what the order sells. */

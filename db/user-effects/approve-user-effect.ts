@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { createCatalogEffect, publishCatalogEffect } from './catalog-effect';
-import { announceUserEffect, type UserEffectRow } from './model';
+import { announceUserEffect } from './announce-user-effect';
+import type { UserEffectRow } from './model';
 
 /**
  * processing -> approved, for a public user effect whose round the moderation model approved and

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { hideCatalogEffect } from './catalog-effect';
-import { announceUserEffect, type UserEffectRow } from './model';
+import { announceUserEffect } from './announce-user-effect';
+import type { UserEffectRow } from './model';
 
 /**
  * any status but archived -> archived, by its author (`DELETE /v1/user-effects/{id}`, `userId`

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import { enqueue } from '../queues';
-import { announceUserEffect, type UserEffectRow } from './model';
+import { announceUserEffect } from './announce-user-effect';
+import type { UserEffectRow } from './model';
 
 export type NewUserEffect = Pick<UserEffectRow,
   'id' | 'user_id' | 'visibility' | 'name' | 'description' | 'prompt' | 'output_type' | 'characters' | 'cost' | 'sample_key'>;

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { createCatalogEffect, makeCatalogEffectPrivate } from './catalog-effect';
-import { announceUserEffect, type UserEffectRow } from './model';
+import { announceUserEffect } from './announce-user-effect';
+import type { UserEffectRow } from './model';
 
 /**
  * processing -> private, for a private user effect whose round the moderation model approved and

@@ -1,6 +1,3 @@
-import type { Knex } from 'knex';
-import { notify } from '../channels';
-
 /** Statuses of a user effect (contract B, "Marketplace statuses"; README, "Marketplace of user effects"). */
 export type UserEffectStatus = 'processing' | 'approved' | 'rejected' | 'archived' | 'private';
 export const userEffectStatuses: UserEffectStatus[] = ['processing', 'approved', 'rejected', 'archived', 'private'];
@@ -75,12 +72,6 @@ export interface UserEffectStatusEvent {
   effect_id: string | null;
 }
 
-/** Every status change of a user effect is announced in its transaction (`user_effect_status`, the streams). */
-export async function announceUserEffect(trx: Knex.Transaction, row: Pick<UserEffectRow, 'id' | 'user_id' | 'status' | 'effect_id'>): Promise<void> {
-  await notify(trx, 'user_effect_status', { id: row.id, user_id: row.user_id, status: row.status, effect_id: row.effect_id });
-}
-
-/** The server's price of a generation with a user effect (README, "Marketplace of user effects"). */
 export const userEffectCost: Record<'image' | 'video', number> = { image: 10, video: 40 };
 
 /** The provider model a user effect's generations run on: the ordinary effect models. */

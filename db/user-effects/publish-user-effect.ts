@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import { enqueue } from '../queues';
-import { announceUserEffect, type UserEffectRow } from './model';
+import { announceUserEffect } from './announce-user-effect';
+import type { UserEffectRow } from './model';
 
 /**
  * private -> processing (public now), a new moderation round with its job. Its catalog effect stays

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { hideCatalogEffect } from './catalog-effect';
-import { announceUserEffect, type UserEffectRow } from './model';
+import { announceUserEffect } from './announce-user-effect';
+import type { UserEffectRow } from './model';
 
 /**
  * processing -> rejected with the moderation model's reason (or `bad_sample` when the model approved

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { makeCatalogEffectPrivate } from './catalog-effect';
-import { announceUserEffect, type UserEffectRow } from './model';
+import { announceUserEffect } from './announce-user-effect';
+import type { UserEffectRow } from './model';
 
 /**
  * approved -> private (the author's move): the catalog effect leaves `community` and becomes its

@@ -3,7 +3,7 @@
  * user (a profile locale), `?lang=`, the browser's `Accept-Language` (its most preferred of the two,
  * by q-value), then Russian, the product's default.
  */
-import type { Language } from '../../db/accounts/user-locale';
+import type { Language } from '../../common/language';
 
 function languageOfQuery(lang: unknown): Language | null {
   const asked = typeof lang === 'string' ? lang.trim().toLowerCase() : '';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Html, html } from './html';
-import type { Language } from '../../db/accounts/user-locale';
+import type { Language } from '../../common/language';
 
 /**
  * The one layout of every browser page the service serves (the referral invitation, the payer's

@@ -4,9 +4,9 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { createKnex } from '../../db/knex';
 import { startEmbeddedPostgres, type Postgres } from '../../db/postgres';
-import { createLogger } from '../../logger';
+import { createLogger } from '../../common/logger';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../media/embedded-s3';
-import { freePort } from '../../test/harness';
+import { freeLoopbackPort as freePort } from '../../db/postgres';
 import { openServiceLog, startServiceProcess, type ServiceLog, type ServiceProcess } from '../loadtest/service';
 
 /**

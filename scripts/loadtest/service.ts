@@ -3,7 +3,7 @@ import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort } from '../../test/harness';
+import { freeLoopbackPort as freePort } from '../../db/postgres';
 
 /**
  * The service under load: real `node dist/main.js <roles>` processes on the run's database and

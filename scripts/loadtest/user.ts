@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { openSse } from './sse-client';
+import { postToTicket } from '../upload-ticket';
 
 /**
  * One simulated app user, as the mobile client behaves: guest sign-in, one photo through the
@@ -104,14 +105,10 @@ export async function runUser(index: number, context: UserContext): Promise<void
 }
 
 async function uploadPhoto(context: UserContext, ticket: { url: string; fields: Record<string, string> }): Promise<void> {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(ticket.fields)) form.append(name, value);
-  form.append('file', new Blob([context.photo], { type: 'image/jpeg' }), 'photo.jpg');
-  const response = await fetch(ticket.url, { method: 'POST', body: form });
-  await response.arrayBuffer();
-  if (response.status >= 300) {
-    context.stats.failures[`upload ${response.status}`] = (context.stats.failures[`upload ${response.status}`] ?? 0) + 1;
-    throw new StepError(`upload: ${response.status}`);
+  const status = await postToTicket(ticket, context.photo, 'image/jpeg');
+  if (status >= 300) {
+    context.stats.failures[`upload ${status}`] = (context.stats.failures[`upload ${status}`] ?? 0) + 1;
+    throw new StepError(`upload: ${status}`);
   }
 }
 

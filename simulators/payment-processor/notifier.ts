@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { notificationChecksum } from '../../db/payments/processor/signature';
-import type { Logger } from '../../logger';
-import { exchange, isSuccess } from '../../outbound-http';
+import { notificationChecksum } from '../../clients/payment-processor/signature';
+import type { Logger } from '../../common/logger';
+import { exchange, isSuccess } from '../../clients/outbound-http';
 import type { OrderEvent } from './orders';
 
 export interface NotifierSettings {

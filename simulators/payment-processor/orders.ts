@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { NotificationOperation, PaymentMethod } from '../../db/payments/processor/payment-processor';
-import { ActionCode, CURRENCY_RUB, ErrorCode, OrderStatus, SESSION_TIMEOUT_SECS, type OrderBundle, type OrderStatusCode } from '../../db/payments/processor/protocol';
-import { languageOf, type Language } from '../../db/accounts/user-locale';
+import type { PaymentMethod } from '../../common/payment-method';
+import type { NotificationOperation } from '../../clients/payment-processor/payment-processor';
+import { ActionCode, CURRENCY_RUB, ErrorCode, OrderStatus, SESSION_TIMEOUT_SECS, type OrderBundle, type OrderStatusCode } from '../../clients/payment-processor/protocol';
+import { languageOf, type Language } from '../../common/language';
 
 /** What the simulated payer can make happen on the hosted page. */
 export const payerOutcomes = ['success', 'insufficient_funds', 'system_error', 'unknown'] as const;

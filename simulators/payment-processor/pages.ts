@@ -2,7 +2,7 @@ import type { PagePolicy } from '../../media/pages/headers';
 import { html } from '../../media/pages/html';
 import { renderPage, type PageIcon, type PageTone } from '../../media/pages/layout';
 import type { SimulatedOrder } from './orders';
-import { type Language } from '../../db/accounts/user-locale';
+import type { Language } from '../../common/language';
 
 /** The simulator's hosted pages: the payment page, its outcomes and the fiscal receipt. */
 

@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
-import { SIMULATOR_PREFIX } from '../../db/payments/processor/create-payment-processor';
-import { ActionCode, BindingErrorCode, CURRENCY_RUB, ErrorCode, OrderStatus, type OrderStatusAnswer, type PaymentBindingAnswer } from '../../db/payments/processor/protocol';
-import type { Logger } from '../../logger';
+import { SIMULATOR_PREFIX } from '../../clients/payment-processor/create-payment-processor';
+import { ActionCode, BindingErrorCode, CURRENCY_RUB, ErrorCode, OrderStatus, type OrderStatusAnswer, type PaymentBindingAnswer } from '../../clients/payment-processor/protocol';
+import type { Logger } from '../../common/logger';
 import { sendPage } from '../../media/pages/headers';
 import { createNotifier } from './notifier';
 import { payerOutcomes, SimulatedOrderBook, type BindingChargeResult, type PayerOutcome, type SimulatedOrder, type Transition } from './orders';

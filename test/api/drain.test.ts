@@ -5,7 +5,7 @@ import { freePort, resetDatabase, serviceEnv } from '../harness';
 import { insertGeneration } from '../generation-fixtures';
 import { kill, spawnService, type ServiceChild } from '../service-processes';
 import { makeUser } from '../users';
-import { eventually } from '../wait';
+import { eventually } from '../../scripts/wait';
 
 interface Answer {
   connection: number;

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { notify } from '../../db/channels';
 import { ListenHub, type HubSubscriber } from '../../db/listen-hub';
 import { databaseUrl, services, silentLogger } from '../harness';
-import { eventually } from '../wait';
+import { eventually } from '../../scripts/wait';
 
 describe('the LISTEN hub', () => {
   let hub: ListenHub;

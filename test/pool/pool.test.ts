@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { expect } from 'chai';
 import { AccountKeys, keyFingerprint, syncProviderAccounts } from '../../pool/accounts';
-import { coolDownAccount } from '../../pool/cool-down-account';
-import { leaseSlots } from '../../pool/lease-slots';
-import { releaseGenerationSlot } from '../../pool/release-generation-slot';
-import { renewSlotLease } from '../../pool/renew-slot-lease';
+import { coolDownAccount } from '../../db/pool/cool-down-account';
+import { leaseSlots } from '../../db/pool/lease-slots';
+import { releaseGenerationSlot } from '../../db/pool/release-generation-slot';
+import { renewSlotLease } from '../../db/pool/renew-slot-lease';
 import { waitingGenerations } from '../generation-fixtures';
 import { resetDatabase, services } from '../harness';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { createGeneration } from '../../api/generations/create';
 import { failGeneration } from '../../db/generations/fail-generation';
-import { replayFailed, type ReplayOptions } from '../../api/generations/replay-failed';
+import { replayFailed, type ReplayOptions } from '../../services/generations/replay-failed';
 import { balanceOf, insertEffect, photo, storedUpload } from '../generation-fixtures';
 import { resetDatabase, services } from '../harness';
 import { makeUser } from '../users';

@@ -1,4 +1,4 @@
-import { deleteAccount } from '../../db/accounts/delete-account';
+import { deleteAccount } from '../../services/accounts/delete-account';
 import { findIdleGuests } from '../../db/accounts/find-idle-guests';
 import { deleteExpiredRefreshTokens } from '../../db/accounts/refresh-tokens';
 import { pruneRateLimits } from '../../db/rate-limits/prune-rate-limits';

@@ -11,11 +11,11 @@ import { releaseSubmissionClaim } from '../../db/generations/release-submission-
 import { finishSubmitJob, returnSubmitJob } from '../../db/generations/submit-ticket';
 import { untilReachable } from '../../db/unreachable';
 import type { AccountKeys } from '../../pool/accounts';
-import { coolDownAccount } from '../../pool/cool-down-account';
-import type { Lease } from '../../pool/lease-slots';
-import type { FileToStage, ProviderAdapter, StagedFile, StageOutcome, SubmitOutcome } from '../../pool/provider/adapter';
-import { taskCallbackUrl } from '../../pool/provider/task-callback';
-import { releaseSlotLease } from '../../pool/release-slot-lease';
+import { coolDownAccount } from '../../db/pool/cool-down-account';
+import type { Lease } from '../../db/pool/lease-slots';
+import type { FileToStage, ProviderAdapter, StagedFile, StageOutcome, SubmitOutcome } from '../../clients/providers/adapter';
+import { taskCallbackUrl } from '../../clients/providers/task-callback';
+import { releaseSlotLease } from '../../db/pool/release-slot-lease';
 import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';

@@ -2,7 +2,7 @@ import type { GenerationInput } from '../../db/generations/model';
 import { UnreadableImageError } from '../../media/errors';
 import { probeImage } from '../../media/images';
 import type { Storage } from '../../media/storage';
-import type { FileToStage } from '../../pool/provider/adapter';
+import type { FileToStage } from '../../clients/providers/adapter';
 
 /** Contract B: a photo above about 100 megapixels fails as `bad_input_image`. */
 const maxMegapixels = 100;

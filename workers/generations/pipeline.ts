@@ -1,5 +1,5 @@
 import { AccountKeys, syncProviderAccounts } from '../../pool/accounts';
-import type { ProviderAdapter } from '../../pool/provider/adapter';
+import type { ProviderAdapter } from '../../clients/providers/adapter';
 import { stopAll, type RunningPart, type Services } from '../../services';
 import { Wakeup } from '../runtime/wakeup';
 import { startDispatcher } from './dispatcher';

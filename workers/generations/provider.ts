@@ -1,5 +1,5 @@
-import type { ProviderAdapter } from '../../pool/provider/adapter';
-import { HttpProviderAdapter } from '../../pool/provider/http-client';
+import type { ProviderAdapter } from '../../clients/providers/adapter';
+import { HttpProviderAdapter } from '../../clients/providers/http-client';
 import type { RunningPart, Services } from '../../services';
 
 /**
@@ -13,7 +13,7 @@ export async function startProvider(services: Services): Promise<RunningPart & {
   if (config.providerUrl) {
     return { adapter: new HttpProviderAdapter({ baseUrl: config.providerUrl }), url: config.providerUrl, stop: async () => undefined };
   }
-  const { startProviderSimulatorFromConfig } = await import('../../simulators/provider/from-config.js');
+  const { startProviderSimulatorFromConfig } = await import('../../simulators/providers/from-config.js');
   const simulator = await startProviderSimulatorFromConfig(config, log);
   return { adapter: new HttpProviderAdapter({ baseUrl: simulator.url }), url: simulator.url, stop: () => simulator.stop() };
 }

@@ -17,10 +17,10 @@ import { earningTerms } from '../../db/user-effects/record-earning';
 import { takeBackStalledDispatch } from '../../db/generations/take-back-stalled-dispatch';
 import { bossIn } from '../../db/queues';
 import { keyFingerprint, type AccountKeys } from '../../pool/accounts';
-import { leaseSlots } from '../../pool/lease-slots';
-import type { ProviderAdapter } from '../../pool/provider/adapter';
-import { releaseGenerationSlot } from '../../pool/release-generation-slot';
-import { renewSlotLease } from '../../pool/renew-slot-lease';
+import { leaseSlots } from '../../db/pool/lease-slots';
+import type { ProviderAdapter } from '../../clients/providers/adapter';
+import { releaseGenerationSlot } from '../../db/pool/release-generation-slot';
+import { renewSlotLease } from '../../db/pool/renew-slot-lease';
 import type { Services } from '../../services';
 
 /**

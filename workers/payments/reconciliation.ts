@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { checkOrder } from '../../db/payments/check-order';
+import { checkOrder } from '../../services/payments/check-order';
 import { claimDueChecks } from '../../db/payments/claim-due-checks';
 import { closeUnregistered } from '../../db/payments/close-unregistered';
 import type { PaymentStatus } from '../../db/payments/model';

@@ -1,4 +1,4 @@
-import { languageOf } from '../../db/accounts/user-locale';
+import { languageOf } from '../../common/language';
 import type { PushJob, PushKind } from '../../db/push/push-job';
 
 /** Texts of each kind of push, by the user's locale (`ru` unless `en`), chosen by a field of its data. */

@@ -3,12 +3,12 @@ import { userLocale } from '../../db/accounts/user-locale';
 import { forgetPushDevice, pushDevicesOf } from '../../db/push/push-devices';
 import { generationPush, type PushJob } from '../../db/push/push-job';
 import { devicesReached, logPush } from '../../db/push/push-log';
-import type { Logger } from '../../logger';
+import type { Logger } from '../../common/logger';
 import type { RunningPart, Services } from '../../services';
 import { startQueueConsumer } from '../runtime/queue-consumer';
-import { pushSenderFromConfig } from './gateways/from-config';
+import { pushSenderFromConfig } from '../../clients/push/from-config';
 import { pushText } from './push-messages';
-import type { PushSender } from './push-sender';
+import type { PushSender } from '../../clients/push/push-sender';
 
 /**
  * The `push-send` job: whatever a user is told by push (a terminal generation status, a

@@ -1,11 +1,11 @@
 import type { Knex } from 'knex';
-import { applyProcessorOrderIn } from '../../db/payments/apply-order';
+import { applyProcessorOrderIn } from '../../services/payments/apply-order';
 import { closeUnregistered } from '../../db/payments/close-unregistered';
 import { markPaymentFailed } from '../../db/payments/mark-payment-failed';
 import type { PaymentRow } from '../../db/payments/model';
-import { orderRegistration } from '../../db/payments/order-registration';
-import { ProcessorRejectedError } from '../../db/payments/processor/errors';
-import type { ProcessorOrder } from '../../db/payments/processor/payment-processor';
+import { orderRegistration } from '../../services/payments/order-registration';
+import { ProcessorRejectedError } from '../../clients/payment-processor/errors';
+import type { ProcessorOrder } from '../../clients/payment-processor/payment-processor';
 import { recordRegistration } from '../../db/payments/record-registration';
 import { expireSubscription } from '../../db/subscriptions/expire-subscription';
 import { renewalChargesOf, type RenewalCharge } from '../../db/subscriptions/renewal-charge';

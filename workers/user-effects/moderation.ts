@@ -5,11 +5,11 @@ import { bossIn, type QueuePayloads } from '../../db/queues';
 import type { RejectionReason, UserEffectRow } from '../../db/user-effects/model';
 import { recordVerdict } from '../../db/user-effects/record-verdict';
 import type { AccountKeys } from '../../pool/accounts';
-import { coolDownAccount } from '../../pool/cool-down-account';
-import { leaseModerationSlot, type ModerationLease } from '../../pool/lease-moderation-slot';
-import type { ProviderAccount, ProviderAdapter } from '../../pool/provider/adapter';
-import { releaseModerationSlot } from '../../pool/release-moderation-slot';
-import { renewModerationSlot } from '../../pool/renew-moderation-slot';
+import { coolDownAccount } from '../../db/pool/cool-down-account';
+import { leaseModerationSlot, type ModerationLease } from '../../db/pool/lease-moderation-slot';
+import type { ProviderAccount, ProviderAdapter } from '../../clients/providers/adapter';
+import { releaseModerationSlot } from '../../db/pool/release-moderation-slot';
+import { renewModerationSlot } from '../../db/pool/renew-moderation-slot';
 import type { RunningPart, Services } from '../../services';
 import { startQueueConsumer } from '../runtime/queue-consumer';
 

@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import { expectError, guest, registered } from '../../accounts';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
-import { postToTicket } from '../../tickets';
+import { postToTicket } from '../../../scripts/upload-ticket';
 
 /** A JPEG carrying EXIF with GPS coordinates and a marker text. */
 async function jpegWithGps(): Promise<Buffer> {

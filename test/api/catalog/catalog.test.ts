@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { effectView } from '../../../api/catalog/effect-view';
-import { findLaunchableEffect } from '../../../api/catalog/launchable';
+import { findLaunchableEffect } from '../../../db/catalog/launchable';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser } from '../../users';
 import { addAuthor, addCategory, addEffect, addTag, slugsOf } from './fixtures';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { demoAuthorId, seedDemoCatalog, seedDemoCatalogIfEmpty } from '../../../api/catalog/demo-catalog';
-import { findLaunchableEffect } from '../../../api/catalog/launchable';
+import { demoAuthorId, seedDemoCatalog, seedDemoCatalogIfEmpty } from '../../../services/catalog/demo-catalog';
+import { findLaunchableEffect } from '../../../db/catalog/launchable';
 import { client } from '../../client';
 import { resetDatabase, services, silentLogger, startTestApp, type TestApp } from '../../harness';
 

@@ -7,7 +7,7 @@ import { expectError } from '../../accounts';
 import { balanceOf, distantPolls, insertEffect, ledgerOf, photo, registeredPushDevice, startPipeline, statusOf, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 /** The pool's pace is read at most every 2 s per process: wait that long so a test sees its own pool. */
 const paceTtlMs = 2100;

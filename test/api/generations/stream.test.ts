@@ -5,7 +5,7 @@ import { openSse, type SseConnection } from '../../../scripts/loadtest/sse-clien
 import { changeStatus, insertGeneration } from '../../generation-fixtures';
 import { capturingLogger, resetDatabase, services, testConfig, startTestApp, type TestApp } from '../../harness';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 /** Stream slots held in `stream_leases` (of one user, or all). */
 async function leaseCount(userId?: string): Promise<number> {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { pageJson, pagingProperties, page } from '../../../api/http/paging';
 import { defineRoute } from '../../../api/http/route';
-import { schema } from '../../../api/http/validation';
+import { schema } from '../../../common/validation';
 import { openApiDocument } from '../../../api/openapi';
 import { unbuiltRoutes } from '../../../api/unbuilt';
 import { capturingLogger, resetDatabase, services, useTestApp } from '../../harness';

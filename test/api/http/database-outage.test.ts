@@ -5,7 +5,7 @@ import { proxiedDatabase, type ProxiedDatabase } from '../../fault-proxies';
 import { insertEffect, photo, storedUpload } from '../../generation-fixtures';
 import { freePort, resetDatabase, services, testConfig } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 describe('the API while its database is unreachable', function () {
   this.timeout(30_000);

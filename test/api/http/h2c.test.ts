@@ -4,7 +4,7 @@ import { openSseOverHttp2, type SseConnection } from '../../../scripts/loadtest/
 import { changeStatus, insertGeneration } from '../../generation-fixtures';
 import { resetDatabase, services, startTestApp, type TestApp } from '../../harness';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 interface Answer {
   status: number;

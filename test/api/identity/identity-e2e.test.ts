@@ -3,7 +3,7 @@ import { startIdpBRevocation } from '../../../workers/accounts/revoke-idp-b';
 import { expectError, guest, newEmail, type Api } from '../../accounts';
 import { client } from '../../client';
 import { resetDatabase, startTestApp, type TestApp } from '../../harness';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 import { startFakeOpenIdProvider, startFakeUserinfo, type FakeOpenIdProvider, type FakeUserinfo } from './fake-providers';
 import { testSigner, type TestSigner } from './identity-tokens';
 

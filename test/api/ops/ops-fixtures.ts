@@ -7,7 +7,7 @@ import { publishUserEffect } from '../../../db/user-effects/publish-user-effect'
 import { recordVerdict } from '../../../db/user-effects/record-verdict';
 import { settleEarning } from '../../../db/user-effects/settle-earning';
 import { syncProviderAccounts } from '../../../pool/accounts';
-import { leaseModerationSlot } from '../../../pool/lease-moderation-slot';
+import { leaseModerationSlot } from '../../../db/pool/lease-moderation-slot';
 import { insertEffect, photo, storedUpload } from '../../generation-fixtures';
 import { services } from '../../harness';
 import { earningOf, userEffectIn } from '../../user-effect-fixtures';

@@ -4,7 +4,7 @@ import type { ProductRow } from '../../../db/payments/model';
 import { services } from '../../harness';
 import { createPayment, freshShowcase, onTestbed, operator, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 const key = () => `key-${randomUUID()}`;
 

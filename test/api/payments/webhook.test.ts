@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { WEBHOOK_PATH } from '../../../api/payments/webhook';
 import type { ProductRow } from '../../../db/payments/model';
-import { notificationChecksum } from '../../../db/payments/processor/signature';
+import { notificationChecksum } from '../../../clients/payment-processor/signature';
 import { capturingLogger, services, startTestApp } from '../../harness';
 import { balanceOf, createPayment, freshShowcase, notificationSecret, onTestbed, operator, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 /** Signed notifications sent by hand, as a processor would, to the webhook endpoint. */
 describe('payments: the processor webhook', () => {

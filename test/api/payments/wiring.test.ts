@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { paymentMounts } from '../../../api/payments/mounts';
 import { startWeb } from '../../../api/web';
 import { ConfigError, loadConfig } from '../../../config';
-import { createPaymentProcessor, processorBaseUrl } from '../../../db/payments/processor/create-payment-processor';
+import { createPaymentProcessor, processorBaseUrl } from '../../../clients/payment-processor/create-payment-processor';
 import { client } from '../../client';
 import { freePort, services, testConfig } from '../../harness';
 import { freshShowcase, payAs, waitForStatus } from '../../payment-testbed';

@@ -3,7 +3,7 @@ import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/provider/provider-simulator';
+import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/providers/provider-simulator';
 import { expectError } from '../../accounts';
 import { encodedTone, pcmWav, videoWithSound, type Encoding } from '../../audio';
 import { balanceOf } from '../../generation-fixtures';

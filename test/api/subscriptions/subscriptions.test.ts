@@ -7,7 +7,7 @@ import { services } from '../../harness';
 import { createPayment, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
 import { activeSubscription, freshPlans, operatorOnFirstOrder, subscribe, subscriptionRow, waitForSubscription } from '../../subscription-fixtures';
 import { makeUser, type TestUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 const key = () => `key-${randomUUID()}`;
 

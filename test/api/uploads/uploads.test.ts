@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { insertEffect, photo } from '../../generation-fixtures';
 import { resetDatabase, useTestApp } from '../../harness';
-import { postToTicket } from '../../tickets';
+import { postToTicket } from '../../../scripts/upload-ticket';
 import { makeUser } from '../../users';
 
 describe('uploads', () => {

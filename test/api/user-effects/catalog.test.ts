@@ -7,7 +7,7 @@ import { client, type Api } from '../../client';
 import { resetDatabase, serviceEnv, services, useTestApp } from '../../harness';
 import { userEffectIn } from '../../user-effect-fixtures';
 import { makeUser, type TestUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 /**
  * What each move of a user effect does to the public catalog, read through a SECOND web process (a

@@ -10,7 +10,7 @@ import { client } from '../../client';
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
 import { earningOf, submission, userEffectIn } from '../../user-effect-fixtures';
 import { makeUser, type TestUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 const every: [string, string][] = [
   ['GET', '/v1/user-effects'],

@@ -7,7 +7,7 @@ import { insertGeneration } from '../../generation-fixtures';
 import { databaseUrl, resetDatabase, services, silentLogger } from '../../harness';
 import { untilDeadProcessesShow } from '../../service-processes';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 const alive = async (id: string) => (await services().db.raw('select process_is_alive(?) as alive', [id])).rows[0].alive as boolean;
 

@@ -6,7 +6,7 @@ import { startSuccessCountRollUp } from '../../../workers/generations/success-co
 import { insertEffect, insertGeneration } from '../../generation-fixtures';
 import { resetDatabase, services } from '../../harness';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 const successCount = async (effectId: string): Promise<number> =>
   (await services().db('effects').where({ id: effectId }).first('success_count')).success_count;

@@ -10,12 +10,12 @@ import { succeedGeneration } from '../../../db/generations/succeed-generation';
 import { succeedWithResult } from '../../../db/generations/succeed-with-result';
 import { earningTerms } from '../../../db/user-effects/record-earning';
 import { syncProviderAccounts } from '../../../pool/accounts';
-import { leaseSlots } from '../../../pool/lease-slots';
+import { leaseSlots } from '../../../db/pool/lease-slots';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
 import { balanceOf, defaultPollPacing, insertEffect, ledgerOf, photo, registeredPushDevice, storedUpload } from '../../generation-fixtures';
 import { databaseUrl, resetDatabase, services } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 /** One slot for one generation, or null when none is free. */
 const leaseOne = async (db: Knex, generationId: string, leaseS: number, knownAccounts: string[] | null = null) => (await leaseSlots(db, [generationId], leaseS, knownAccounts))[0] ?? null;

@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { WEBHOOK_PATH } from '../../../api/payments/webhook';
 import type { ProductRow } from '../../../db/payments/model';
-import { notificationChecksum } from '../../../db/payments/processor/signature';
+import { notificationChecksum } from '../../../clients/payment-processor/signature';
 import { reconcilePayments } from '../../../workers/payments/reconciliation';
 import { databaseUrl, services } from '../../harness';
 import { balanceOf, createPayment, freshShowcase, ledgerOf, notificationSecret, operator, payAs, paymentRow, startTestbed, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 /** Credits follow the processor exactly once, whichever way and however often the truth arrives. */
 describe('payments: credits exactly once', () => {

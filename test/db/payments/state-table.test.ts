@@ -4,7 +4,7 @@ import { reconcilePayments } from '../../../workers/payments/reconciliation';
 import { services } from '../../harness';
 import { balanceOf, createPayment, freshShowcase, ledgerOf, onTestbed, operator, payAs, paymentRow, spend, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 /**
  * Every row of the contract's payment state table, driven through the processor simulator over

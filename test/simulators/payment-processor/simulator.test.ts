@@ -5,9 +5,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { ProcessorClient } from '../../../db/payments/processor/client';
-import { ProcessorRejectedError, ProcessorUnavailableError } from '../../../db/payments/processor/errors';
-import type { OrderRegistration, PaymentMethod, VerifiedNotification } from '../../../db/payments/processor/payment-processor';
+import { ProcessorClient } from '../../../clients/payment-processor/client';
+import { ProcessorRejectedError, ProcessorUnavailableError } from '../../../clients/payment-processor/errors';
+import type { PaymentMethod } from '../../../common/payment-method';
+import type { OrderRegistration, VerifiedNotification } from '../../../clients/payment-processor/payment-processor';
 import { createProcessorSimulator, type ProcessorSimulator } from '../../../simulators/payment-processor/simulator';
 
 const credentials = { userName: 'merchant-api', password: 'merchant-password', notificationSecret: 'notification-secret' };

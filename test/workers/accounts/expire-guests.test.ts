@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { expireGuests, startGuestExpiry } from '../../../workers/accounts/expire-guests';
 import { guest, newDeviceId, registered } from '../../accounts';
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 const daysAgo = (days: number) => new Date(Date.now() - days * 24 * 3600 * 1000);
 

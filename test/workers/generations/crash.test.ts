@@ -5,13 +5,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { createGeneration } from '../../../api/generations/create';
 import type { RunningPart } from '../../../services';
-import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/provider/provider-simulator';
+import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/providers/provider-simulator';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
 import { insertEffect, photo, storedUpload } from '../../generation-fixtures';
 import { resetDatabase, services, testConfig, serviceEnv } from '../../harness';
 import { listeningProcesses } from '../../service-processes';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 interface Worker {
   process: ChildProcess;

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import { createGeneration } from '../../../api/generations/create';
-import { HttpProviderAdapter } from '../../../pool/provider/http-client';
+import { HttpProviderAdapter } from '../../../clients/providers/http-client';
 import type { RunningPart, Services } from '../../../services';
-import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/provider/provider-simulator';
+import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/providers/provider-simulator';
 import { startGenerationPipeline } from '../../../workers/generations/pipeline';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
 import { balanceOf, fastPipeline, insertEffect, photo, storedUpload, waitForTerminal } from '../../generation-fixtures';
 import { resetDatabase, services, testConfig, useTestApp } from '../../harness';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 /**
  * The hand-over of a slot the provider's callback freed, with the tick far away (DISPATCH_TICK_MS

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
-import { reserveAndQueue } from '../../../api/generations/create';
-import { ResultTooLargeError, type ProviderAdapter } from '../../../pool/provider/adapter';
+import { reserveAndQueue } from '../../../services/generations/reserve-and-queue';
+import { ResultTooLargeError, type ProviderAdapter } from '../../../clients/providers/adapter';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
 import { balanceOf, insertDemoEffects, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type DemoSlug, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { hugePngHeader } from '../../images';
 import { makeUser, type TestUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 describe('generation pipeline with the provider simulator', function () {
   this.timeout(60_000);

@@ -12,7 +12,7 @@ import { insertEffect, insertGeneration, photo, startPipeline, storedUpload, typ
 import { resetDatabase, serviceEnv, services, silentLogger, testConfig } from '../../harness';
 import { kill, spawnService, untilDeadProcessesShow, untilListening, type ServiceChild } from '../../service-processes';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 /** A video generation: its preview is the media role's (an image's is made by the worker that copies it). */
 async function oneGeneration(): Promise<string> {

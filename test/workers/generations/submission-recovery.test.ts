@@ -1,16 +1,16 @@
 import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { createGeneration } from '../../../api/generations/create';
-import type { ProviderAdapter } from '../../../pool/provider/adapter';
+import type { ProviderAdapter } from '../../../clients/providers/adapter';
 import type { RunningPart } from '../../../services';
-import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/provider/provider-simulator';
+import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/providers/provider-simulator';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
 import { proxiedDatabase, startHoldingProxy, type HoldingProxy, type ProxiedDatabase } from '../../fault-proxies';
 import { insertEffect, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services } from '../../harness';
 import { kill, spawnService, untilDeadProcessesShow, untilListening, type ServiceChild } from '../../service-processes';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 /** Settings of these tests: the lease and claims at their defaults, so nothing comes back by running out. */
 const defaultLeases = { SLOT_LEASE_S: '60', POLL_CLAIM_S: '30', POLL_MIN_INTERVAL_MS: '50', POLL_MAX_INTERVAL_MS: '200', DISPATCH_TICK_MS: '100' };

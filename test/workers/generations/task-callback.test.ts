@@ -5,7 +5,7 @@ import { createKnex } from '../../../db/knex';
 import { markProcessing } from '../../../db/generations/mark-processing';
 import { recordTaskCallback } from '../../../db/generations/record-task-callback';
 import { schedulePoll } from '../../../db/generations/schedule-poll';
-import { taskCallbackUrl } from '../../../pool/provider/task-callback';
+import { taskCallbackUrl } from '../../../clients/providers/task-callback';
 import { defaultPollPacing, distantPolls, insertDemoEffects, insertGeneration, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { databaseUrl, resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser } from '../../users';

@@ -6,11 +6,11 @@ import { earningTerms } from '../../../db/user-effects/record-earning';
 import type { RunningPart } from '../../../services';
 import { generationPush, subscriptionReminderPush } from '../../../db/push/push-job';
 import { sendPush, startPushSend } from '../../../workers/push/push-send';
-import { RecordingPushSender, type PushMessage, type PushOutcome, type PushSender } from '../../../workers/push/push-sender';
+import { RecordingPushSender, type PushMessage, type PushOutcome, type PushSender } from '../../../clients/push/push-sender';
 import { insertGeneration } from '../../generation-fixtures';
 import { resetDatabase, services } from '../../harness';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 async function addDevice(userId: string, token: string, platform: 'ios' | 'android' = 'ios'): Promise<string> {
   const [row] = await services().db('push_devices').insert({ user_id: userId, token, platform }).returning('id');

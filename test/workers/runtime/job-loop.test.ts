@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startJobLoop, type JobLoop } from '../../../workers/runtime/job-loop';
 import { services } from '../../harness';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 describe('the job loop: a round after a finished item', function () {
   this.timeout(10_000);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { enqueue } from '../../../db/queues';
 import { startQueueConsumer } from '../../../workers/runtime/queue-consumer';
 import { resetDatabase, services } from '../../harness';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 describe('the queue consumer', function () {
   this.timeout(20_000);

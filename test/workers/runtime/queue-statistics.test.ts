@@ -4,7 +4,7 @@ import { analyzeQueueTable, staleAfterChangedRows, staleQueueTables } from '../.
 import { enqueueMany } from '../../../db/queues';
 import { startQueueStatistics } from '../../../workers/runtime/queue-statistics';
 import { resetDatabase, services } from '../../harness';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 /** Queues `count` renewal jobs in one transaction whose counts reach the statistics at its end. */
 async function queueBurst(count: number): Promise<void> {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { debit, credit } from '../../../db/credits/ledger';
 import type { PaymentRow } from '../../../db/payments/model';
-import { orderRegistration } from '../../../db/payments/order-registration';
+import { orderRegistration } from '../../../services/payments/order-registration';
 import { claimDueSubscriptions } from '../../../db/subscriptions/claim-due-subscriptions';
 import type { PlanRow } from '../../../db/subscriptions/model';
 import type { Services } from '../../../services';

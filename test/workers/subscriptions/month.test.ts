@@ -4,7 +4,7 @@ import { credit, debit } from '../../../db/credits/ledger';
 import type { PlanRow } from '../../../db/subscriptions/model';
 import type { RunningPart } from '../../../services';
 import { startPushSend } from '../../../workers/push/push-send';
-import { RecordingPushSender } from '../../../workers/push/push-sender';
+import { RecordingPushSender } from '../../../clients/push/push-sender';
 import { startSubscriptionClock } from '../../../workers/subscriptions/clock';
 import { startSubscriptionRenewals } from '../../../workers/subscriptions/renewal';
 import { expectLedgerConsistent } from '../../accounts';

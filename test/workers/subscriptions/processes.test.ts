@@ -10,7 +10,7 @@ import { credentials, notificationSecret, startTestbed, type Testbed } from '../
 import { expectPlanBucketsConsistent } from '../../plan-buckets';
 import { activeSubscription, freshPlans, periodEndsIn } from '../../subscription-fixtures';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 describe('subscriptions: two schedulers and two workers renew a batch exactly once', function () {
   this.timeout(180_000);

@@ -3,10 +3,10 @@ import { WEBHOOK_PATH } from '../../../api/payments/webhook';
 import type { Knex } from 'knex';
 import { debit } from '../../../db/credits/ledger';
 import type { PaymentRow } from '../../../db/payments/model';
-import { notificationChecksum } from '../../../db/payments/processor/signature';
+import { notificationChecksum } from '../../../clients/payment-processor/signature';
 import { markPaymentSucceeded } from '../../../db/payments/mark-payment-succeeded';
 import { recordRegistration } from '../../../db/payments/record-registration';
-import { orderRegistrationOf } from '../../../db/payments/order-registration';
+import { orderRegistrationOf } from '../../../services/payments/order-registration';
 import { claimDueSubscriptions } from '../../../db/subscriptions/claim-due-subscriptions';
 import { insertRenewalPayments } from '../../../db/subscriptions/insert-renewal-payments';
 import type { PlanRow, SubscriptionRow } from '../../../db/subscriptions/model';
@@ -18,7 +18,7 @@ import { services } from '../../harness';
 import { notificationSecret, paymentRow, startTestbed, type Testbed } from '../../payment-testbed';
 import { activeSubscription, freshPlans, operatorOnFirstOrder, periodEndsIn, subscriptionRow } from '../../subscription-fixtures';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 /**
  * The clock's batch of renewals (`startRenewalBatch`): every active period that ended is started in

@@ -4,7 +4,7 @@ import { photo, storedUpload, waitForTerminal, type Pipeline } from '../../gener
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { startMarketplacePipeline, submission, waitForStatus } from '../../user-effect-fixtures';
 import { makeUser, type TestUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 describe('marketplace: moderation in the worker fleet, the community catalog, generations and earnings', function () {
   this.timeout(60_000);

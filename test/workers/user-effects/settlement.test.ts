@@ -11,7 +11,7 @@ import { expectLedgerConsistent, transactionsOf } from '../../accounts';
 import { resetDatabase, serviceEnv, services } from '../../harness';
 import { earningOf, userEffectIn } from '../../user-effect-fixtures';
 import { makeUser } from '../../users';
-import { eventually } from '../../wait';
+import { eventually } from '../../../scripts/wait';
 
 async function pushJobs(kind: string): Promise<PushJob[]> {
   const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' and data->>'kind' = ? order by created_on", [kind]);

@@ -1,0 +1,161 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { stringify as toYaml } from 'yaml';
+import { CatalogImportError, type CatalogDocument, type ImportProgress } from '../../../services/catalog/import';
+import { demoClip, demoPoster } from '../../../media/demo-assets';
+import { CatalogFileError, importCatalogFile } from '../../../scripts/import-catalog';
+import { client } from '../../client';
+import { appClient, resetDatabase, services, startTestApp, type TestApp, serviceEnv } from '../../harness';
+import { slugsOf } from '../../api/catalog/fixtures';
+
+const goodCatalog: CatalogDocument = {
+  categories: [
+    { slug: 'portraits', name: { ru: 'Портреты', en: 'Portraits' }, icon: '🖼️' },
+    { slug: 'fun', name: { ru: 'Весёлое', en: 'Fun' } },
+  ],
+  tags: [{ slug: 'winter', name: { ru: 'зима', en: 'winter' } }],
+  authors: [{ id: '0b9f7a52-1c3e-4d5f-8a6b-7c8d9e0f1a2b', name: 'Lena', avatar: 'media/avatar.jpg' }],
+  effects: [
+    {
+      slug: 'winter-portrait', name: { ru: 'Зимний портрет', en: 'Winter portrait' }, description: { ru: 'Снег', en: 'Snow' },
+      cost: 10, characters: [{ min_photos: 1, max_photos: 1 }], model: 'image',
+      categories: ['portraits', { slug: 'fun', pinned_top: 1 }], tags: ['winter'], poster: 'media/winter.jpg', focus: { x: 0.5, y: 0.3 },
+    },
+    {
+      slug: 'community', name: { ru: 'Стикер', en: 'Sticker' },
+      cost: 5, characters: [{ min_photos: 1, max_photos: 1 }], model: 'sticker',
+      categories: ['fun'], author: '0b9f7a52-1c3e-4d5f-8a6b-7c8d9e0f1a2b', poster: 'media/sticker.jpg',
+    },
+  ],
+};
+
+describe('catalog import', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  let api: ReturnType<typeof client>;
+  let folder: string;
+
+  before(async () => {
+    app = await startTestApp();
+    api = appClient(app);
+    folder = mkdtempSync(path.join(os.tmpdir(), 'catalog-import-'));
+    const media = path.join(folder, 'media');
+    rmSync(media, { recursive: true, force: true });
+    await import('node:fs/promises').then((fs) => fs.mkdir(media));
+    for (const name of ['winter', 'sticker', 'avatar']) writeFileSync(path.join(media, `${name}.jpg`), await demoPoster(name, { width: 600, height: 800 }));
+    writeFileSync(path.join(media, 'broken.jpg'), 'not an image');
+  });
+  after(async () => {
+    await app.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+  beforeEach(() => resetDatabase());
+
+  const write = (name: string, content: string) => {
+    const file = path.join(folder, name);
+    writeFileSync(file, content);
+    return file;
+  };
+
+  it('imports a YAML file: categories, tags, author, effects with previews, pins and focus', async () => {
+    const progress: ImportProgress[] = [];
+    const summary = await importCatalogFile(services(), write('catalog.yaml', toYaml(goodCatalog)), (event) => progress.push(event));
+    expect(summary).to.deep.equal({ categories: 2, tags: 1, authors: 1, effectsCreated: 2, effectsUpdated: 0, previewsBuilt: 2 });
+    expect((await api.get('/v1/categories')).body.map((category: any) => [category.slug, category.effect_count])).to.deep.equal([['portraits', 1], ['fun', 2]]);
+    expect(slugsOf(await api.get('/v1/effects?category=fun'))).to.deep.equal(['winter-portrait', 'community']);
+    const winter = (await api.get('/v1/effects/winter-portrait?locale=en')).body;
+    expect(winter).to.include({ name: 'Winter portrait', description: 'Snow', cost: 10 });
+    expect(winter.tags).to.deep.equal(['winter']);
+    expect(winter.preview).to.include({ width: 600, height: 800 });
+    expect(winter.preview.focus).to.deep.equal({ x: 0.5, y: 0.3 });
+    expect((await api.get('/v1/effects/community')).body.author_name).to.equal('Lena');
+    expect(progress.map((event) => event.stage)).to.include.members(['check', 'previews', 'write']);
+    expect(progress.at(-1)).to.include({ stage: 'write', done: 1, total: 1 });
+  });
+
+  it("imports the README's example file as written", async () => {
+    const readme = readFileSync(path.resolve(__dirname, '../../../../README.md'), 'utf8');
+    const example = /## Importing a catalog[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)![1];
+    const media = path.join(folder, 'media');
+    writeFileSync(path.join(media, 'anna.png'), await sharp(await demoPoster('anna', { width: 200, height: 200 })).png().toBuffer());
+    writeFileSync(path.join(media, 'winter.mp4'), await demoClip({ seconds: 1, width: 320, height: 240 }));
+    const summary = await importCatalogFile(services(), write('readme-example.yaml', example));
+    expect(summary).to.include({ categories: 2, tags: 1, authors: 1, effectsCreated: 1 });
+    const effect = (await api.get('/v1/effects/winter-portrait?locale=en')).body;
+    expect(effect).to.include({ name: 'Winter portrait', cost: 10, author_name: 'Anna K.' });
+    expect(effect.preview.video).to.be.a('string');
+    expect(effect.preview.focus).to.deep.equal({ x: 0.5, y: 0.3 });
+  });
+
+  it('updates by slug on a second run: no duplicates, unchanged posters not rebuilt', async () => {
+    const file = write('catalog.json', JSON.stringify(goodCatalog));
+    await importCatalogFile(services(), file);
+    const before = (await api.get('/v1/effects/winter-portrait')).body;
+    const changed = structuredClone(goodCatalog);
+    changed.effects![0].name.ru = 'Зимний портрет 2';
+    changed.effects![0].categories = ['portraits'];
+    const summary = await importCatalogFile(services(), write('catalog.json', JSON.stringify(changed)));
+    expect(summary).to.include({ effectsCreated: 0, effectsUpdated: 2, previewsBuilt: 0 });
+    const after = (await api.get('/v1/effects/winter-portrait')).body;
+    expect(after).to.include({ id: before.id, name: 'Зимний портрет 2', preview_url: before.preview_url });
+    expect(after.category_ids).to.have.length(1);
+    expect(await services().db('effects').count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 2 }]);
+  });
+
+  it('rejects a file with bad rows, naming each, and writes nothing', async () => {
+    const bad = structuredClone(goodCatalog) as any;
+    bad.effects[0].cost = 'ten';
+    bad.effects[1].categories = ['nowhere'];
+    bad.effects[1].characters = [{ min_photos: 0, max_photos: 1 }];
+    bad.effects.push({ ...bad.effects[1], slug: 'broken-poster', categories: ['fun'], characters: [{ min_photos: 1, max_photos: 1 }], poster: 'media/broken.jpg' });
+    bad.effects.push({ ...bad.effects[1], slug: 'missing-poster', categories: ['fun'], characters: [{ min_photos: 1, max_photos: 1 }], poster: 'media/none.jpg' });
+    let error: unknown;
+    try {
+      await importCatalogFile(services(), write('bad.yaml', toYaml(bad)));
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).to.be.instanceOf(CatalogImportError);
+    const problems = (error as CatalogImportError).problems;
+    expect(problems.map((problem) => problem.row)).to.include.members(['effects[0] (winter-portrait)', 'effects[1] (community)', 'effects[2] (broken-poster)', 'effects[3] (missing-poster)']);
+    expect(problems.find((problem) => problem.row.startsWith('effects[0]'))!.message).to.contain('cost');
+    expect(problems.filter((problem) => problem.row.startsWith('effects[1]')).map((problem) => problem.message).join('\n'))
+      .to.contain('category nowhere').and.to.contain('first person');
+    expect(problems.find((problem) => problem.row.startsWith('effects[3]'))!.message).to.contain('none.jpg');
+    expect(await services().db('categories').count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 0 }]);
+    expect(await services().db('effects').count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 0 }]);
+  });
+
+  it('rejects a file that is not valid YAML or JSON', async () => {
+    for (const [name, content] of [['broken.yaml', 'effects: [unclosed'], ['broken.json', '{"effects": ']]) {
+      let error: unknown;
+      await importCatalogFile(services(), write(name, content)).catch((thrown) => { error = thrown; });
+      expect(error, name).to.be.instanceOf(CatalogFileError);
+    }
+  });
+
+  it('runs as a script: progress on stderr, a summary on stdout, exit 1 with the problems of a bad file', async () => {
+    const env = { ...process.env, ...serviceEnv({ LOG_LEVEL: 'silent' }) };
+    const run = (file: string) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [path.join(__dirname, '..', '..', '..', 'scripts', 'import-catalog.js'), file], { env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => { stdout += chunk; });
+      child.stderr.on('data', (chunk) => { stderr += chunk; });
+      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+    const good = await run(write('catalog.yaml', toYaml(goodCatalog)));
+    expect(good.code, good.stderr).to.equal(0);
+    expect(good.stdout).to.contain('2 effects created');
+    expect(good.stderr).to.match(/previews +\[#+\] 2\/2/);
+    const bad = structuredClone(goodCatalog);
+    bad.effects![0].cost = -1;
+    const failed = await run(write('bad.yaml', toYaml(bad)));
+    expect(failed.code).to.equal(1);
+    expect(failed.stderr).to.contain('effects[0] (winter-portrait): cost must be >= 0');
+  });
+});
