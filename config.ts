@@ -1,6 +1,7 @@
 import { createPrivateKey, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { ProviderKind } from './common/model-route';
 
 /**
  * Every environment variable the service reads, in one place. `loadConfig` fails at start with a
@@ -366,15 +367,15 @@ function apnsSettings(env: Env) {
   return { keyId, teamId, topic, environment, privateKey: privateKey(key, 'APNS_KEY', 'ec') };
 }
 
-/** `PROVIDER_ACCOUNTS`: `key:slots,key:slots`; a key may itself contain `:` (the last one separates). */
-function providerAccounts(env: Env, name: string, fallback: string): { apiKey: string; slots: number }[] {
+/** `PROVIDER_ACCOUNTS`: `key:slots,key:slots` of `kind` accounts; a key may itself contain `:` (the last one separates). */
+function providerAccounts(env: Env, name: string, fallback: string, kind: ProviderKind): { kind: ProviderKind; apiKey: string; slots: number }[] {
   const accounts = (read(env, name) ?? fallback).split(',').map((item) => item.trim()).filter(Boolean).map((item) => {
     const at = item.lastIndexOf(':');
     const slots = Number(item.slice(at + 1));
     if (at <= 0 || !/^\d+$/.test(item.slice(at + 1)) || slots < 1 || slots > 1000) {
       throw new ConfigError(`${name} must be a list of key:slots with 1..1000 slots`);
     }
-    return { apiKey: item.slice(0, at), slots };
+    return { kind, apiKey: item.slice(0, at), slots };
   });
   if (new Set(accounts.map((account) => account.apiKey)).size !== accounts.length) throw new ConfigError(`${name} lists a key twice`);
   return accounts;
@@ -387,7 +388,7 @@ function providerAccounts(env: Env, name: string, fallback: string): { apiKey: s
  */
 function generationSettings(env: Env) {
   const settings = {
-    providerAccounts: providerAccounts(env, 'PROVIDER_ACCOUNTS', 'sim-account-1:4,sim-account-2:4'),
+    providerAccounts: providerAccounts(env, 'PROVIDER_ACCOUNTS', 'sim-account-1:4,sim-account-2:4', 'simulator'),
     pendingTimeoutS: integer(env, 'PENDING_TIMEOUT_S', 900, 1),
     providerTimeoutS: integer(env, 'PROVIDER_TIMEOUT_S', 3600, 1),
     /** The provider keeps uploaded files (`POST /v1/files`): the photos of generations waiting for a slot are staged there. */

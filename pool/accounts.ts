@@ -3,9 +3,8 @@ import type { Knex } from 'knex';
 import { freeSlot } from '../db/pool/free-slot';
 import type { ProviderAccount } from '../clients/providers/adapter';
 
-/** An account as configured: `PROVIDER_ACCOUNTS` = `key:slots,...`. */
-export interface ConfiguredAccount {
-  apiKey: string;
+/** An account as configured (`PROVIDER_ACCOUNTS` = `key:slots,...`), with its concurrency cap. */
+export interface ConfiguredAccount extends ProviderAccount {
   slots: number;
 }
 
@@ -73,7 +72,7 @@ export class AccountKeys {
   /** The key files are staged with at the provider (`ProviderAdapter.stageFile`): its links serve every account's tasks. */
   fileKey(): ProviderAccount | null {
     const [first] = this.accounts;
-    return first ? { apiKey: first.apiKey } : null;
+    return first ? { kind: first.kind, apiKey: first.apiKey } : null;
   }
 
   /** The key of account `id`, or null when this process does not know it (a key removed from configuration). */
@@ -91,11 +90,11 @@ export class AccountKeys {
   }
 
   private async read(): Promise<void> {
-    const keys = new Map(this.accounts.map((account, index) => [this.fingerprints[index], account.apiKey]));
+    const keys = new Map(this.accounts.map((account, index) => [this.fingerprints[index], { kind: account.kind, apiKey: account.apiKey }]));
     const rows: { id: number; key_fingerprint: string }[] = await this.db('provider_accounts').select('id', 'key_fingerprint');
     this.byId = new Map(rows.flatMap((row) => {
-      const apiKey = keys.get(row.key_fingerprint);
-      return apiKey === undefined ? [] : [[row.id, { apiKey }] as const];
+      const account = keys.get(row.key_fingerprint);
+      return account === undefined ? [] : [[row.id, account] as const];
     }));
   }
 }

@@ -17,7 +17,7 @@ const waiting = Number(process.argv[process.argv.indexOf('--waiting') + 1]) || 1
 const tokenSecret = 'bench-token-secret-that-is-long-enough-0123456789';
 
 async function seed({ db }: Services): Promise<{ token: string; pending: string; succeeded: string }> {
-  await syncProviderAccounts(db, [{ apiKey: 'bench-account', slots: 8 }]);
+  await syncProviderAccounts(db, [{ kind: 'simulator', apiKey: 'bench-account', slots: 8 }]);
   // Every slot busy, so the line waits, as under load.
   const [effect] = await db('effects').insert({
     slug: `bench-queue-${Date.now()}`, name_ru: 'bench', name_en: 'bench', poster_key: 'catalog/bench.jpg',

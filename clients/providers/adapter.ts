@@ -1,6 +1,13 @@
-/** What the pool needs from an AI provider: start a task on one of its accounts, follow it, fetch its result. */
+import type { ModelRoute, ProviderKind } from '../../common/model-route';
+
+/**
+ * What the pool needs from an AI provider: start a task on one of its accounts, follow it, fetch its
+ * result. One adapter per provider kind speaks that provider's protocol.
+ */
 
 export interface ProviderAccount {
+  kind: ProviderKind;
+  /** The account's API token (Replicate), key (fal) or key (the simulator). */
   apiKey: string;
 }
 
@@ -14,7 +21,8 @@ export interface ProviderInput {
 }
 
 export interface ProviderRequest {
-  model: string;
+  /** The model and how its input is built from `inputs` and `prompt`, for this adapter's provider kind. */
+  route: ModelRoute;
   /** Photos, in order; a studio task may have none (`text_to_image`, `ask`). */
   inputs: ProviderInput[];
   /** What a studio task is asked to do; absent for an effect. */
@@ -24,7 +32,7 @@ export interface ProviderRequest {
    * reference and account, and `findTask` finds it again when the answer to the submission was lost.
    */
   clientReference: string;
-  /** Where the provider calls back when the task finishes (`pool/provider/task-callback.ts`); polling covers a lost call. */
+  /** Where the provider calls back when the task finishes (`clients/providers/task-callback.ts`); polling covers a lost call. */
   callbackUrl?: string;
 }
 
@@ -91,4 +99,10 @@ export interface ProviderAdapter {
    * downloading it (slot time). Optional: a provider without a file store is sent our links.
    */
   stageFile?(account: ProviderAccount, file: FileToStage): Promise<StageOutcome>;
+  /**
+   * Asks the provider to stop a task (a generation cancelled or timed out while it runs), so it is
+   * not paid for further. Best effort: a failure is only logged. Optional: the simulator's tasks end
+   * by themselves.
+   */
+  cancel?(account: ProviderAccount, taskId: string): Promise<void>;
 }

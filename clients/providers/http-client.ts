@@ -59,8 +59,14 @@ export class HttpProviderAdapter implements ProviderAdapter {
   }
 
   async submit(account: ProviderAccount, request: ProviderRequest): Promise<SubmitOutcome> {
-    const { clientReference, callbackUrl, ...task } = request;
-    const payload = { ...task, client_reference: clientReference, ...(callbackUrl === undefined ? {} : { callback_url: callbackUrl }) };
+    const { route, inputs, prompt, clientReference, callbackUrl } = request;
+    const payload = {
+      model: route.model,
+      inputs,
+      ...(prompt === undefined ? {} : { prompt }),
+      client_reference: clientReference,
+      ...(callbackUrl === undefined ? {} : { callback_url: callbackUrl }),
+    };
     const answer = await this.call(account, 'POST', '/v1/tasks', this.submitTimeoutMs, { contentType: 'application/json', data: JSON.stringify(payload) });
     if ('kind' in answer) return { kind: 'unavailable', reason: answer.reason, maybeAccepted: answer.sent };
     const { status, retryAfter, body } = answer;

@@ -1,4 +1,5 @@
 import type { Language } from '../../common/language';
+import type { ModelRoute, ProviderKind } from '../../common/model-route';
 
 /** What the catalog's tables hold, as the importer writes it and the views read it. */
 
@@ -37,3 +38,6 @@ export interface PreviewColumns {
 
 /** A text in every catalog language, as the importer takes it. */
 export type Localized = Record<Language, string>;
+
+/** What runs an effect (or a studio category) on each provider kind: `effects.runs`, `studio_categories.runs`. */
+export type ModelRoutes = Partial<Record<ProviderKind, ModelRoute>>;

@@ -30,7 +30,7 @@ describe('provider-account pool', () => {
   const leasedSlots = async () => db()('provider_slots').whereNotNull('generation_id').andWhere('lease_expires_at', '>', db().fn.now()).count<{ count: number }[]>('* as count').then(([row]) => row.count);
 
   it('syncs accounts and one row per slot from the configuration, keeping only a fingerprint of each key', async () => {
-    await syncProviderAccounts(db(), [{ apiKey: 'secret-key-one', slots: 3 }, { apiKey: 'secret-key-two', slots: 1 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'secret-key-one', slots: 3 }, { kind: 'simulator', apiKey: 'secret-key-two', slots: 1 }]);
     const accounts = await db()('provider_accounts').orderBy('id').select('key_fingerprint', 'label', 'slots', 'enabled');
     expect(accounts).to.deep.equal([
       { key_fingerprint: keyFingerprint('secret-key-one'), label: 'secr…one', slots: 3, enabled: true },
@@ -40,7 +40,7 @@ describe('provider-account pool', () => {
     expect(await db()('provider_slots').count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 4 }]);
 
     // A key taken out of configuration is disabled; a changed slot count reshapes the slots.
-    await syncProviderAccounts(db(), [{ apiKey: 'secret-key-one', slots: 1 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'secret-key-one', slots: 1 }]);
     expect(await db()('provider_accounts').orderBy('id').select('slots', 'enabled')).to.deep.equal([{ slots: 1, enabled: true }, { slots: 1, enabled: false }]);
     expect(await db()('provider_slots').count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 2 }]);
     expect(await leaseOne(db(), generations[0], 60)).to.deep.include({ slotNo: 0 });
@@ -48,9 +48,9 @@ describe('provider-account pool', () => {
   });
 
   it('maps account ids to the configured keys with one read, shared by callers that ask together', async () => {
-    const configured = [{ apiKey: 'secret-key-one', slots: 1 }, { apiKey: 'secret-key-two', slots: 1 }];
+    const configured = [{ kind: 'simulator' as const, apiKey: 'secret-key-one', slots: 1 }, { kind: 'simulator' as const, apiKey: 'secret-key-two', slots: 1 }];
     await syncProviderAccounts(db(), configured);
-    await syncProviderAccounts(db(), [...configured, { apiKey: 'not-in-this-process', slots: 1 }]);
+    await syncProviderAccounts(db(), [...configured, { kind: 'simulator', apiKey: 'not-in-this-process', slots: 1 }]);
     const ids = await db()('provider_accounts').orderBy('id').pluck('id');
     let reads = 0;
     const countReads = (query: { sql: string }) => {
@@ -59,12 +59,12 @@ describe('provider-account pool', () => {
     db().on('query', countReads);
     try {
       const keys = new AccountKeys(db(), configured);
-      expect(await Promise.all([keyOfAll(keys, ids), keyOfAll(keys, ids)])).to.deep.equal(Array(2).fill([{ apiKey: 'secret-key-one' }, { apiKey: 'secret-key-two' }, null]));
+      expect(await Promise.all([keyOfAll(keys, ids), keyOfAll(keys, ids)])).to.deep.equal(Array(2).fill([{ kind: 'simulator', apiKey: 'secret-key-one' }, { kind: 'simulator', apiKey: 'secret-key-two' }, null]));
       expect(reads).to.equal(2, 'the first callers share one read; the unknown id reads once more');
       const loaded = new AccountKeys(db(), configured);
       await loaded.load();
       reads = 0;
-      expect(await loaded.keyOf(ids[1])).to.deep.equal({ apiKey: 'secret-key-two' });
+      expect(await loaded.keyOf(ids[1])).to.deep.equal({ kind: 'simulator', apiKey: 'secret-key-two' });
       expect(reads).to.equal(0, 'loaded at start: no read at the first submission');
     } finally {
       db().off('query', countReads);
@@ -72,7 +72,7 @@ describe('provider-account pool', () => {
   });
 
   it('never gives one slot to two concurrent leasers', async () => {
-    await syncProviderAccounts(db(), [{ apiKey: 'a', slots: 3 }, { apiKey: 'b', slots: 2 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'a', slots: 3 }, { kind: 'simulator', apiKey: 'b', slots: 2 }]);
     const leases = await Promise.all(generations.map((id) => leaseOne(db(), id, 60)));
     const granted = leases.filter((lease) => lease !== null);
     expect(granted).to.have.length(5);
@@ -81,7 +81,7 @@ describe('provider-account pool', () => {
   });
 
   it('spreads leases over accounts: slot 0 of every account before slot 1 of any', async () => {
-    await syncProviderAccounts(db(), [{ apiKey: 'a', slots: 2 }, { apiKey: 'b', slots: 2 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'a', slots: 2 }, { kind: 'simulator', apiKey: 'b', slots: 2 }]);
     const first = await leaseOne(db(), generations[0], 60);
     const second = await leaseOne(db(), generations[1], 60);
     expect([first!.slotNo, second!.slotNo]).to.deep.equal([0, 0]);
@@ -89,7 +89,7 @@ describe('provider-account pool', () => {
   });
 
   it('takes back an expired lease by itself; a renewed one stays', async () => {
-    await syncProviderAccounts(db(), [{ apiKey: 'a', slots: 2 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'a', slots: 2 }]);
     await leaseOne(db(), generations[0], 1);
     await leaseOne(db(), generations[1], 1);
     await renewSlotLease(db(), generations[1], 60);
@@ -102,7 +102,7 @@ describe('provider-account pool', () => {
   });
 
   it('skips an account while it cools down after a 429', async () => {
-    await syncProviderAccounts(db(), [{ apiKey: 'a', slots: 1 }, { apiKey: 'b', slots: 1 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'a', slots: 1 }, { kind: 'simulator', apiKey: 'b', slots: 1 }]);
     const [busy] = await db()('provider_accounts').where({ key_fingerprint: keyFingerprint('a') }).select('id');
     await coolDownAccount(db(), busy.id, 1);
     const only = await leaseOne(db(), generations[0], 60);
@@ -115,7 +115,7 @@ describe('provider-account pool', () => {
   });
 
   it('leases only slots of accounts the caller has keys for', async () => {
-    await syncProviderAccounts(db(), [{ apiKey: 'a', slots: 1 }, { apiKey: 'b', slots: 1 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'a', slots: 1 }, { kind: 'simulator', apiKey: 'b', slots: 1 }]);
     const known = [keyFingerprint('b')];
     const [b] = await db()('provider_accounts').where({ key_fingerprint: keyFingerprint('b') }).select('id');
     expect(await leaseOne(db(), generations[0], 60, known)).to.deep.include({ accountId: b.id });
@@ -124,7 +124,7 @@ describe('provider-account pool', () => {
   });
 
   it('releases only the generation it is asked for', async () => {
-    await syncProviderAccounts(db(), [{ apiKey: 'a', slots: 2 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'a', slots: 2 }]);
     await leaseOne(db(), generations[0], 60);
     await leaseOne(db(), generations[1], 60);
     expect(await releaseGenerationSlot(db(), generations[0])).to.equal(1);

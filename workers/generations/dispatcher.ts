@@ -270,7 +270,7 @@ class Dispatcher {
         person: input.person,
       })));
       const prompt = generation.prompt === null ? {} : { prompt: generation.prompt };
-      outcome = await this.adapter.submit(account, { model: generation.model, inputs, ...prompt, clientReference: generation.id, callbackUrl: this.callbackUrl(generation.id) });
+      outcome = await this.adapter.submit(account, { route: { model: generation.model }, inputs, ...prompt, clientReference: generation.id, callbackUrl: this.callbackUrl(generation.id) });
     } catch (error) {
       log.error({ err: error, ...context }, 'submission failed before reaching the provider; the generation waits');
       // If even this fails, the claim ends and the sweeps find no task for it and put it back in line.

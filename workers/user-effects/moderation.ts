@@ -95,7 +95,7 @@ async function askModel(
   // One reference per attempt: an attempt never submits twice, and a new attempt of the round (after
   // a failed task or a deadline) must get a new task, not the provider's answer to the old one.
   const clientReference = `user-effect:${row.id}:${row.moderation_round}:${randomUUID()}`;
-  const submitted = await adapter.submit(account, { model: 'moderation', inputs: [{ url: sample, person: 0 }], prompt: moderationText(row), clientReference });
+  const submitted = await adapter.submit(account, { route: { model: 'moderation' }, inputs: [{ url: sample, person: 0 }], prompt: moderationText(row), clientReference });
   switch (submitted.kind) {
     case 'busy':
       await coolDownAccount(db, lease.accountId, submitted.retryAfterS);

@@ -58,7 +58,7 @@ describe('queue position and cancel (README, "Queue position" and "Cancel")', fu
 
     it('estimated_wait_s: the first ones in line take the free slots at once; the rest wait for recent completions (per second, across the pool)', async () => {
       const { db } = services();
-      await syncProviderAccounts(db, [{ apiKey: 'key-one', slots: 1 }, { apiKey: 'key-two', slots: 1 }]);
+      await syncProviderAccounts(db, [{ kind: 'simulator', apiKey: 'key-one', slots: 1 }, { kind: 'simulator', apiKey: 'key-two', slots: 1 }]);
       // 30 generations finished in the last five minutes: 0.1 a second.
       await db.raw(`insert into generations (id, user_id, kind, effect_id, status, cost, output_type, model, inputs, error_code, started_at, finished_at)
         select gen_random_uuid(), :user, 'effect', :effect, 'failed', 10, 'image', 'image', '[]', 'provider_error', now() - interval '3 minutes', now() - interval '1 minute'
@@ -70,7 +70,7 @@ describe('queue position and cancel (README, "Queue position" and "Cancel")', fu
 
     it('with too few recent completions to tell, the pace is the slots over the mean run time of the last generations', async () => {
       const { db } = services();
-      await syncProviderAccounts(db, [{ apiKey: 'key-one', slots: 2 }]);
+      await syncProviderAccounts(db, [{ kind: 'simulator', apiKey: 'key-one', slots: 2 }]);
       await db('provider_slots').update({ generation_id: null, lease_expires_at: null });
       // Two generations ran 40 s each, long ago: 2 slots / 40 s = 0.05 a second.
       await db.raw(`insert into generations (id, user_id, kind, effect_id, status, cost, output_type, model, inputs, error_code, started_at, finished_at)

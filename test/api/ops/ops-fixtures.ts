@@ -69,7 +69,7 @@ export interface ConsoleData {
  */
 export async function seedConsoleData(): Promise<ConsoleData> {
   const { db } = services();
-  await syncProviderAccounts(db, [{ apiKey: 'busy-account-key-0001', slots: 4 }, { apiKey: 'cool-account-key-0002', slots: 2 }]);
+  await syncProviderAccounts(db, [{ kind: 'simulator', apiKey: 'busy-account-key-0001', slots: 4 }, { kind: 'simulator', apiKey: 'cool-account-key-0002', slots: 2 }]);
   const accounts: { id: number; label: string }[] = await db('provider_accounts').orderBy('id').select('id', 'label');
   const [busy, cooling] = accounts;
   const owner = await makeUser();

@@ -7,8 +7,8 @@ import { HttpProviderAdapter } from '../../../clients/providers/http-client';
 import { freePort } from '../../harness';
 
 const BASE = 'http://provider.test';
-const account = { apiKey: 'key-1' };
-const request = { model: 'image', inputs: [{ url: 'https://storage.test/photo.jpg?sig=1', person: 0 }], clientReference: 'generation-1' };
+const account = { kind: 'simulator' as const, apiKey: 'key-1' };
+const request = { route: { model: 'image' }, inputs: [{ url: 'https://storage.test/photo.jpg?sig=1', person: 0 }], clientReference: 'generation-1' };
 const sent = { model: 'image', inputs: request.inputs, client_reference: 'generation-1' };
 
 describe('provider HTTP client', () => {

@@ -25,7 +25,7 @@ describe('claimNextWithSlots: the next tickets, their generations and free slots
   });
 
   it('pairs the line in its order with the free slots (slot 0 of every account first), recording claim, attempt, lease and the started ticket', async () => {
-    await syncProviderAccounts(db(), [{ apiKey: 'a', slots: 2 }, { apiKey: 'b', slots: 1 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'a', slots: 2 }, { kind: 'simulator', apiKey: 'b', slots: 1 }]);
     const [a, b] = [await accountIdOf('a'), await accountIdOf('b')];
     const round = await claim(5);
     expect(round).to.deep.include({ waiting: 5, freeSlots: 3, passedOver: [] });
@@ -54,7 +54,7 @@ describe('claimNextWithSlots: the next tickets, their generations and free slots
   });
 
   it('passes over a generation that is not waiting (failed, under a live claim, or with an unresolved submission): its slot stays free, its ticket untouched', async () => {
-    await syncProviderAccounts(db(), [{ apiKey: 'a', slots: 4 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'a', slots: 4 }]);
     await db()('generations').where({ id: generations[0] }).update({ status: 'failed', error_code: 'canceled', finished_at: db().fn.now() });
     await db()('generations').where({ id: generations[1] }).update({ dispatch_until: db().raw("now() + interval '1 minute'") });
     await db()('generations').where({ id: generations[2] }).update({ submission_account_id: await accountIdOf('a') });
@@ -70,7 +70,7 @@ describe('claimNextWithSlots: the next tickets, their generations and free slots
   });
 
   it('counts a slot whose lease ran out as free, and leases only slots of accounts the caller knows', async () => {
-    await syncProviderAccounts(db(), [{ apiKey: 'a', slots: 1 }, { apiKey: 'b', slots: 1 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'a', slots: 1 }, { kind: 'simulator', apiKey: 'b', slots: 1 }]);
     await db()('provider_slots').where({ account_id: await accountIdOf('a') }).update({ generation_id: generations[11], lease_expires_at: db().raw("now() - interval '1 second'") });
     const round = await claim(2, [keyFingerprint('a')]);
     expect(round.claims.map(({ lease }) => lease)).to.deep.equal([{ generationId: generations[0], accountId: await accountIdOf('a'), slotNo: 0 }]);
@@ -78,14 +78,14 @@ describe('claimNextWithSlots: the next tickets, their generations and free slots
   });
 
   it('finds no free slot while no ticket waits in line', async () => {
-    await syncProviderAccounts(db(), [{ apiKey: 'a', slots: 2 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'a', slots: 2 }]);
     await db()('pgboss.job').where({ name: 'generation-submit' }).delete();
     expect(await claim(4)).to.deep.equal({ claims: [], passedOver: [], waiting: 0, freeSlots: 0 });
     expect(await leasedSlots()).to.deep.equal([]);
   });
 
   it('never gives one slot or one ticket to two workers claiming at once, nor claims a generation without a slot', async () => {
-    await syncProviderAccounts(db(), [{ apiKey: 'a', slots: 3 }, { apiKey: 'b', slots: 2 }]);
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'a', slots: 3 }, { kind: 'simulator', apiKey: 'b', slots: 2 }]);
     // Six workers, each with room for two, all at once.
     const claims = (await Promise.all(Array.from({ length: 6 }, () => claim(2)))).flatMap((round) => round.claims);
     expect(claims).to.have.length(5);

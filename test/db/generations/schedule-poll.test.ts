@@ -10,7 +10,7 @@ import { makeUser } from '../../users';
 describe('schedulePoll: the next poll of a running task and its slot\'s lease, in one statement', () => {
   beforeEach(async () => {
     await resetDatabase();
-    await syncProviderAccounts(services().db, [{ apiKey: 'a', slots: 4 }, { apiKey: 'b', slots: 2 }]);
+    await syncProviderAccounts(services().db, [{ kind: 'simulator', apiKey: 'a', slots: 4 }, { kind: 'simulator', apiKey: 'b', slots: 2 }]);
   });
 
   /** A processing task started `ranS` ago, claimed by a poll, on a free slot whose lease it takes for a second. */

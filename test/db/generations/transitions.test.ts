@@ -80,7 +80,7 @@ describe('generation state machine', () => {
 
   it('succeedWithResult: processing -> succeeded with the result and its preview in one step, once; a result already recorded for the media role is not recorded again', async () => {
     await registeredPushDevice(user.id);
-    await syncProviderAccounts(services().db, [{ apiKey: 'k1', slots: 1 }]);
+    await syncProviderAccounts(services().db, [{ kind: 'simulator', apiKey: 'k1', slots: 1 }]);
     const preview = { thumb_key: `previews/${user.id}/x/thumb.webp`, poster_key: null, width: 64, height: 48, blurhash: 'LEHV6nWB2yk8pyo0adR*.7kCMdnj' };
     const succeededHere = (id: string) => transaction((trx) => succeedWithResult(trx, services().boss, { generationId: id, preview, key: `results/${user.id}/${id}.jpg`, contentType: 'image/jpeg' }, earningTerms(services().config)));
     const id = await pendingGeneration();
@@ -144,7 +144,7 @@ describe('generation state machine', () => {
   });
 
   it('failGeneration gives the slot back', async () => {
-    await syncProviderAccounts(services().db, [{ apiKey: 'k1', slots: 1 }]);
+    await syncProviderAccounts(services().db, [{ kind: 'simulator', apiKey: 'k1', slots: 1 }]);
     const id = await pendingGeneration();
     expect(await leaseOne(services().db, id, 60)).to.not.equal(null);
     expect(await processing(id)).to.equal(true);

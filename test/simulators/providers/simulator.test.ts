@@ -251,14 +251,14 @@ describe('provider simulator over HTTP', function () {
   });
 
   describe('through the HTTP client, end to end', () => {
-    const account = { apiKey: 'key' };
+    const account = { kind: 'simulator' as const, apiKey: 'key' };
     let client: HttpProviderAdapter;
     before(() => {
       client = new HttpProviderAdapter({ baseUrl: sim.url });
     });
 
     it('submits, polls to success and downloads the result', async () => {
-      const submitted = await client.submit(account, { model: 'image', inputs: [input('blue.jpg')], clientReference: randomUUID() });
+      const submitted = await client.submit(account, { route: { model: 'image' }, inputs: [input('blue.jpg')], clientReference: randomUUID() });
       expect(submitted.kind).to.equal('accepted');
       const polled = await client.poll(account, (submitted as { taskId: string }).taskId);
       expect(polled.kind).to.equal('succeeded');
@@ -276,7 +276,7 @@ describe('provider simulator over HTTP', function () {
       expect(await download(staged.url)).to.deep.equal({ contentType: 'image/png', bytes: photo });
 
       const before = sim.stats();
-      const submitted = await client.submit(account, { model: 'image', inputs: [{ url: staged.url, person: 0 }], clientReference: randomUUID() });
+      const submitted = await client.submit(account, { route: { model: 'image' }, inputs: [{ url: staged.url, person: 0 }], clientReference: randomUUID() });
       const polled = await client.poll(account, (submitted as { taskId: string }).taskId);
       const result = await client.fetchResult((polled as { resultUrl: string }).resultUrl);
       expect(await sharp(result.body).metadata(), 'made from the staged photo').to.deep.include({ width: 300, height: 200 });
@@ -286,22 +286,22 @@ describe('provider simulator over HTTP', function () {
     it('refuses to stage for an unknown key or an empty file, and a task naming a file it does not keep as bad_input_image', async () => {
       const stranger = await startProviderSimulator({ latencyMs: 0, accounts: { known: 1 } });
       try {
-        const refused = await new HttpProviderAdapter({ baseUrl: stranger.url }).stageFile({ apiKey: 'stranger' }, { body: Buffer.from('photo'), contentType: 'image/jpeg' });
+        const refused = await new HttpProviderAdapter({ baseUrl: stranger.url }).stageFile({ kind: 'simulator' as const, apiKey: 'stranger' }, { body: Buffer.from('photo'), contentType: 'image/jpeg' });
         expect(refused).to.deep.equal({ kind: 'unavailable', reason: 'HTTP 401' });
       } finally {
         await stranger.stop();
       }
       expect(await client.stageFile(account, { body: Buffer.alloc(0), contentType: 'image/jpeg' })).to.deep.equal({ kind: 'unavailable', reason: 'HTTP 400' });
-      const missing = await client.submit(account, { model: 'image', inputs: [{ url: `${sim.url}/v1/files/${randomUUID()}`, person: 0 }], clientReference: randomUUID() });
+      const missing = await client.submit(account, { route: { model: 'image' }, inputs: [{ url: `${sim.url}/v1/files/${randomUUID()}`, person: 0 }], clientReference: randomUUID() });
       expect(missing).to.deep.include({ kind: 'rejected', errorCode: 'bad_input_image' });
       expect((await fetch(`${sim.url}/v1/files/${randomUUID()}`)).status).to.equal(404);
     });
 
     it('maps refusals and failures to error codes', async () => {
-      const refused = await client.submit(account, { model: 'image', inputs: [input('broken.jpg')], clientReference: randomUUID() });
-      const unknown = await client.submit(account, { model: 'watercolor', inputs: [input('blue.jpg')], clientReference: randomUUID() });
-      const safety = await client.submit(account, { model: 'safety', inputs: [input('blue.jpg')], clientReference: randomUUID() });
-      const error = await client.submit(account, { model: 'error', inputs: [input('blue.jpg')], clientReference: randomUUID() });
+      const refused = await client.submit(account, { route: { model: 'image' }, inputs: [input('broken.jpg')], clientReference: randomUUID() });
+      const unknown = await client.submit(account, { route: { model: 'watercolor' }, inputs: [input('blue.jpg')], clientReference: randomUUID() });
+      const safety = await client.submit(account, { route: { model: 'safety' }, inputs: [input('blue.jpg')], clientReference: randomUUID() });
+      const error = await client.submit(account, { route: { model: 'error' }, inputs: [input('blue.jpg')], clientReference: randomUUID() });
       expect(refused).to.deep.include({ kind: 'rejected', errorCode: 'bad_input_image' });
       expect(unknown).to.deep.include({ kind: 'rejected', errorCode: 'no_model' });
       expect(await client.poll(account, (safety as { taskId: string }).taskId)).to.deep.include({ kind: 'failed', errorCode: 'safety' });
@@ -316,7 +316,7 @@ describe('provider simulator accounts and latency', function () {
   let photos: Awaited<ReturnType<typeof startPhotoServer>>;
   let sim: ProviderSimulator;
   let client: HttpProviderAdapter;
-  const request = () => ({ model: 'image', inputs: [{ url: `${photos.url}/photo.png`, person: 0 }], clientReference: randomUUID() });
+  const request = () => ({ route: { model: 'image' }, inputs: [{ url: `${photos.url}/photo.png`, person: 0 }], clientReference: randomUUID() });
 
   before(async () => {
     photos = await startPhotoServer({
@@ -334,15 +334,15 @@ describe('provider simulator accounts and latency', function () {
 
   it('keeps a task running until the latency has passed', async () => {
     const started = Date.now();
-    const { taskId } = (await client.submit({ apiKey: 'pair' }, request())) as { taskId: string };
-    expect(await client.poll({ apiKey: 'pair' }, taskId)).to.deep.equal({ kind: 'running' });
+    const { taskId } = (await client.submit({ kind: 'simulator' as const, apiKey: 'pair' }, request())) as { taskId: string };
+    expect(await client.poll({ kind: 'simulator' as const, apiKey: 'pair' }, taskId)).to.deep.equal({ kind: 'running' });
     expect((await finished(sim, 'pair', taskId)).status).to.equal('succeeded');
     expect(Date.now() - started).to.be.at.least(latencyMs);
   });
 
   it('renders a light model during the latency, not before it answers the submission', async () => {
     const before = sim.stats().rendered;
-    const { taskId } = (await client.submit({ apiKey: 'pair' }, request())) as { taskId: string };
+    const { taskId } = (await client.submit({ kind: 'simulator' as const, apiKey: 'pair' }, request())) as { taskId: string };
     expect(sim.stats().rendered).to.equal(before);
     expect((await finished(sim, 'pair', taskId)).status).to.equal('succeeded');
     expect(sim.stats().rendered).to.equal(before + 1);
@@ -350,36 +350,36 @@ describe('provider simulator accounts and latency', function () {
 
   it('still refuses at the submission a file that is no image by its header, with 400 bad_input_image and no task', async () => {
     const before = sim.stats();
-    const refused = await client.submit({ apiKey: 'pair' }, { ...request(), inputs: [{ url: `${photos.url}/broken.jpg`, person: 0 }] });
+    const refused = await client.submit({ kind: 'simulator' as const, apiKey: 'pair' }, { ...request(), inputs: [{ url: `${photos.url}/broken.jpg`, person: 0 }] });
     expect(refused).to.deep.include({ kind: 'rejected', errorCode: 'bad_input_image' });
     expect(sim.stats()).to.deep.include({ submitted: before.submitted, running: before.running });
   });
 
   it('decodes the photo as the model runs, during the latency: a truncated one is taken, then its task fails as bad_input_image', async () => {
     const started = Date.now();
-    const taken = await client.submit({ apiKey: 'pair' }, { ...request(), inputs: [{ url: `${photos.url}/truncated.jpg`, person: 0 }] });
+    const taken = await client.submit({ kind: 'simulator' as const, apiKey: 'pair' }, { ...request(), inputs: [{ url: `${photos.url}/truncated.jpg`, person: 0 }] });
     expect(taken.kind).to.equal('accepted');
     const { taskId } = taken as { taskId: string };
-    expect(await client.poll({ apiKey: 'pair' }, taskId)).to.deep.equal({ kind: 'running' });
+    expect(await client.poll({ kind: 'simulator' as const, apiKey: 'pair' }, taskId)).to.deep.equal({ kind: 'running' });
     expect((await finished(sim, 'pair', taskId)).status).to.equal('failed');
     expect(Date.now() - started).to.be.at.least(latencyMs);
-    expect(await client.poll({ apiKey: 'pair' }, taskId)).to.deep.include({ kind: 'failed', errorCode: 'bad_input_image' });
+    expect(await client.poll({ kind: 'simulator' as const, apiKey: 'pair' }, taskId)).to.deep.include({ kind: 'failed', errorCode: 'bad_input_image' });
   });
 
   it('answers 429 with Retry-After past the concurrency cap, and accepts again once a task finishes', async () => {
-    const first = (await client.submit({ apiKey: 'solo' }, request())) as { taskId: string };
-    const answer = await api(sim, 'solo', 'POST', '/v1/tasks', request());
+    const first = (await client.submit({ kind: 'simulator' as const, apiKey: 'solo' }, request())) as { taskId: string };
+    const answer = await api(sim, 'solo', 'POST', '/v1/tasks', { model: 'image', inputs: request().inputs });
     expect(answer.status).to.equal(429);
     expect(answer.body.error?.type).to.equal('rate_limited');
     expect(answer.headers.get('retry-after')).to.equal('1');
     expect(sim.stats().running).to.deep.include({ solo: 1 });
     await finished(sim, 'solo', first.taskId);
-    expect((await client.submit({ apiKey: 'solo' }, request())).kind).to.equal('accepted');
+    expect((await client.submit({ kind: 'simulator' as const, apiKey: 'solo' }, request())).kind).to.equal('accepted');
     expect(sim.stats().rejectedBusy).to.equal(1);
   });
 
   it('shows a task only to its own account', async () => {
-    const { taskId } = (await client.submit({ apiKey: 'pair' }, request())) as { taskId: string };
+    const { taskId } = (await client.submit({ kind: 'simulator' as const, apiKey: 'pair' }, request())) as { taskId: string };
     expect((await api(sim, 'solo', 'GET', `/v1/tasks/${taskId}`)).status).to.equal(404);
     expect((await api(sim, 'pair', 'GET', `/v1/tasks/${taskId}`)).status).to.equal(200);
   });
@@ -388,7 +388,7 @@ describe('provider simulator accounts and latency', function () {
     const answer = await api(sim, 'stranger', 'POST', '/v1/tasks', request());
     expect(answer.status).to.equal(401);
     expect(answer.body.error?.type).to.equal('unauthorized');
-    expect(await client.submit({ apiKey: 'stranger' }, request())).to.deep.include({ kind: 'rejected', errorCode: 'lost_account' });
+    expect(await client.submit({ kind: 'simulator' as const, apiKey: 'stranger' }, request())).to.deep.include({ kind: 'rejected', errorCode: 'lost_account' });
   });
 
   describe('client references', () => {
@@ -402,28 +402,28 @@ describe('provider simulator accounts and latency', function () {
 
     it('keeps one task per reference and account: a repeat answers 200 with that task, takes no slot, and is counted', async () => {
       const first = request();
-      const accepted = (await referencedClient.submit({ apiKey: 'one' }, first)) as { taskId: string };
-      const again = await api(referenced, 'one', 'POST', '/v1/tasks', { model: first.model, inputs: first.inputs, client_reference: first.clientReference });
+      const accepted = (await referencedClient.submit({ kind: 'simulator' as const, apiKey: 'one' }, first)) as { taskId: string };
+      const again = await api(referenced, 'one', 'POST', '/v1/tasks', { model: first.route.model, inputs: first.inputs, client_reference: first.clientReference });
       expect(again.status).to.equal(200);
       expect(again.body.id).to.equal(accepted.taskId);
       expect(referenced.stats()).to.deep.include({ submitted: 1, repeatedSubmissions: 1, running: { one: 1 } });
       // Another account's references are its own.
-      const elsewhere = (await referencedClient.submit({ apiKey: 'other' }, first)) as { taskId: string };
+      const elsewhere = (await referencedClient.submit({ kind: 'simulator' as const, apiKey: 'other' }, first)) as { taskId: string };
       expect(elsewhere.taskId).to.be.a('string').and.not.equal(accepted.taskId);
     });
 
     it('finds a task by its reference, only for its own account, and nothing for an unknown one', async () => {
       const submitted = request();
-      const { taskId } = (await referencedClient.submit({ apiKey: 'one' }, submitted)) as { taskId: string };
-      expect(await referencedClient.findTask({ apiKey: 'one' }, submitted.clientReference)).to.deep.equal({ kind: 'found', taskId });
-      expect(await referencedClient.findTask({ apiKey: 'other' }, submitted.clientReference)).to.deep.equal({ kind: 'absent' });
-      expect(await referencedClient.findTask({ apiKey: 'one' }, randomUUID())).to.deep.equal({ kind: 'absent' });
+      const { taskId } = (await referencedClient.submit({ kind: 'simulator' as const, apiKey: 'one' }, submitted)) as { taskId: string };
+      expect(await referencedClient.findTask({ kind: 'simulator' as const, apiKey: 'one' }, submitted.clientReference)).to.deep.equal({ kind: 'found', taskId });
+      expect(await referencedClient.findTask({ kind: 'simulator' as const, apiKey: 'other' }, submitted.clientReference)).to.deep.equal({ kind: 'absent' });
+      expect(await referencedClient.findTask({ kind: 'simulator' as const, apiKey: 'one' }, randomUUID())).to.deep.equal({ kind: 'absent' });
       const listed = await fetch(`${referenced.url}/v1/tasks?client_reference=${submitted.clientReference}`, { headers: { authorization: 'Bearer one' } });
       expect(((await listed.json()) as { data: { client_reference: string }[] }).data[0].client_reference).to.equal(submitted.clientReference);
     });
 
     it('serves its counters at /simulator/stats, for tests that run it as a process of its own', async () => {
-      await referencedClient.submit({ apiKey: 'one' }, request());
+      await referencedClient.submit({ kind: 'simulator' as const, apiKey: 'one' }, request());
       const answer = await fetch(`${referenced.url}/simulator/stats`);
       expect(answer.status).to.equal(200);
       expect(await answer.json()).to.deep.equal(JSON.parse(JSON.stringify(referenced.stats())));
@@ -467,7 +467,7 @@ describe('provider simulator failures and retention', () => {
     const sim = await startProviderSimulator({ latencyMs: 0, fileTtlMs: 50 });
     try {
       const photo = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } }).png().toBuffer();
-      const staged = await new HttpProviderAdapter({ baseUrl: sim.url }).stageFile({ apiKey: 'any' }, { body: photo, contentType: 'image/png' });
+      const staged = await new HttpProviderAdapter({ baseUrl: sim.url }).stageFile({ kind: 'simulator' as const, apiKey: 'any' }, { body: photo, contentType: 'image/png' });
       if (staged.kind !== 'staged') throw new Error(`not staged: ${staged.reason}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect((await fetch(staged.url)).status).to.equal(404);
