@@ -1,7 +1,7 @@
 import { createPrivateKey, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ProviderKind } from './common/model-route';
+import { isProviderKind, providerKinds, type ProviderKind } from './common/model-route';
 
 /**
  * Every environment variable the service reads, in one place. `loadConfig` fails at start with a
@@ -381,6 +381,16 @@ function providerAccounts(env: Env, name: string, fallback: string, kind: Provid
   return accounts;
 }
 
+/** `PROVIDER_KIND_ORDER`: provider kinds, most preferred first; the real providers before the simulator by default. */
+function kindOrder(env: Env, name: string): ProviderKind[] {
+  const kinds = list(env, name);
+  if (!kinds.length) return ['replicate', 'fal', 'simulator'];
+  if (!kinds.every(isProviderKind) || new Set(kinds).size !== kinds.length) {
+    throw new ConfigError(`${name} must list provider kinds (${providerKinds.join(', ')}), each at most once`);
+  }
+  return kinds;
+}
+
 /**
  * The generation pipeline: provider accounts and their slots, waiting budgets, leases and the
  * pacing of the dispatcher and the poll loop. The lease must outlast a poll claim plus the longest
@@ -389,6 +399,8 @@ function providerAccounts(env: Env, name: string, fallback: string, kind: Provid
 function generationSettings(env: Env) {
   const settings = {
     providerAccounts: providerAccounts(env, 'PROVIDER_ACCOUNTS', 'sim-account-1:4,sim-account-2:4', 'simulator'),
+    /** A task goes to the first of these kinds that its effect names a route for and that has an account (`pool/model-routes.ts`). */
+    providerKindOrder: kindOrder(env, 'PROVIDER_KIND_ORDER'),
     pendingTimeoutS: integer(env, 'PENDING_TIMEOUT_S', 900, 1),
     providerTimeoutS: integer(env, 'PROVIDER_TIMEOUT_S', 3600, 1),
     /** The provider keeps uploaded files (`POST /v1/files`): the photos of generations waiting for a slot are staged there. */
