@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { JsonSchema } from '../../common/validation';
 
 /** Paging bounds of the contract: `limit` 1..100 (default 20), `offset` 0..10000 (default 0). */
@@ -22,6 +23,18 @@ export interface Page<T> {
 
 export function page<T>(items: T[], total: number, paging: Paging): Page<T> {
   return { items, total, limit: paging.limit, offset: paging.offset };
+}
+
+/**
+ * One page of a user's own rows of `table`, newest first (`created_at`, then `id`), with their total:
+ * the author's lists of the marketplace (user effects, earnings).
+ */
+export async function ownRowsNewestFirst<Row>(db: Knex, table: string, userId: string, paging: Paging): Promise<{ rows: Row[]; total: number }> {
+  const [found, [{ total }]] = await Promise.all([
+    db(table).where({ user_id: userId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(paging.limit).offset(paging.offset),
+    db(table).where({ user_id: userId }).count<{ total: number }[]>('* as total'),
+  ]);
+  return { rows: found as Row[], total: Number(total) };
 }
 
 /** The JSON of a page, its items' JSON given (kept per item, so a new page of known items is mostly joins): as `JSON.stringify(page)`. */

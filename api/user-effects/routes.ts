@@ -2,7 +2,7 @@ import type { EarningRow, UserEffectRow } from '../../db/user-effects/model';
 import { publicUrlOf } from '../catalog/effect-view';
 import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
-import { page, pageSchema, pagingProperties, type Paging } from '../http/paging';
+import { ownRowsNewestFirst, page, pageSchema, pagingProperties, type Paging } from '../http/paging';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../../common/validation';
@@ -34,12 +34,8 @@ export const userEffectRoutes = [
     responses: { 200: { description: 'Page of UserEffect', schema: pageSchema(userEffectSchema) } },
     handler: async (ctx, { query }) => {
       const { db, storage } = ctx.services;
-      const userId = caller(ctx).id;
-      const [rows, [{ total }]] = await Promise.all([
-        db('user_effects').where({ user_id: userId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit).offset(query.offset),
-        db('user_effects').where({ user_id: userId }).count<{ total: number }[]>('* as total'),
-      ]);
-      ctx.body = page(rows.map((row: UserEffectRow) => userEffectView(row, publicUrlOf(storage))), Number(total), query);
+      const { rows, total } = await ownRowsNewestFirst<UserEffectRow>(db, 'user_effects', caller(ctx).id, query);
+      ctx.body = page(rows.map((row) => userEffectView(row, publicUrlOf(storage))), total, query);
     },
   }),
   defineRoute<SubmitBody>({
@@ -83,13 +79,8 @@ export const userEffectRoutes = [
     query: schema.object(pagingProperties),
     responses: { 200: { description: 'Page of Earning', schema: pageSchema(earningSchema) } },
     handler: async (ctx, { query }) => {
-      const { db } = ctx.services;
-      const userId = caller(ctx).id;
-      const [rows, [{ total }]] = await Promise.all([
-        db('user_effect_earnings').where({ user_id: userId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(query.limit).offset(query.offset),
-        db('user_effect_earnings').where({ user_id: userId }).count<{ total: number }[]>('* as total'),
-      ]);
-      ctx.body = page(rows.map((row: EarningRow) => earningView(row)), Number(total), query);
+      const { rows, total } = await ownRowsNewestFirst<EarningRow>(ctx.services.db, 'user_effect_earnings', caller(ctx).id, query);
+      ctx.body = page(rows.map((row) => earningView(row)), total, query);
     },
   }),
   defineRoute<unknown, unknown, { id: string }>({
