@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
+import { BodyTooLarge } from './body-too-large';
 import { errors } from './errors';
 
 /**
@@ -22,7 +23,7 @@ function nestsDeeperThan(value: unknown, max: number): boolean {
 
 /**
  * JSON and form bodies (forms: the processor's notifications and the simulators' pages).
- * Above the limit: 413; malformed or nested too deep: 422 without echoing what was sent.
+ * Above the limit: 413 (`body-too-large.ts`); malformed or nested too deep: 422 without echoing what was sent.
  */
 export function bodyParser(limitBytes: number): Middleware {
   const parse = koaBody({
@@ -34,7 +35,7 @@ export function bodyParser(limitBytes: number): Middleware {
     formLimit: limitBytes,
     jsonStrict: true,
     onError: (error) => {
-      if ((error as { status?: number }).status === 413) throw errors.payloadTooLarge();
+      if ((error as { status?: number }).status === 413) throw new BodyTooLarge(limitBytes);
       throw errors.validation([{ loc: ['body'], msg: 'body is not valid JSON', type: 'json_invalid' }]);
     },
   }) as unknown as Middleware;

@@ -1,13 +1,20 @@
 import http from 'node:http';
+import net from 'node:net';
 
 /**
  * An HTTP server that drains at shutdown. Node's `server.close()` only stops new connections and
  * closes the idle ones: a keep-alive client that always has a request in flight (a load generator,
  * a busy app behind a proxy, pipelined requests) is never idle and would be served until the
  * process is killed. Once `drain` starts, every answer not yet written says `Connection: close`, so
- * each connection closes after its current response and its client reconnects elsewhere; idle
- * connections are closed as soon as they are idle; whatever is still open after `timeoutMs` is
- * closed hard.
+ * each connection closes after its current response and its client reconnects elsewhere; a
+ * connection with no request under way is closed once it has stayed silent for a moment
+ * (`quietBeforeCloseMs`); whatever is still open after `timeoutMs` is closed hard.
+ *
+ * Why not close idle connections at once, as `server.close()` does: between an answer and the next
+ * request a keep-alive connection has no request under way, and a client sending back to back
+ * already has its next request on the wire. Closing the connection then resets that request
+ * (ECONNRESET) with no answer to read. A connection that stayed silent for a while has no request
+ * coming that its client sent before it could see the close.
  */
 export interface DrainableServer {
   server: http.Server;
@@ -15,13 +22,37 @@ export interface DrainableServer {
   drain(timeoutMs: number): Promise<void>;
 }
 
-/** How often, while draining, connections that went idle are closed. */
+/** How often, while draining, silent connections are looked for. */
 const idleSweepMs = 50;
+/**
+ * How long a connection without a request under way must stay silent before the drain closes it:
+ * well above the time a client takes to send its next request after an answer (a round trip and a
+ * little work), far below the drain's own limit.
+ */
+const quietBeforeCloseMs = 500;
+
+/** A connection's requests under way, and since when it is silent when it has none. */
+interface ConnectionState {
+  requests: number;
+  idleSince: number;
+  /** `socket.bytesRead` when it became idle: any byte since is a request on its way. */
+  bytesReadWhenIdle: number;
+}
 
 export function drainableServer(handler: http.RequestListener, options: http.ServerOptions = {}): DrainableServer {
   const unanswered = new Set<http.ServerResponse>();
+  const connections = new Map<net.Socket, ConnectionState>();
   let draining = false;
   const server = http.createServer(options, (request, response) => {
+    const socket = request.socket;
+    const connection = connections.get(socket);
+    if (connection) {
+      connection.requests += 1;
+      response.once('close', () => {
+        connection.requests -= 1;
+        if (connection.requests === 0) Object.assign(connection, { idleSince: Date.now(), bytesReadWhenIdle: socket.bytesRead });
+      });
+    }
     if (draining) response.setHeader('Connection', 'close');
     else {
       unanswered.add(response);
@@ -29,20 +60,41 @@ export function drainableServer(handler: http.RequestListener, options: http.Ser
     }
     handler(request, response);
   });
+  server.on('connection', (socket: net.Socket) => {
+    connections.set(socket, { requests: 0, idleSince: Date.now(), bytesReadWhenIdle: socket.bytesRead });
+    socket.once('close', () => connections.delete(socket));
+  });
+
+  const closeSilentConnections = () => {
+    const now = Date.now();
+    for (const [socket, connection] of connections) {
+      const silent = connection.requests === 0 && socket.bytesRead === connection.bytesReadWhenIdle;
+      if (silent && now - connection.idleSince >= quietBeforeCloseMs) socket.destroy();
+    }
+  };
+  // Timers run before the event loop reads its sockets: after a busy stretch, a request may wait
+  // unread in a connection that looks silent. Looking after the next read (setImmediate) sees it.
+  const sweepAfterReads = () => setImmediate(closeSilentConnections);
 
   const drain = async (timeoutMs: number) => {
     draining = true;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // net.Server's own close only stops listening; http.Server's would also destroy at once every
+    // connection between two requests, the race described above.
+    const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
     // Requests in flight whose answer is not written yet close their connection too.
     for (const response of unanswered) if (!response.headersSent) response.setHeader('Connection', 'close');
     unanswered.clear();
-    const idleSweep = setInterval(() => server.closeIdleConnections(), idleSweepMs);
+    sweepAfterReads();
+    const idleSweep = setInterval(sweepAfterReads, idleSweepMs);
     const deadline = setTimeout(() => server.closeAllConnections(), timeoutMs);
     try {
       await closed;
     } finally {
       clearInterval(idleSweep);
       clearTimeout(deadline);
+      // Every connection is gone: http.Server's close now only stops its timeout checks (a timer
+      // that would keep the server and its app referenced).
+      server.close();
     }
   };
   return { server, drain };

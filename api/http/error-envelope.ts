@@ -1,13 +1,15 @@
 import type { Middleware } from 'koa';
 import { isUnreachable } from '../../db/unreachable';
 import type { Logger } from '../../common/logger';
+import { answerBodyTooLarge, BodyTooLarge } from './body-too-large';
 import { ApiError, errors } from './errors';
 
 /**
  * Turns every thrown error into the contract's envelope. An unreachable database (a restart, a
  * failover) answers `503` with `Retry-After`: the request was fine and will succeed in a moment.
  * Other unexpected errors answer a generic 500; their cause goes to the log with the request id,
- * never to the client.
+ * never to the client. A body above its limit is answered while the rest of it still arrives
+ * (`body-too-large.ts`).
  */
 export function errorEnvelope(log: Logger): Middleware {
   return async (ctx, next) => {
@@ -32,6 +34,7 @@ export function errorEnvelope(log: Logger): Middleware {
       ctx.status = error.status;
       ctx.set(error.headers);
       ctx.body = error.body;
+      if (error instanceof BodyTooLarge) answerBodyTooLarge(ctx, error);
     }
   };
 }

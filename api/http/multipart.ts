@@ -1,13 +1,14 @@
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import Busboy from 'busboy';
+import { BodyTooLarge } from './body-too-large';
 import type { ApiContext } from './context';
-import { errors, invalidField, type ApiError } from './errors';
+import { invalidField, type ApiError } from './errors';
 
 /**
  * A multipart/form-data upload read as it arrives (busboy): the one file of `fileField` is written to
- * `into` on disk and never past `maxFileBytes`: the upload is cut off with `413 payload_too_large` as
- * soon as it goes beyond, and the connection is closed so the rest is never read. Small text fields
+ * `into` on disk and never past `maxFileBytes`: `413 payload_too_large` as soon as it goes beyond,
+ * and the rest is thrown away as it arrives, within a bound (`body-too-large.ts`). Small text fields
  * are kept; other files are skipped. The JSON body parser leaves multipart bodies alone.
  */
 export interface ReceivedUpload {
@@ -25,7 +26,7 @@ export async function receiveUpload(
 ): Promise<ReceivedUpload> {
   const missing = invalidField(['body', options.fileField], `send multipart/form-data with the file in \`${options.fileField}\``, 'missing');
   if (!ctx.is('multipart/form-data')) throw missing;
-  const tooLarge = errors.payloadTooLarge(options.tooLarge, { Connection: 'close' });
+  const tooLarge = new BodyTooLarge(options.maxFileBytes, options.tooLarge);
   if (Number(ctx.get('content-length') || 0) > options.maxFileBytes + framingBytes) throw tooLarge;
 
   let parser: Busboy.Busboy;

@@ -23,7 +23,7 @@ export const speechRoutes = [
       },
     },
     errors: {
-      payload_too_large: 'The recording is above 10 MB (the upload is cut off and the connection closed) or longer than 120 s.',
+      payload_too_large: 'The recording is above 10 MB (answered as soon as it passes 10 MB; the connection closes when the upload ends) or longer than 120 s.',
       unsupported_media_type: 'Not one of the accepted formats, or unreadable as audio.',
       validation_error: 'No file in `audio`, an empty file, or a `language` other than `ru` or `en`.',
       rate_limited: 'Past the per-user voice budget (10 a minute by default), with `Retry-After`.',

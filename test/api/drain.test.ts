@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import http from 'node:http';
 import net from 'node:net';
 import { signAccessToken } from '../../api/tokens/access-token';
 import { freePort, resetDatabase, serviceEnv } from '../harness';
@@ -39,6 +40,139 @@ function pipelinedConnection(connection: number, port: number, depth: number, an
     socket.on('error', () => undefined);
     socket.on('close', () => resolve());
   });
+}
+
+/** What one back-to-back client saw after the signal. */
+interface ClientReport {
+  answers: number;
+  /** Answers that said `Connection: close`. */
+  closingAnswers: number;
+  /** Requests that got no whole answer, and how each ended. */
+  lost: string[];
+  /** Its last try to connect found the port closed. */
+  refused: boolean;
+}
+
+/** A keep-alive connection read by hand: each request's whole answer, or how the connection ended first. */
+class RawConnection {
+  private buffer = Buffer.alloc(0);
+  private waiting: (() => void) | null = null;
+  private ended: string | null = null;
+  readonly closed: Promise<void>;
+
+  private constructor(private readonly socket: net.Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.buffer = Buffer.concat([this.buffer, chunk]);
+      this.waiting?.();
+    });
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      this.ended ??= error.code ?? error.message;
+    });
+    this.closed = new Promise((resolve) => socket.on('close', () => {
+      this.ended ??= 'closed';
+      this.waiting?.();
+      resolve();
+    }));
+  }
+
+  /** A new connection, or null when the port refuses it. */
+  static open(port: number): Promise<RawConnection | null> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => resolve(new RawConnection(socket)));
+      socket.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNREFUSED' ? resolve(null) : reject(error)));
+    });
+  }
+
+  /** Sends one request; its answer's `Connection: close`, or how the connection ended before a whole answer came. */
+  async exchange(request: string): Promise<{ close: boolean } | { lost: string }> {
+    if (this.ended) return { lost: `${this.ended} before the request was sent` };
+    this.socket.write(request);
+    for (;;) {
+      const headerEnd = this.buffer.indexOf('\r\n\r\n');
+      if (headerEnd >= 0) {
+        const head = this.buffer.subarray(0, headerEnd).toString('latin1');
+        const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        if (this.buffer.length >= headerEnd + 4 + length) {
+          this.buffer = this.buffer.subarray(headerEnd + 4 + length);
+          return { close: /^connection: *close/im.test(head) };
+        }
+      }
+      if (this.ended) return { lost: this.ended };
+      await new Promise<void>((resolve) => (this.waiting = resolve));
+    }
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+}
+
+/**
+ * A client that sends its next request the moment an answer arrives, on one keep-alive connection;
+ * after an answer that says close it waits for the server to close the connection and connects
+ * again, until the port refuses it.
+ */
+async function backToBackClient(port: number, signalled: () => boolean): Promise<ClientReport> {
+  const report: ClientReport = { answers: 0, closingAnswers: 0, lost: [], refused: false };
+  const request = 'GET /v1/effects HTTP/1.1\r\nHost: localhost\r\n\r\n';
+  for (;;) {
+    const connection = await RawConnection.open(port);
+    if (!connection) {
+      report.refused = true;
+      return report;
+    }
+    for (;;) {
+      const outcome = await connection.exchange(request);
+      if ('lost' in outcome) {
+        report.lost.push(outcome.lost);
+        connection.destroy();
+        break;
+      }
+      if (signalled()) {
+        report.answers += 1;
+        if (outcome.close) report.closingAnswers += 1;
+      }
+      if (outcome.close) {
+        await connection.closed;
+        break;
+      }
+    }
+  }
+}
+
+/**
+ * The same with Node's http client, its keep-alive agent holding one socket: the connection is the
+ * client's own, as a raw socket's. (A pool shared by many callers, fetch's, may send on a connection
+ * that sat idle, which a server closes at some point: its client retries a request that failed on a
+ * reused connection, as Node's documentation of `reusedSocket` says.)
+ */
+async function backToBackAgent(port: number, signalled: () => boolean): Promise<ClientReport> {
+  const report: ClientReport = { answers: 0, closingAnswers: 0, lost: [], refused: false };
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    for (;;) {
+      const outcome = await new Promise<{ close: boolean } | { error: string }>((resolve) => {
+        const request = http.get({ host: '127.0.0.1', port, path: '/v1/effects', agent }, (response) => {
+          response.resume();
+          response.on('end', () => resolve({ close: response.headers.connection === 'close' }));
+          response.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+        });
+        request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+      });
+      if ('error' in outcome) {
+        if (outcome.error === 'ECONNREFUSED') report.refused = true;
+        else report.lost.push(outcome.error);
+        return report;
+      }
+      if (signalled()) {
+        report.answers += 1;
+        if (outcome.close) report.closingAnswers += 1;
+      }
+    }
+  } finally {
+    agent.destroy();
+  }
 }
 
 describe('a web process stopping under keep-alive traffic', function () {
@@ -92,5 +226,30 @@ describe('a web process stopping under keep-alive traffic', function () {
       const closedAt = own.findIndex((answer) => !answer.keptAlive);
       if (closedAt >= 0) expect(own.length - 1, `connection ${connection}: answers after the one that said close`).to.equal(closedAt);
     }
+  });
+
+  it('loses no request of clients sending back to back on keep-alive connections (raw sockets and a node:http keep-alive agent): each gets its answers, the last one says close, then the connection closes and the port refuses', async () => {
+    const port = await freePort();
+    web = spawnService(['web'], { PORT: String(port), PROVIDER_URL: 'http://127.0.0.1:9' });
+    await eventually(() => fetch(`http://127.0.0.1:${port}/readyz`).then((answer) => answer.status, () => 0), (status) => status === 200, 60_000);
+
+    let signalledAt = 0;
+    const signalled = () => signalledAt > 0;
+    const reports = [
+      ...Array.from({ length: 8 }, () => backToBackClient(port, signalled)),
+      ...Array.from({ length: 8 }, () => backToBackAgent(port, signalled)),
+    ];
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    signalledAt = Date.now();
+    web.process.kill('SIGTERM');
+    const code = await web.exited;
+    const seen = await Promise.all(reports);
+
+    expect(code, 'exit code').to.equal(0);
+    expect(seen.flatMap((report) => report.lost), 'requests without a whole answer').to.deep.equal([]);
+    seen.forEach((report, client) => {
+      expect(report.closingAnswers, `client ${client}: answers that said close`).to.be.at.least(1);
+      expect(report.refused, `client ${client}: the port refused at the end`).to.equal(true);
+    });
   });
 });

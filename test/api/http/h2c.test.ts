@@ -137,6 +137,18 @@ describe('HTTP/2 over cleartext (H2C_PORT)', function () {
     expect(await streamLeases()).to.equal(0);
   });
 
+  it('answers a body above its limit with the envelope\'s 413 (no Connection header: HTTP/2 has none) and keeps serving the connection', async () => {
+    const user = await makeUser();
+    for (const length of [{ 'content-length': String(5 * 1024 * 1024) }, {}]) {
+      const answer = await request(session, { ':method': 'POST', ':path': '/v1/uploads', authorization: `Bearer ${user.token}`, 'content-type': 'application/json', ...length },
+        JSON.stringify({ content_type: 'image/jpeg', padding: 'x'.repeat(5 * 1024 * 1024) }));
+      expect(answer.status).to.equal(413);
+      expect(answer.headers.connection).to.equal(undefined);
+      expect(JSON.parse(answer.body)).to.deep.equal({ error: { code: 'payload_too_large', message: 'Request body is too large.' } });
+    }
+    expect((await request(session, { ':path': '/healthz' })).status).to.equal(200);
+  });
+
   it('resets a request whose body stops arriving for the request timeout, and keeps serving the connection', async () => {
     const user = await makeUser();
     const stalled = session.request({ ':method': 'POST', ':path': '/v1/devices', authorization: `Bearer ${user.token}`, 'content-type': 'application/json' }, { endStream: false });

@@ -104,7 +104,7 @@ describe('POST /v1/speech/transcriptions', function () {
   });
 
   describe('refusals, each with its code', () => {
-    it('413 payload_too_large for a file above 10 MB, cut off while it streams in (the rest is never read)', async () => {
+    it('413 payload_too_large for a file above 10 MB, answered while it streams in, long before the upload ends', async () => {
       // A raw socket (no HTTP client library, no interceptor in between) sends 40 MB in chunks
       // without a Content-Length and notes how much had left it when the answer came.
       const url = new URL(t.app.url);
