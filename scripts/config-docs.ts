@@ -67,6 +67,17 @@ function cell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/** `items` joined by `separator` into lines of about `width` characters, each but the last ending in the separator. */
+function wrapped(items: string[], separator: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const item of items) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + separator.length + item.length <= width) lines[lines.length - 1] = `${last}${separator}${item}`;
+    else lines.push(item);
+  }
+  return lines.map((line, index) => (index < lines.length - 1 ? `${line}${separator.trimEnd()}` : line));
+}
+
 function anchor(title: string): string {
   return title.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
 }
@@ -90,7 +101,7 @@ export function configurationMarkdown(envExample: string): string {
     '  names the variable. Several processes of one deployment must share the database, storage, secrets,',
     '  provider and processor settings ([operations](operations.md#running-several-processes)).',
     '',
-    groups.map((group) => `[${group.title}](#${anchor(group.title)})`).join(' · '),
+    ...wrapped(groups.map((group) => `[${group.title}](#${anchor(group.title)})`), ' · ', 100),
   ];
   for (const group of groups) {
     lines.push('', `## ${group.title}`, '');
