@@ -8,6 +8,7 @@ import { startInfrastructure, startStoresOnly } from './process/infrastructure';
 import type { StorageSettings } from './media/storage';
 import type { RunningPart } from './services';
 import { serviceRoles, startServiceRole } from './process/roles';
+import { loadEnvFileIfPresent } from './process/env-file';
 
 /**
  * One entry for every process type of the Procfile: `node dist/main.js <role...>`.
@@ -85,6 +86,7 @@ function storesEnvironment(databaseUrl: string, s3: StorageSettings): string {
 
 async function main(): Promise<void> {
   const roles = parseRoles(process.argv.slice(2));
+  const envFile = loadEnvFileIfPresent();
   const baseConfig = loadConfig();
   const log = createLogger(baseConfig.logLevel);
   const running: RunningPart[] = [];
@@ -120,7 +122,7 @@ async function main(): Promise<void> {
       if (roles.includes(role)) running.push(await startServiceRole[role](services));
     }
   }
-  log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id }, 'started');
+  log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id, envFile }, 'started');
 
   let stopping = false;
   const stop = async (signal: string) => {

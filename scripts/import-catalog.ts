@@ -1,4 +1,5 @@
 import '../process/runtime-check';
+import { loadEnvFileIfPresent } from '../process/env-file';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -79,6 +80,7 @@ async function main(): Promise<void> {
     console.error('usage: npm run import-catalog -- <catalog.json|catalog.yaml>');
     process.exit(2);
   }
+  loadEnvFileIfPresent();
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   // An import into an empty database must not be mixed with the demo catalog.

@@ -1,4 +1,5 @@
 import '../process/runtime-check';
+import { loadEnvFileIfPresent } from '../process/env-file';
 import { loadConfig } from '../config';
 import { createLogger } from '../common/logger';
 import { createKnex, migrateToLatest } from '../db/knex';
@@ -6,6 +7,7 @@ import { startPostgres } from '../db/postgres';
 
 /** `npm run migrate`: brings the database (configured or embedded) to the latest schema. */
 async function main(): Promise<void> {
+  loadEnvFileIfPresent();
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   const postgres = await startPostgres(config, log);

@@ -1,4 +1,5 @@
 import '../process/runtime-check';
+import { loadEnvFileIfPresent } from '../process/env-file';
 import { parseArgs } from 'node:util';
 import { ReplaySelectionError, replayFailed, type ReplayOptions, type ReplayOutcome } from '../services/generations/replay-failed';
 import { loadConfig } from '../config';
@@ -76,6 +77,7 @@ async function main(): Promise<void> {
     console.log(usage);
     return;
   }
+  loadEnvFileIfPresent();
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   const infrastructure = await startInfrastructure({ ...config, catalog: { ...config.catalog, seedDemo: false } }, log, { supervise: false, schedule: false });

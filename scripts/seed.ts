@@ -1,4 +1,5 @@
 import '../process/runtime-check';
+import { loadEnvFileIfPresent } from '../process/env-file';
 import { loadConfig } from '../config';
 import { createLogger, flushLogs } from '../common/logger';
 import { startInfrastructure } from '../process/infrastructure';
@@ -11,6 +12,7 @@ import { seedStudioCategories } from '../db/studio/seed-studio-categories';
  * categories are matched by slug, so nothing is duplicated.
  */
 async function main(): Promise<void> {
+  loadEnvFileIfPresent();
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   // Seeding on start is switched off here: this script seeds itself, and reports what it did.

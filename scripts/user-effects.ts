@@ -1,4 +1,5 @@
 import '../process/runtime-check';
+import { loadEnvFileIfPresent } from '../process/env-file';
 import { parseArgs } from 'node:util';
 import { isUuid } from '../common/validation';
 import { loadConfig } from '../config';
@@ -75,6 +76,7 @@ async function main(): Promise<number> {
     console.log(usage);
     return 0;
   }
+  loadEnvFileIfPresent();
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   const infrastructure = await startInfrastructure({ ...config, catalog: { ...config.catalog, seedDemo: false } }, log, { supervise: false, schedule: false });

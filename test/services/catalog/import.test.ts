@@ -77,9 +77,9 @@ describe('catalog import', function () {
     expect(progress.at(-1)).to.include({ stage: 'write', done: 1, total: 1 });
   });
 
-  it("imports the README's example file as written", async () => {
-    const readme = readFileSync(path.resolve(__dirname, '../../../../README.md'), 'utf8');
-    const example = /## Importing a catalog[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)![1];
+  it("imports the operator's manual's example file as written", async () => {
+    const manual = readFileSync(path.resolve(__dirname, '../../../../docs/operations.md'), 'utf8');
+    const example = /## Importing a catalog[\s\S]*?```yaml\n([\s\S]*?)```/.exec(manual)![1];
     const media = path.join(folder, 'media');
     writeFileSync(path.join(media, 'anna.png'), await sharp(await demoPoster('anna', { width: 200, height: 200 })).png().toBuffer());
     writeFileSync(path.join(media, 'winter.mp4'), await demoClip({ seconds: 1, width: 320, height: 240 }));
