@@ -88,6 +88,8 @@ export async function startScratchStack(options: { externalDatabaseUrl?: string;
       S3_REGION: storageSettings.region,
       TOKEN_SECRET: 'service-token-secret-that-is-long-enough-0123456789',
       SEED_DEMO_CATALOG: '0',
+      // A developer's .env is for their own `npm start`, not for the processes of a test or a benchmark.
+      ENV_FILE: 'off',
       // Processes on a configured database run no payment simulator (main.ts): set a processor to test payments.
       PAYMENTS_ENABLED: '0',
       ...overrides,

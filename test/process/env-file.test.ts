@@ -42,6 +42,15 @@ describe('.env in the working directory', () => {
     });
   });
 
+  it('reads the file ENV_FILE names instead, and none with ENV_FILE=off (the processes tests and benchmarks start)', async () => {
+    writeFileSync(path.join(folder, '.env'), 'ONLY_IN_FILE=from-dot-env\n');
+    writeFileSync(path.join(folder, 'staging.env'), 'ONLY_IN_FILE=from-staging\n');
+    const named = await runNode(['-e', readBack], folder, { ENV_FILE: 'staging.env' });
+    expect(JSON.parse(named.stdout)).to.deep.equal({ file: path.join(folder, 'staging.env'), ONLY_IN_FILE: 'from-staging' });
+    const off = await runNode(['-e', readBack], folder, { ENV_FILE: 'off' });
+    expect(JSON.parse(off.stdout)).to.deep.equal({ file: null });
+  });
+
   it('changes nothing without a .env', async () => {
     const run = await runNode(['-e', readBack], folder, { IN_BOTH: 'from-env' });
     expect(JSON.parse(run.stdout)).to.deep.equal({ file: null, IN_BOTH: 'from-env' });
