@@ -6,7 +6,7 @@ import { FcmSender } from '../../../clients/push/fcm';
 import { RetryableError } from '../../../clients/push/retry';
 import type { PushMessage } from '../../../clients/push/push-sender';
 import { rejectionOf } from '../../media/fixtures';
-import { silentLogger } from '../../harness';
+import { memoryCircuit, silentLogger } from '../../harness';
 
 /**
  * The FCM HTTP v1 sender against FCM's documented answers (nock): the service-account JWT and its
@@ -43,7 +43,9 @@ describe('push gateway: FCM HTTP v1', () => {
   function sender(retry: Partial<{ attempts: number; maxWaitMs: number }> = {}) {
     return new FcmSender({
       ...account,
-      retry: { attempts: 3, baseDelayMs: 100, maxWaitMs: 10_000, ...retry, sleep: async (ms) => { waits.push(ms); } },
+      // The jitter's top: each wait is its full backoff step.
+      retry: { attempts: 3, baseDelayMs: 100, maxWaitMs: 10_000, ...retry, sleep: async (ms) => { waits.push(ms); }, random: () => 1 },
+      circuit: memoryCircuit(),
       timeoutMs: 2000,
       log: silentLogger(),
     });
