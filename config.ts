@@ -211,6 +211,14 @@ export function loadConfig(env: Env = process.env) {
 
     push: pushSettings(env),
 
+    // The circuit of each outside service (payment processor, identity providers, push gateways;
+    // `common/circuit.ts`): this many failures in a row open it, then a probe goes after a pause
+    // that doubles per failed probe up to the maximum, with jitter.
+    circuits: {
+      failures: integer(env, 'CIRCUIT_FAILURES', 5, 1, 1000),
+      pause: { baseMs: integer(env, 'CIRCUIT_PAUSE_MS', 5000, 1, 3_600_000), capMs: integer(env, 'CIRCUIT_MAX_PAUSE_MS', 60_000, 1, 3_600_000) },
+    },
+
     // `GET /metrics`: open on the main port by default; a bearer token and/or a port of its own.
     metrics: {
       token: optionalText(env, 'METRICS_TOKEN'),

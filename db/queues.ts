@@ -29,7 +29,12 @@ export interface QueuePayloads {
 
 export type QueueName = keyof QueuePayloads;
 
-/** How each queue's jobs are retried; cron-fired jobs run again at their next tick instead. */
+/**
+ * How each queue's jobs are retried; cron-fired jobs run again at their next tick instead. pg-boss's
+ * `retryBackoff` doubles `retryDelay` per retry with jitter (each wait anywhere from the step to
+ * twice it), and `retryDelayMax` caps it: every job that calls an outside service backs off so, up
+ * to a cap, while that service's circuit makes its tries during an outage fail at once.
+ */
 const retries: Record<QueueName, SendOptions> = {
   // Waiting for a slot is not an error (pending expiry ends a wait): a ticket that waits again is
   // failed into `retry`, which keeps its `created_on` and so its place in line.
@@ -42,11 +47,12 @@ const retries: Record<QueueName, SendOptions> = {
   // Waiting for a free slot or an unavailable provider is no error: the job comes back after a few seconds.
   'user-effect-moderation': { retryLimit: 10_000, retryDelay: 2, retryBackoff: false, expireInSeconds: 900 },
   'user-effect-media': { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 600 },
-  'push-send': { retryLimit: 3, retryDelay: 10, retryBackoff: true },
+  'push-send': { retryLimit: 3, retryDelay: 10, retryBackoff: true, retryDelayMax: 300 },
   // A processor that stays away longer leaves the payment unregistered: reconciliation closes it
   // after an hour and the subscription retries later, as after a decline.
-  'subscription-renew': { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 300 },
-  'revoke-idp-b': { retryLimit: 8, retryDelay: 30, retryBackoff: true },
+  'subscription-renew': { retryLimit: 5, retryDelay: 5, retryBackoff: true, retryDelayMax: 120, expireInSeconds: 300 },
+  // Nobody waits for a revocation: its tries span two to three hours (the last waits capped at an hour).
+  'revoke-idp-b': { retryLimit: 8, retryDelay: 30, retryBackoff: true, retryDelayMax: 3600 },
   'payment-reconcile': {},
   'payment-chargeback-watch': {},
   'expire-guests': {},

@@ -5,7 +5,8 @@ import type { Config } from '../config';
 import { startBoss } from '../db/boss';
 import { createKnex, migrateToLatest } from '../db/knex';
 import { ListenHub } from '../db/listen-hub';
-import { createPaymentProcessor } from '../clients/payment-processor/create-payment-processor';
+import { paymentProcessorOf } from '../services/payments/payment-processor';
+import { Circuits } from '../common/circuit';
 import { seedPaymentShowcase } from '../db/payments/seed-showcase';
 import { ProcessSession } from '../db/process-session';
 import { startPostgres } from '../db/postgres';
@@ -110,7 +111,11 @@ export async function startInfrastructure(config: Config, log: Logger, options: 
     stops.unshift(() => listenHub.stop());
 
     return {
-      services: { config, log, db, boss, listenHub, processSession, storage, paymentProcessor: createPaymentProcessor(config) },
+      services: {
+        config, log, db, boss, listenHub, processSession, storage,
+        paymentProcessor: paymentProcessorOf(config, db, log),
+        circuits: new Circuits({ settings: config.circuits, log }),
+      },
       databaseUrl: postgres.url,
       storageSettings,
       embeddedDefault: postgres.startedHere && !config.s3,

@@ -13,7 +13,7 @@ import { insertPendingSubscription } from '../db/subscriptions/insert-pending';
 import type { PlanRow } from '../db/subscriptions/model';
 import { seedSubscriptionPlans } from '../db/subscriptions/seed-plans';
 import { startWeb } from '../api/web';
-import { createPaymentProcessor } from '../clients/payment-processor/create-payment-processor';
+import { paymentProcessorOf } from '../services/payments/payment-processor';
 import { freeLoopbackPort } from '../db/postgres';
 import { startScratchStack, type ScratchStack } from '../process/scratch-stack';
 import type { Services } from '../services';
@@ -97,14 +97,14 @@ async function startProcessorBed(stack: ScratchStack): Promise<{ url: string; se
     PAYMENT_REGISTER_TIMEOUT_MS: '400',
     PAYMENT_STATUS_TIMEOUT_MS: '400',
   });
-  const services: Services = { ...stack.services, config, paymentProcessor: createPaymentProcessor(config) };
+  const services: Services = { ...stack.services, config, paymentProcessor: paymentProcessorOf(config, stack.services.db, stack.services.log) };
   const web = await startWeb(services, { processorSimulator: { notificationRetryDelaysMs: [50, 200] } });
   return { url: web.url, services, close: () => web.stop() };
 }
 
 async function activeSubscriptions(services: Services, bed: { url: string; services: Services }, plan: PlanRow, count: number): Promise<void> {
   const { db, config } = services;
-  const processor = new ProcessorClient({ baseUrl: `${bed.url}/sim/processor`, ...credentials, notificationSecret });
+  const processor = new ProcessorClient({ baseUrl: `${bed.url}/sim/processor`, ...credentials, notificationSecret, circuit: services.circuits.of('payment processor (the bench\'s own client)', 10_000) });
   const paymentIds: string[] = [];
   for (let start = 0; start < count; start += 500) {
     const users = await db('users').insert(Array.from({ length: Math.min(500, count - start) }, () => ({ is_anonymous: false }))).returning('id');

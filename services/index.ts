@@ -3,6 +3,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config';
 import type { ListenHub } from '../db/listen-hub';
 import type { PaymentProcessor } from '../clients/payment-processor/payment-processor';
+import type { Circuits } from '../common/circuit';
 import type { ProcessSession } from '../db/process-session';
 import type { Logger } from '../common/logger';
 import type { Storage } from '../media/storage';
@@ -21,8 +22,10 @@ export interface Services {
   /** The process's own Postgres session: its id names what this process claims, and dies with it. */
   processSession: ProcessSession;
   storage: Storage;
-  /** The payment processor (the real one, or the simulator over HTTP). */
+  /** The payment processor (the real one, or the simulator over HTTP), its circuit in Postgres. */
   paymentProcessor: PaymentProcessor;
+  /** This process's circuits towards the outside services it calls on its own (identity providers, push gateways). */
+  circuits: Circuits;
 }
 
 /** Something a process role started and must stop at shutdown (a server, a job loop, a consumer). */

@@ -4,7 +4,8 @@ import { Writable } from 'node:stream';
 import type { Realtime } from '../api/realtime/streams';
 import { startWeb, type WebOptions } from '../api/web';
 import type { Config } from '../config';
-import { createPaymentProcessor } from '../clients/payment-processor/create-payment-processor';
+import { paymentProcessorOf } from '../services/payments/payment-processor';
+import { Circuit, Circuits, memoryCircuitStore, type CircuitOptions } from '../common/circuit';
 import { notify } from '../db/channels';
 import { freeLoopbackPort } from '../db/postgres';
 import { scratchConfig, startScratchStack, type ScratchStack } from '../process/scratch-stack';
@@ -31,6 +32,21 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 
 export function silentLogger(): Logger {
   return createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+}
+
+/**
+ * A circuit of its own in memory, with the default settings unless told otherwise, for a client a
+ * test builds by hand (`common/circuit.ts`).
+ */
+export function memoryCircuit(options: Partial<CircuitOptions> = {}): Circuit {
+  return new Circuit({
+    name: 'test service',
+    settings: { failures: 5, pause: { baseMs: 5000, capMs: 60_000 } },
+    probeTimeoutMs: 10_000,
+    store: memoryCircuitStore(),
+    log: silentLogger(),
+    ...options,
+  });
 }
 
 /** A logger whose JSON lines are kept, for tests that check what was logged. */
@@ -107,7 +123,9 @@ export interface TestAppOptions extends WebOptions {
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const base = services();
   const config = testConfig({ PORT: String(await freePort()), ...options.config });
-  const appServices: Services = { ...base, config, log: options.log ?? base.log, paymentProcessor: createPaymentProcessor(config) };
+  const log = options.log ?? base.log;
+  // Its own circuits, like a process of its own: what one test app's outside services did never reaches another's.
+  const appServices: Services = { ...base, config, log, paymentProcessor: paymentProcessorOf(config, base.db, log), circuits: new Circuits({ settings: config.circuits, log }) };
   const web = await startWeb(appServices, options);
   return {
     url: web.url,

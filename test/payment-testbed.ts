@@ -6,6 +6,7 @@ import { client } from './client';
 import { freePort, resetDatabase, services, startTestApp, type TestApp } from './harness';
 import type { TestUser } from './users';
 import { eventually } from '../scripts/wait';
+import type { Logger } from '../common/logger';
 
 /**
  * The payments test bed: the real API on a loopback port with the processor simulator mounted on it
@@ -53,10 +54,11 @@ export interface Testbed {
   close(): Promise<void>;
 }
 
-export async function startTestbed(options: { config?: Record<string, string>; notifications?: boolean } = {}): Promise<Testbed> {
+export async function startTestbed(options: { config?: Record<string, string>; notifications?: boolean; log?: Logger } = {}): Promise<Testbed> {
   let offsetMs = 0;
   const port = await freePort();
   const app = await startTestApp({
+    log: options.log,
     config: {
       PORT: String(port),
       PAYMENT_PROCESSOR_LOGIN: credentials.userName,

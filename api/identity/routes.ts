@@ -49,14 +49,14 @@ export const identityRoutes = [
     operation: 'idp_a', access: 'optional', status: 200, description: signedIn, errors: providerErrors,
     summary: 'Sign in with idp_a (OpenID Connect id_token); with a guest token a new identity upgrades the guest.',
     body: schema.object({ id_token: idToken, ...common }, ['id_token']),
-    session: async (ctx, { body, user }) => signInWithProvider(ctx.services, await profileFrom(idpAProfile(ctx.services.config, body.id_token)), signInRequest(body, user)),
+    session: async (ctx, { body, user }) => signInWithProvider(ctx.services, await profileFrom(idpAProfile(ctx.services, body.id_token)), signInRequest(body, user)),
   }),
   tokenRoute<Common & { id_token: string; authorization_code?: string }>({
     operation: 'idp_b', access: 'optional', status: 200, description: signedIn, errors: providerErrors,
     summary: 'Sign in with idp_b; an authorization_code is exchanged for a refresh token revoked at account deletion.',
     body: schema.object({ id_token: idToken, authorization_code: accessToken, ...common }, ['id_token']),
     session: async (ctx, { body, user }) => {
-      const profile = await profileFrom(idpBProfile(ctx.services.config, body.id_token, body.authorization_code));
+      const profile = await profileFrom(idpBProfile(ctx.services, body.id_token, body.authorization_code));
       return signInWithProvider(ctx.services, profile, signInRequest(body, user));
     },
   }),
@@ -68,12 +68,12 @@ export const identityRoutes = [
       oauth_provider: { type: 'string', enum: ['btn_1', 'btn_2', 'btn_3'], default: 'btn_1' },
       ...common,
     }, ['access_token']),
-    session: async (ctx, { body, user }) => signInWithProvider(ctx.services, await profileFrom(idpCProfile(ctx.services.config, body.access_token, body.oauth_provider)), signInRequest(body, user)),
+    session: async (ctx, { body, user }) => signInWithProvider(ctx.services, await profileFrom(idpCProfile(ctx.services, body.access_token, body.oauth_provider)), signInRequest(body, user)),
   }),
   tokenRoute<Common & { access_token: string }>({
     operation: 'idp_d', access: 'optional', status: 200, description: signedIn, errors: providerErrors,
     summary: "Sign in with idp_d; the token must be issued to this service's application.",
     body: schema.object({ access_token: accessToken, ...common }, ['access_token']),
-    session: async (ctx, { body, user }) => signInWithProvider(ctx.services, await profileFrom(idpDProfile(ctx.services.config, body.access_token)), signInRequest(body, user)),
+    session: async (ctx, { body, user }) => signInWithProvider(ctx.services, await profileFrom(idpDProfile(ctx.services, body.access_token)), signInRequest(body, user)),
   }),
 ];

@@ -3,6 +3,7 @@ import { closeUnregistered } from '../../db/payments/close-unregistered';
 import type { PaymentRow } from '../../db/payments/model';
 import { orderRegistrationOf } from '../../services/payments/order-registration';
 import { ProcessorRejectedError, ProcessorUnavailableError } from '../../clients/payment-processor/errors';
+import { isOutage } from '../../common/circuit';
 import { recordRegistration } from '../../db/payments/record-registration';
 import type { Services } from '../../services';
 import { errors, type ApiError } from '../http/errors';
@@ -44,7 +45,8 @@ async function registerAtProcessor(services: Services, paymentId: string): Promi
     return { payment: registered ?? (await db('payments').where({ id: payment.id }).first<PaymentRow>('*')), paymentUrl: order.paymentUrl };
   } catch (error) {
     if (!(error instanceof ProcessorUnavailableError || error instanceof ProcessorRejectedError)) throw error;
-    log.warn({ paymentId: payment.id, err: error }, 'payments: the processor did not register the order; payment closed');
+    // An outage is warned about once by the processor's circuit, not once per payer.
+    log[isOutage(error) ? 'info' : 'warn']({ paymentId: payment.id, err: error }, 'payments: the processor did not register the order; payment closed');
     return { refusal: errors.providerUnavailable('The payment processor is unavailable, try again later.') };
   }
 }

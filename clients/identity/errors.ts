@@ -6,8 +6,8 @@
 /** Not configured here, silent past its time limit, failing (5xx, 429) or answering garbage. */
 export class IdentityProviderUnavailableError extends Error {
   override readonly name = 'IdentityProviderUnavailableError';
-  constructor(readonly publicMessage?: string) {
-    super(publicMessage ?? 'the identity provider is unavailable');
+  constructor(readonly publicMessage?: string, options?: { cause?: unknown }) {
+    super(publicMessage ?? 'the identity provider is unavailable', options);
   }
 }
 

@@ -1,10 +1,15 @@
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { IdentityProviderUnavailableError, IdentityRejectedError } from './errors';
+import type { Provider } from './profile';
+import { throughCircuit, type IdentityContext } from './provider-http';
 
 /**
  * OpenID Connect `id_token` verification for idp_a and idp_b (README, "Identity providers"): signature by
  * the provider's JWKS (cached; jose refetches it when an unknown `kid` arrives), `iss`, `aud` among
- * the configured audiences, `exp` in the future.
+ * the configured audiences, `exp` in the future. jose fetches the keys itself, so the whole
+ * verification goes through the circuit of the JWKS origin: a failed key fetch counts against it,
+ * and while it is open a verification fails at once (the keys jose holds are then stale or missing
+ * anyway: its failures are what opened it).
  */
 export interface IdTokenSettings {
   issuer: string;
@@ -30,18 +35,20 @@ function isKeyFetchFailure(error: unknown): boolean {
   return error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid || error.code === 'ERR_JOSE_GENERIC';
 }
 
-export async function verifyIdToken(settings: IdTokenSettings, token: string, timeoutMs: number): Promise<JWTPayload> {
-  try {
-    const { payload } = await jwtVerify(token, keySet(settings.jwksUrl, timeoutMs), {
-      issuer: settings.issuer,
-      audience: settings.audiences,
-      algorithms: ['RS256', 'ES256'],
-      requiredClaims: ['sub', 'exp'],
-    });
-    return payload;
-  } catch (error) {
-    throw isKeyFetchFailure(error) ? new IdentityProviderUnavailableError() : new IdentityRejectedError();
-  }
+export function verifyIdToken(context: IdentityContext, provider: Provider, settings: IdTokenSettings, token: string): Promise<JWTPayload> {
+  return throughCircuit(context, provider, settings.jwksUrl, async () => {
+    try {
+      const { payload } = await jwtVerify(token, keySet(settings.jwksUrl, context.config.idp.timeoutMs), {
+        issuer: settings.issuer,
+        audience: settings.audiences,
+        algorithms: ['RS256', 'ES256'],
+        requiredClaims: ['sub', 'exp'],
+      });
+      return payload;
+    } catch (error) {
+      throw isKeyFetchFailure(error) ? new IdentityProviderUnavailableError() : new IdentityRejectedError();
+    }
+  });
 }
 
 /** `email_verified` comes as a boolean or as the strings "true"/"false". */

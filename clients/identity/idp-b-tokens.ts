@@ -1,6 +1,6 @@
 import type { Config } from '../../config';
 import { IdentityProviderUnavailableError, IdentityRejectedError } from './errors';
-import { callProvider, form, jsonOf } from './provider-http';
+import { callProvider, form, jsonOf, type IdentityContext } from './provider-http';
 
 /**
  * idp_b's token and revocation endpoints: the optional `authorization_code` is exchanged for a
@@ -16,13 +16,15 @@ function clientOf(settings: IdpBSettings): { clientId: string; clientSecret: str
 }
 
 /** The refresh token the code gives, or null when the provider gives none. A rejected code is `IdentityRejectedError`. */
-export async function exchangeAuthorizationCode(settings: IdpBSettings, code: string, timeoutMs: number): Promise<string | null> {
+export async function exchangeAuthorizationCode(context: IdentityContext, code: string): Promise<string | null> {
+  const settings = context.config.idp.b;
   const client = clientOf(settings);
   if (!settings.tokenUrl) throw new IdentityProviderUnavailableError('idp_b code exchange is not configured.');
   const response = await callProvider(
+    context,
+    'idp_b',
     settings.tokenUrl,
     form({ grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret }),
-    timeoutMs,
   );
   if (!response.ok) {
     await response.body?.cancel();
@@ -37,14 +39,16 @@ export async function exchangeAuthorizationCode(settings: IdpBSettings, code: st
  * token (revoked or expired), which is as good as revoked. No answer, a 5xx or a 429 is
  * `IdentityProviderUnavailableError`: try again later.
  */
-export async function revokeRefreshToken(settings: IdpBSettings, refreshToken: string, timeoutMs: number): Promise<'revoked' | 'unknown_token'> {
+export async function revokeRefreshToken(context: IdentityContext, refreshToken: string): Promise<'revoked' | 'unknown_token'> {
+  const settings = context.config.idp.b;
   const { revokeUrl } = settings;
   const client = clientOf(settings);
   if (!revokeUrl) throw new IdentityProviderUnavailableError('idp_b revocation is not configured.');
   const response = await callProvider(
+    context,
+    'idp_b',
     revokeUrl,
     form({ token: refreshToken, token_type_hint: 'refresh_token', client_id: client.clientId, client_secret: client.clientSecret }),
-    timeoutMs,
   );
   await response.body?.cancel();
   return response.ok ? 'revoked' : 'unknown_token';

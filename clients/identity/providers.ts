@@ -1,9 +1,8 @@
-import type { Config } from '../../config';
 import { verifiedEmail, verifyIdToken, type IdTokenSettings } from './id-token';
 import { exchangeAuthorizationCode } from './idp-b-tokens';
-import { profileName, type IdpCButton, type ProviderProfile } from './profile';
+import { profileName, type IdpCButton, type Provider, type ProviderProfile } from './profile';
 import { IdentityProviderUnavailableError, IdentityRejectedError } from './errors';
-import { callProvider, jsonOf } from './provider-http';
+import { callProvider, jsonOf, type IdentityContext } from './provider-http';
 
 /**
  * The four providers' protocols (README, "Identity providers"), each turning what the client sent into a
@@ -21,8 +20,8 @@ function subjectOf(value: unknown): string {
   throw new IdentityProviderUnavailableError();
 }
 
-export async function idpAProfile(config: Config, idToken: string): Promise<ProviderProfile> {
-  const payload = await verifyIdToken(idTokenSettings(config.idp.a), idToken, config.idp.timeoutMs);
+export async function idpAProfile(context: IdentityContext, idToken: string): Promise<ProviderProfile> {
+  const payload = await verifyIdToken(context, 'idp_a', idTokenSettings(context.config.idp.a), idToken);
   return {
     provider: 'idp_a',
     subject: subjectOf(payload.sub),
@@ -33,9 +32,9 @@ export async function idpAProfile(config: Config, idToken: string): Promise<Prov
   };
 }
 
-export async function idpBProfile(config: Config, idToken: string, authorizationCode: string | undefined): Promise<ProviderProfile> {
-  const payload = await verifyIdToken(idTokenSettings(config.idp.b), idToken, config.idp.timeoutMs);
-  const refreshToken = authorizationCode ? await exchangeAuthorizationCode(config.idp.b, authorizationCode, config.idp.timeoutMs) : null;
+export async function idpBProfile(context: IdentityContext, idToken: string, authorizationCode: string | undefined): Promise<ProviderProfile> {
+  const payload = await verifyIdToken(context, 'idp_b', idTokenSettings(context.config.idp.b), idToken);
+  const refreshToken = authorizationCode ? await exchangeAuthorizationCode(context, authorizationCode) : null;
   return {
     provider: 'idp_b',
     subject: subjectOf(payload.sub),
@@ -47,8 +46,8 @@ export async function idpBProfile(config: Config, idToken: string, authorization
 }
 
 /** `GET <userinfo>` with the client's access token: `{sub, name?, email?, client_id?}`. */
-async function userinfo(url: string, accessToken: string, timeoutMs: number): Promise<Record<string, unknown>> {
-  const response = await callProvider(url, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' } }, timeoutMs);
+async function userinfo(context: IdentityContext, provider: Provider, url: string, accessToken: string): Promise<Record<string, unknown>> {
+  const response = await callProvider(context, provider, url, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' } });
   if (!response.ok) {
     await response.body?.cancel();
     throw new IdentityRejectedError();
@@ -57,18 +56,18 @@ async function userinfo(url: string, accessToken: string, timeoutMs: number): Pr
 }
 
 /** idp_c never links by email: it does not say whether the email is verified. */
-export async function idpCProfile(config: Config, accessToken: string, button: IdpCButton): Promise<ProviderProfile> {
-  const { userinfoUrl } = config.idp.c;
+export async function idpCProfile(context: IdentityContext, accessToken: string, button: IdpCButton): Promise<ProviderProfile> {
+  const { userinfoUrl } = context.config.idp.c;
   if (!userinfoUrl) throw new IdentityProviderUnavailableError('This sign-in method is not configured.');
-  const body = await userinfo(userinfoUrl, accessToken, config.idp.timeoutMs);
+  const body = await userinfo(context, 'idp_c', userinfoUrl, accessToken);
   return { provider: 'idp_c', subject: subjectOf(body.sub), linkableEmail: null, name: profileName(body.name), button, refreshToken: null };
 }
 
 /** idp_d: the token must be issued to this service's own application; its email is the primary one. */
-export async function idpDProfile(config: Config, accessToken: string): Promise<ProviderProfile> {
-  const { userinfoUrl, clientId } = config.idp.d;
+export async function idpDProfile(context: IdentityContext, accessToken: string): Promise<ProviderProfile> {
+  const { userinfoUrl, clientId } = context.config.idp.d;
   if (!userinfoUrl || !clientId) throw new IdentityProviderUnavailableError('This sign-in method is not configured.');
-  const body = await userinfo(userinfoUrl, accessToken, config.idp.timeoutMs);
+  const body = await userinfo(context, 'idp_d', userinfoUrl, accessToken);
   if (body.client_id !== clientId) throw new IdentityRejectedError();
   const email = typeof body.email === 'string' && body.email.includes('@') ? body.email.trim() : null;
   return { provider: 'idp_d', subject: subjectOf(body.sub), linkableEmail: email, name: profileName(body.name), button: null, refreshToken: null };

@@ -3,6 +3,7 @@ import { notificationOperations, type BindingCharge, type NotificationOperation,
 import { BindingErrorCode, ErrorCode, SESSION_TIMEOUT_SECS, type OrderBundle, type OrderStatusAnswer, type PaymentBindingAnswer, type RegisterAnswer } from './protocol';
 import { hasValidChecksum } from './signature';
 import { processorState } from './state-mapping';
+import { CircuitOpenError, type Circuit } from '../../common/circuit';
 import { languageOf } from '../../common/language';
 import { exchange, isSuccess } from '../outbound-http';
 
@@ -15,6 +16,8 @@ export interface ProcessorClientSettings {
   /** How long the order's payment page stays open (`sessionTimeoutSecs` at registration); the processor's own default when unset. */
   sessionTimeoutS?: number;
   timeouts?: { registerMs?: number; statusMs?: number; chargeMs?: number };
+  /** Every call goes through it: a processor that is down is refused at once (`ProcessorUnavailableError`), not after a timeout. */
+  circuit: Circuit;
 }
 
 /** The contract allows payment creation about 10 s, so registration must give up before that. */
@@ -114,10 +117,30 @@ export class ProcessorClient implements PaymentProcessor {
     return { orderId: mdOrder, paymentId: orderNumber, operation, success: status === '1' };
   }
 
-  /** Errors in the body (`errorCode` other than "0") become `ProcessorRejectedError`; anything unusable, `ProcessorUnavailableError`. */
+  /**
+   * Errors in the body (`errorCode` other than "0") become `ProcessorRejectedError`; anything
+   * unusable, or an open circuit, `ProcessorUnavailableError`. Only the unusable count against the
+   * circuit: a refusal is an answer.
+   */
   private async call<T extends { errorCode?: string; errorMessage?: string }>(
     call: ProcessorCall, method: string, params: Record<string, string>, timeoutMs: number,
   ): Promise<T> {
+    let answer: object;
+    try {
+      answer = await this.settings.circuit.run(() => this.post(call, method, params, timeoutMs), (error) => error instanceof ProcessorUnavailableError);
+    } catch (error) {
+      if (error instanceof CircuitOpenError) throw new ProcessorUnavailableError(call, error.message, { cause: error });
+      throw error;
+    }
+    const { errorCode, errorMessage } = answer as T;
+    if (errorCode !== undefined && String(errorCode) !== ErrorCode.none) {
+      throw new ProcessorRejectedError(call, String(errorCode), typeof errorMessage === 'string' ? errorMessage : '');
+    }
+    return answer as T;
+  }
+
+  /** One request: its JSON answer, or `ProcessorUnavailableError` for no answer, a non-2xx or an unreadable one. */
+  private async post(call: ProcessorCall, method: string, params: Record<string, string>, timeoutMs: number): Promise<object> {
     const body = new URLSearchParams({ userName: this.settings.userName, password: this.settings.password, ...params });
     let answer: unknown;
     try {
@@ -135,11 +158,7 @@ export class ProcessorClient implements PaymentProcessor {
       throw new ProcessorUnavailableError(call, (error as Error).message, { cause: error });
     }
     if (typeof answer !== 'object' || answer === null) throw new ProcessorUnavailableError(call, 'answer is not a JSON object');
-    const { errorCode, errorMessage } = answer as T;
-    if (errorCode !== undefined && String(errorCode) !== ErrorCode.none) {
-      throw new ProcessorRejectedError(call, String(errorCode), typeof errorMessage === 'string' ? errorMessage : '');
-    }
-    return answer as T;
+    return answer;
   }
 }
 

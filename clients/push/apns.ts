@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import http2 from 'node:http2';
 import { SignJWT } from 'jose';
+import type { Circuit } from '../../common/circuit';
 import type { Logger } from '../../common/logger';
 import type { PushMessage, PushOutcome, PushSender } from './push-sender';
 import { isRetryableStatus, RetryableError, retryAfterMs, withRetries, type RetryPolicy } from './retry';
@@ -29,6 +30,7 @@ export interface ApnsSettings {
 
 export interface ApnsSenderOptions extends ApnsSettings {
   retry: RetryPolicy;
+  circuit: Circuit;
   timeoutMs: number;
   log: Logger;
   /** Tests: another origin (a local HTTP/2 server) and the certificate authority it is signed by. */
@@ -60,7 +62,7 @@ export class ApnsSender implements PushSender {
   }
 
   send(message: PushMessage): Promise<PushOutcome> {
-    return withRetries(this.options.retry, async () => {
+    return withRetries(this.options.retry, this.options.circuit, async () => {
       let answer = await this.request(message, await this.currentToken());
       if (answer.status === 403 && answer.reason === 'ExpiredProviderToken') {
         this.providerToken = null;
@@ -98,9 +100,10 @@ export class ApnsSender implements PushSender {
     const forget = () => {
       if (this.session === session) this.session = null;
     };
-    // A failed connection fails its streams too (each send sees that); the session is just dropped.
+    // A failed connection fails its streams too (each send sees that, and APNs's circuit counts it,
+    // warning once when it opens); the session is just dropped.
     session.on('error', (error) => {
-      this.options.log.warn({ err: error }, 'APNs connection failed');
+      this.options.log.info({ err: error }, 'APNs connection failed');
       forget();
     });
     session.on('goaway', forget);

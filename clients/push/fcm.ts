@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
+import type { Circuit } from '../../common/circuit';
 import type { Logger } from '../../common/logger';
 import type { PushMessage, PushOutcome, PushSender } from './push-sender';
 import { isRetryableStatus, RetryableError, retryAfterMs, withRetries, type RetryPolicy } from './retry';
@@ -26,6 +27,8 @@ export interface FcmSettings {
 
 export interface FcmSenderOptions extends FcmSettings {
   retry: RetryPolicy;
+  /** FCM's circuit: the token exchange and the send alike. */
+  circuit: Circuit;
   timeoutMs: number;
   log: Logger;
   /** The FCM API origin; tests may point it elsewhere. */
@@ -103,7 +106,7 @@ export class FcmSender implements PushSender {
   }
 
   send(message: PushMessage): Promise<PushOutcome> {
-    return withRetries(this.options.retry, async () => {
+    return withRetries(this.options.retry, this.options.circuit, async () => {
       let accessToken = await this.tokens.get();
       let response = await this.post(accessToken, message);
       if (response.status === 401) {

@@ -2,6 +2,7 @@ import type { Services } from '..';
 import { applyProcessorOrder } from './apply-order';
 import type { PaymentRow } from '../../db/payments/model';
 import { ProcessorRejectedError, ProcessorUnavailableError } from '../../clients/payment-processor/errors';
+import { isOutage } from '../../common/circuit';
 
 export type CheckOutcome = 'applied' | 'unavailable' | 'refused' | 'no_order';
 
@@ -16,7 +17,8 @@ export async function checkOrder(services: Services, payment: PaymentRow): Promi
     order = await services.paymentProcessor.getOrder(payment.processor_order_id);
   } catch (error) {
     if (error instanceof ProcessorUnavailableError) {
-      services.log.warn({ paymentId: payment.id, err: error }, 'payments: processor unavailable for a status check');
+      // The processor's circuit warns once about an outage; each check it failed is only told.
+      services.log[isOutage(error) ? 'info' : 'warn']({ paymentId: payment.id, err: error }, 'payments: processor unavailable for a status check');
       return 'unavailable';
     }
     if (error instanceof ProcessorRejectedError) {

@@ -6,11 +6,12 @@ import { startQueueConsumer } from '../runtime/queue-consumer';
 
 /**
  * Revokes an idp_b grant of a deleted account (enqueued by the deletion, never awaited by it). An
- * unreachable or failing idp_b throws, so the job is retried with backoff.
+ * unreachable or failing idp_b throws, so the job is retried with backoff (`db/queues.ts`); while
+ * idp_b's circuit is open it throws at once, without calling.
  */
 export async function revokeIdpBGrant(services: Services, job: QueuePayloads['revoke-idp-b']): Promise<void> {
   const { config, log } = services;
-  const outcome = await revokeRefreshToken(config.idp.b, unseal(config.tokenSecret, job.sealedRefreshToken), config.idp.timeoutMs);
+  const outcome = await revokeRefreshToken(services, unseal(config.tokenSecret, job.sealedRefreshToken));
   log.info({ outcome }, 'idp_b grant revoked');
 }
 

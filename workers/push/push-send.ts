@@ -64,8 +64,8 @@ function pushJobOf(data: unknown): PushJob | null {
 }
 
 /** The sender of this deployment: the gateways configured (FCM, APNs), else the log-only one. */
-export function createPushSender(services: Pick<Services, 'log' | 'config'>): PushSender {
-  return pushSenderFromConfig(services.config.push, services.log);
+export function createPushSender(services: Pick<Services, 'log' | 'config' | 'circuits'>): PushSender {
+  return pushSenderFromConfig(services.config.push, services.log, services.circuits);
 }
 
 /** Works the `push-send` queue: each job on its own, a few at once (gateways answer slowly). */

@@ -1,4 +1,5 @@
 import type { Job } from 'pg-boss';
+import { isOutage } from '../../common/circuit';
 import type { QueueName, QueuePayloads } from '../../db/queues';
 import { untilReachable } from '../../db/unreachable';
 import type { Services } from '../../services';
@@ -48,10 +49,14 @@ const defaultIdleMs = 2000;
 /** Within the 25 s a process gets to stop, so a stop during an outage still ends in time. */
 const settleBudgetMs = 15_000;
 
-/** Records a job's failure for pg-boss to retry, across a database blip; logs what it could not record. */
+/**
+ * Records a job's failure for pg-boss to retry, across a database blip; logs what it could not
+ * record. A job that failed on an outside service's outage is not a warning of its own: that
+ * service's circuit warns once when it opens (`common/circuit.ts`), however many jobs it fails.
+ */
 async function failJob(services: Services, queue: QueueName, jobId: string, error: Error): Promise<void> {
   const { boss, log } = services;
-  log.warn({ err: error, queue, jobId }, `${queue} job failed; pg-boss retries it`);
+  log[isOutage(error) ? 'info' : 'warn']({ err: error, queue, jobId }, `${queue} job failed; pg-boss retries it`);
   await untilReachable(() => boss.fail(queue, jobId, { message: error.message }), settleBudgetMs)
     .catch((unrecorded: unknown) => log.warn({ err: unrecorded, queue, jobId }, `${queue} job failure not recorded; the job expires instead`));
 }

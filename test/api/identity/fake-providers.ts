@@ -37,11 +37,17 @@ export interface FakeOpenIdProvider extends FakeServer {
   /** Form bodies received by the revocation endpoint. */
   revocations: Record<string, string>[];
   jwksRequests: number;
+  /** Requests that reached it, whatever it answered. */
+  requests: number;
+  /** While set, every endpoint answers 503. */
+  down: boolean;
 }
 
 export async function startFakeOpenIdProvider(jwks: () => unknown, client: { id: string; secret: string }): Promise<FakeOpenIdProvider> {
-  const provider = { codes: new Map<string, string>(), revocations: [] as Record<string, string>[], jwksRequests: 0 };
+  const provider = { codes: new Map<string, string>(), revocations: [] as Record<string, string>[], jwksRequests: 0, requests: 0, down: false };
   const server = await serve((request, body, response) => {
+    provider.requests += 1;
+    if (provider.down) return json(response, 503, { error: 'temporarily_unavailable' });
     const form = Object.fromEntries(new URLSearchParams(body));
     const clientOk = form.client_id === client.id && form.client_secret === client.secret;
     if (request.method === 'GET' && request.url === '/jwks') {
@@ -67,11 +73,15 @@ export async function startFakeOpenIdProvider(jwks: () => unknown, client: { id:
 export interface FakeUserinfo extends FakeServer {
   /** Access token → profile. Unknown tokens get 401; `hang` never answers; `boom` gets 500. */
   profiles: Map<string, Record<string, unknown>>;
+  /** Requests that reached it, whatever it answered. */
+  requests: number;
 }
 
 export async function startFakeUserinfo(): Promise<FakeUserinfo> {
   const profiles = new Map<string, Record<string, unknown>>();
+  const counts = { requests: 0 };
   const server = await serve((request, _body, response) => {
+    counts.requests += 1;
     const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '';
     if (token === 'hang') return;
     if (token === 'boom') return json(response, 500, { error: 'internal' });
@@ -79,5 +89,5 @@ export async function startFakeUserinfo(): Promise<FakeUserinfo> {
     if (!profile) return json(response, 401, { error: 'invalid_token' });
     json(response, 200, profile);
   });
-  return Object.assign({ profiles }, server);
+  return Object.assign({ profiles, get requests() { return counts.requests; } }, server);
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { ProductRow } from '../../../db/payments/model';
-import { services } from '../../harness';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { capturingLogger, services } from '../../harness';
 import { createPayment, freshShowcase, onTestbed, operator, payAs, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
 import { makeUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
@@ -342,6 +343,49 @@ describe('payments: POST /v1/payments', () => {
       expect(retry.status).to.equal(503);
       expect(await paymentRow(first.id)).to.include({ status: 'failed', closed_reason: 'not_registered' });
       expect(await keyRow(user.id, idempotencyKey)).to.equal(undefined);
+    });
+  });
+
+  describe('the processor\'s circuit (CIRCUIT_FAILURES 2, a pause of 1.5 to 3 s)', () => {
+    it('after two creations that waited out the timeout, the next answers the same 503 at once, closed and key freed; after the pause one gets through and closes it; one warning each way', async () => {
+      const logs = capturingLogger();
+      await onTestbed({ config: { CIRCUIT_FAILURES: '2', CIRCUIT_PAUSE_MS: '3000', CIRCUIT_MAX_PAUSE_MS: '3000' }, log: logs.log }, async (outage) => {
+        const startLines = logs.lines().length;
+        const user = await makeUser();
+        const create = async () => {
+          const started = Date.now();
+          const answer = await outage.api.post('/v1/payments', { product_id: products.pack_100.id, method: 'card' }, { token: user.token, headers: { 'Idempotency-Key': key() } });
+          return { answer, tookMs: Date.now() - started };
+        };
+        outage.simulator.setFault('hang');
+        for (let tried = 0; tried < 2; tried += 1) {
+          const { answer, tookMs } = await create();
+          expect([answer.status, answer.body.error.code]).to.deep.equal([503, 'provider_unavailable']);
+          expect(tookMs).to.be.at.least(400);
+        }
+
+        const idempotencyKey = key();
+        const started = Date.now();
+        const fast = await outage.api.post('/v1/payments', { product_id: products.pack_100.id, method: 'card' }, { token: user.token, headers: { 'Idempotency-Key': idempotencyKey } });
+        expect([fast.status, fast.body.error.code]).to.deep.equal([503, 'provider_unavailable']);
+        expect(Date.now() - started).to.be.below(200);
+        const payments = await services().db('payments').where({ user_id: user.id }).orderBy('created_at');
+        expect(payments.map((row) => [row.status, row.closed_reason])).to.deep.equal([['failed', 'not_registered'], ['failed', 'not_registered'], ['failed', 'not_registered']]);
+        expect(await keyRow(user.id, idempotencyKey)).to.equal(undefined);
+
+        outage.simulator.setFault(null);
+        const { retry_at: retryAt } = await services().db('circuits').first('retry_at');
+        await sleep(Math.max(0, retryAt.getTime() - Date.now()) + 20);
+        const probe = await createPayment(outage, user, products.pack_100.id, { key: idempotencyKey });
+        expect(probe.status).to.equal('created');
+        expect((await create()).answer.status).to.equal(201);
+
+        const warnings = logs.lines().slice(startLines).filter((line) => Number(line.level) >= 40).map((line) => line.msg);
+        expect(warnings).to.deep.equal([
+          `payment processor ${outage.app.url}/sim/processor unavailable: circuit open, calls fail fast until a probe gets an answer`,
+          `payment processor ${outage.app.url}/sim/processor answers again: circuit closed`,
+        ]);
+      });
     });
   });
 });

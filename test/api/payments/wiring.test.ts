@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { paymentMounts } from '../../../api/payments/mounts';
 import { startWeb } from '../../../api/web';
 import { ConfigError, loadConfig } from '../../../config';
-import { createPaymentProcessor, processorBaseUrl } from '../../../clients/payment-processor/create-payment-processor';
+import { processorBaseUrl } from '../../../clients/payment-processor/create-payment-processor';
+import { paymentProcessorOf } from '../../../services/payments/payment-processor';
 import { client } from '../../client';
 import { freePort, services, testConfig } from '../../harness';
 import { freshShowcase, payAs, waitForStatus } from '../../payment-testbed';
@@ -42,7 +43,7 @@ describe('payments: configuration and the web role\'s wiring', () => {
     const port = await freePort();
     // No processor configured: the client points at the simulator mounted beside the API.
     const config = testConfig({ PORT: String(port) });
-    const web = await startWeb({ ...services(), config, paymentProcessor: createPaymentProcessor(config) });
+    const web = await startWeb({ ...services(), config, paymentProcessor: paymentProcessorOf(config, services().db, services().log) });
     try {
       const api = client(web.url);
       const user = await makeUser();

@@ -4,17 +4,22 @@ import { ProcessorClient } from '../../../clients/payment-processor/client';
 import { ProcessorRejectedError, ProcessorUnavailableError } from '../../../clients/payment-processor/errors';
 import type { OrderRegistration, ProcessorState } from '../../../clients/payment-processor/payment-processor';
 import { languageOf } from '../../../common/language';
+import { memoryCircuit } from '../../harness';
 
 const HOST = 'https://processor.test';
 const PATH = '/payment/rest';
 
-const client = new ProcessorClient({
-  baseUrl: `${HOST}${PATH}/`,
-  userName: 'merchant-api',
-  password: 'merchant-password',
-  notificationSecret: 'notification-secret',
-  timeouts: { registerMs: 200, statusMs: 200 },
-});
+/** A client with a circuit of its own: the failures one test provokes never open another's. */
+function newClient(): ProcessorClient {
+  return new ProcessorClient({
+    baseUrl: `${HOST}${PATH}/`,
+    userName: 'merchant-api',
+    password: 'merchant-password',
+    notificationSecret: 'notification-secret',
+    timeouts: { registerMs: 200, statusMs: 200 },
+    circuit: memoryCircuit(),
+  });
+}
 
 const registration: OrderRegistration = {
   paymentId: '0c1f6f6e-5d0e-4c57-9a59-1f7f7a4e2b10',
@@ -42,7 +47,11 @@ function statusReply(answer: Record<string, unknown>): void {
 }
 
 describe('processor client', () => {
+  let client: ProcessorClient;
   before(() => nock.disableNetConnect());
+  beforeEach(() => {
+    client = newClient();
+  });
   afterEach(() => nock.cleanAll());
   after(() => nock.enableNetConnect());
 

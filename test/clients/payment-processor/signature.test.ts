@@ -2,9 +2,10 @@ import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import { ProcessorClient } from '../../../clients/payment-processor/client';
 import { notificationChecksum } from '../../../clients/payment-processor/signature';
+import { memoryCircuit } from '../../harness';
 
 const SECRET = 'notification-secret';
-const client = new ProcessorClient({ baseUrl: 'https://processor.test', userName: 'u', password: 'p', notificationSecret: SECRET });
+const client = new ProcessorClient({ baseUrl: 'https://processor.test', userName: 'u', password: 'p', notificationSecret: SECRET, circuit: memoryCircuit() });
 
 const params = { mdOrder: 'order-1', orderNumber: 'payment-1', operation: 'deposited', status: '1' };
 

@@ -3,7 +3,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { ApnsSender } from '../../../clients/push/apns';
 import { RetryableError } from '../../../clients/push/retry';
 import type { PushMessage } from '../../../clients/push/push-sender';
-import { silentLogger } from '../../harness';
+import { memoryCircuit, silentLogger } from '../../harness';
 import { rejectionOf } from '../../media/fixtures';
 import { apnsIdentity, localCa, startFakeApns, type FakeApns } from './fake-apns';
 
@@ -43,7 +43,9 @@ describe('push gateway: APNs over HTTP/2', () => {
       environment: 'sandbox',
       origin,
       ca: localCa,
-      retry: { attempts: 3, baseDelayMs: 100, maxWaitMs: 10_000, sleep: async (ms) => { waits.push(ms); } },
+      // The jitter's top: each wait is its full backoff step.
+      retry: { attempts: 3, baseDelayMs: 100, maxWaitMs: 10_000, sleep: async (ms) => { waits.push(ms); }, random: () => 1 },
+      circuit: memoryCircuit(),
       timeoutMs: 2000,
       log: silentLogger(),
     });
@@ -130,7 +132,7 @@ describe('push gateway: APNs over HTTP/2', () => {
 
     const wrongKey = new ApnsSender({
       ...apnsIdentity, keyId: 'OTHERKEY00', privateKey: apns.privateKey, environment: 'sandbox', origin: apns.origin, ca: localCa,
-      retry: { attempts: 3, baseDelayMs: 0, maxWaitMs: 0 }, timeoutMs: 2000, log: silentLogger(),
+      retry: { attempts: 3, baseDelayMs: 0, maxWaitMs: 0 }, circuit: memoryCircuit(), timeoutMs: 2000, log: silentLogger(),
     });
     senders.push(wrongKey);
     expect((await rejectionOf(wrongKey.send(message))).message).to.contain('InvalidProviderToken');
@@ -148,7 +150,7 @@ describe('push gateway: APNs over HTTP/2', () => {
   it('trusts only a real certificate chain: a server the CA does not vouch for is refused', async () => {
     const untrusting = new ApnsSender({
       ...apnsIdentity, privateKey: apns.privateKey, environment: 'sandbox', origin: apns.origin,
-      retry: { attempts: 1, baseDelayMs: 0, maxWaitMs: 0 }, timeoutMs: 2000, log: silentLogger(),
+      retry: { attempts: 1, baseDelayMs: 0, maxWaitMs: 0 }, circuit: memoryCircuit(), timeoutMs: 2000, log: silentLogger(),
     });
     senders.push(untrusting);
     const error = await rejectionOf(untrusting.send(message));

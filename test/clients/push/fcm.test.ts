@@ -6,7 +6,8 @@ import { FcmSender } from '../../../clients/push/fcm';
 import { RetryableError } from '../../../clients/push/retry';
 import type { PushMessage } from '../../../clients/push/push-sender';
 import { rejectionOf } from '../../media/fixtures';
-import { silentLogger } from '../../harness';
+import { Circuit, CircuitOpenError, isOutage, memoryCircuitStore } from '../../../common/circuit';
+import { capturingLogger, memoryCircuit, silentLogger } from '../../harness';
 
 /**
  * The FCM HTTP v1 sender against FCM's documented answers (nock): the service-account JWT and its
@@ -40,10 +41,12 @@ describe('push gateway: FCM HTTP v1', () => {
   let exchanges: string[];
   let tokenNumber: number;
 
-  function sender(retry: Partial<{ attempts: number; maxWaitMs: number }> = {}) {
+  function sender(retry: Partial<{ attempts: number; maxWaitMs: number; random: () => number }> = {}, circuit = memoryCircuit()) {
     return new FcmSender({
       ...account,
-      retry: { attempts: 3, baseDelayMs: 100, maxWaitMs: 10_000, ...retry, sleep: async (ms) => { waits.push(ms); } },
+      // The jitter's top unless told otherwise: each wait is its full backoff step.
+      retry: { attempts: 3, baseDelayMs: 100, maxWaitMs: 10_000, random: () => 1, ...retry, sleep: async (ms) => { waits.push(ms); } },
+      circuit,
       timeoutMs: 2000,
       log: silentLogger(),
     });
@@ -161,6 +164,53 @@ describe('push gateway: FCM HTTP v1', () => {
     expect(error).to.be.instanceOf(RetryableError);
     expect(error.message).to.contain('503');
     expect(waits).to.deep.equal([100, 200]);
+  });
+
+  it('spreads the waits between tries (jitter): each in the upper half of its doubling step', async () => {
+    const seen: number[][] = [];
+    for (let send = 0; send < 8; send += 1) {
+      waits = [];
+      tokenEndpoint();
+      fcm().post(sendPath).times(3).reply(503, fcmError(503, 'UNAVAILABLE'));
+      await rejectionOf(sender({ random: Math.random }).send(message));
+      expect(waits).to.have.length(2);
+      expect(waits[0]).to.be.within(50, 100);
+      expect(waits[1]).to.be.within(100, 200);
+      seen.push(waits);
+    }
+    expect(new Set(seen.map((pair) => pair.join())).size).to.be.greaterThan(1);
+  });
+
+  it('a gateway that keeps failing opens its circuit: sends then fail at once without reaching FCM, a probe after the pause closes it; one warning each way', async () => {
+    let now = 1_000_000;
+    const logs = capturingLogger();
+    const gateway = sender({}, new Circuit({
+      name: 'push gateway FCM',
+      settings: { failures: 4, pause: { baseMs: 1000, capMs: 1000 } },
+      probeTimeoutMs: 5000,
+      store: memoryCircuitStore(),
+      log: logs.log,
+      clock: () => now,
+      random: () => 1,
+    }));
+    tokenEndpoint();
+    fcm().post(sendPath).times(4).reply(503, fcmError(503, 'UNAVAILABLE', [fcmDetail('UNAVAILABLE')]));
+
+    expect(await rejectionOf(gateway.send(message))).to.be.instanceOf(RetryableError);
+    // The fourth failure in a row opens it: the send's next try is refused, not slept on again.
+    const opened = await rejectionOf(gateway.send(message));
+    expect(opened).to.be.instanceOf(CircuitOpenError);
+    expect(isOutage(opened)).to.equal(true);
+    expect(await rejectionOf(gateway.send(message))).to.be.instanceOf(CircuitOpenError);
+    expect(waits).to.deep.equal([100, 200, 100]);
+
+    now += 1000;
+    fcm().post(sendPath).reply(200, { name: 'projects/effects-test/messages/0:8' });
+    expect(await gateway.send(message)).to.equal('sent');
+    expect(logs.lines().filter((line) => line.level === 40).map((line) => line.msg)).to.deep.equal([
+      'push gateway FCM unavailable: circuit open, calls fail fast until a probe gets an answer',
+      'push gateway FCM answers again: circuit closed',
+    ]);
   });
 
   it('a network error or a 500 is retried like a 503', async () => {

@@ -3,6 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import nock from 'nock';
 import { createPushSender, startPushSend } from '../../../workers/push/push-send';
 import { pushSenderFromConfig } from '../../../clients/push/from-config';
+import { Circuits } from '../../../common/circuit';
 import { PlatformPushSender } from '../../../clients/push/platform-router';
 import { RecordingPushSender } from '../../../clients/push/push-sender';
 import { succeedGeneration } from '../../../db/generations/succeed-generation';
@@ -72,21 +73,21 @@ describe('push through the real gateways (FCM and APNs), end to end', function (
 
   it('chooses the gateways from config: none, one, or both', () => {
     const none = capturingLogger();
-    expect(createPushSender({ config: testConfig(), log: none.log })).to.be.instanceOf(RecordingPushSender);
+    expect(createPushSender({ config: testConfig(), log: none.log, circuits: services().circuits })).to.be.instanceOf(RecordingPushSender);
     expect(none.lines().map((line) => line.msg).join('\n')).to.contain('only logged');
 
     const fcmOnly = capturingLogger();
-    const sender = createPushSender({ config: testConfig(gatewayEnv(null)), log: fcmOnly.log });
+    const sender = createPushSender({ config: testConfig(gatewayEnv(null)), log: fcmOnly.log, circuits: services().circuits });
     expect(sender).to.be.instanceOf(PlatformPushSender);
     expect(sender.name).to.equal('android:fcm,ios:recording');
     expect(fcmOnly.lines().find((line) => line.level === 40)).to.include({ platform: 'ios' });
 
-    expect(createPushSender({ config: testConfig(gatewayEnv(apns)), log: fcmOnly.log }).name).to.equal('android:fcm,ios:apns');
+    expect(createPushSender({ config: testConfig(gatewayEnv(apns)), log: fcmOnly.log, circuits: services().circuits }).name).to.equal('android:fcm,ios:apns');
   });
 
   it('delivers to Android and iOS, forgets a dead token, and retries only the device a failing gateway missed', async () => {
     const config = testConfig(gatewayEnv(apns));
-    const sender = pushSenderFromConfig(config.push, services().log, { apnsOrigin: apns.origin, apnsCa: localCa, sleep: async () => {} });
+    const sender = pushSenderFromConfig(config.push, services().log, new Circuits({ settings: config.circuits, log: services().log }), { apnsOrigin: apns.origin, apnsCa: localCa, sleep: async () => {} });
     worker = await startPushSend(services(), sender);
 
     const user = await makeUser({ locale: 'en' });

@@ -10,6 +10,7 @@ import { ProcessorRejectedError, ProcessorUnavailableError } from '../../../clie
 import type { PaymentMethod } from '../../../common/payment-method';
 import type { OrderRegistration, VerifiedNotification } from '../../../clients/payment-processor/payment-processor';
 import { createProcessorSimulator, type ProcessorSimulator } from '../../../simulators/payment-processor/simulator';
+import { memoryCircuit } from '../../harness';
 
 const credentials = { userName: 'merchant-api', password: 'merchant-password', notificationSecret: 'notification-secret' };
 const START = new Date('2025-03-01T10:00:00Z');
@@ -78,7 +79,7 @@ describe('processor simulator over HTTP', () => {
     app.use(simulator.routes);
     simServer.removeAllListeners('request');
     simServer.on('request', app.callback());
-    client = new ProcessorClient({ baseUrl: simBase, ...credentials, timeouts: { registerMs: 300, statusMs: 300 } });
+    client = new ProcessorClient({ baseUrl: simBase, ...credentials, timeouts: { registerMs: 300, statusMs: 300 }, circuit: memoryCircuit() });
   });
 
   beforeEach(() => {
@@ -155,7 +156,7 @@ describe('processor simulator over HTTP', () => {
     });
 
     it('refuses register and status calls with wrong credentials', async () => {
-      const intruder = new ProcessorClient({ baseUrl: simBase, ...credentials, password: 'guess' });
+      const intruder = new ProcessorClient({ baseUrl: simBase, ...credentials, password: 'guess', circuit: memoryCircuit() });
       const order = await register();
 
       for (const call of [intruder.registerOrder(registration()), intruder.getOrder(order.orderId)]) {
@@ -542,7 +543,7 @@ describe('processor simulator over HTTP', () => {
     app.use(simulator.routes);
     const { server, base } = await listen(app.callback());
     try {
-      const viaParser = new ProcessorClient({ baseUrl: `${base}/sim/processor`, ...credentials });
+      const viaParser = new ProcessorClient({ baseUrl: `${base}/sim/processor`, ...credentials, circuit: memoryCircuit() });
       const order = await viaParser.registerOrder(registration());
       const paid = await payAs(`${base}/sim/processor/pay/${order.orderId}`, 'success');
       expect(paid.status).to.equal(303);
