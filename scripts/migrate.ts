@@ -1,13 +1,14 @@
 import '../process/runtime-check';
 import { loadConfig } from '../config';
-import { createLogger } from '../common/logger';
+import { createScriptLogger } from '../common/logger';
 import { createKnex, migrateToLatest } from '../db/knex';
 import { startPostgres } from '../db/postgres';
+import { runOperatorScript } from './operator';
 
 /** `npm run migrate`: brings the database (configured or embedded) to the latest schema. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const log = createScriptLogger(config.logLevel);
   const postgres = await startPostgres(config, log);
   const db = createKnex(postgres.url, 2);
   try {
@@ -19,7 +20,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+runOperatorScript('migrate', main);
