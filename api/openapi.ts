@@ -153,6 +153,7 @@ function impliedErrors(route: Route): Partial<Record<ErrorCode, string>> {
 
 function errorExample(code: ErrorCode): unknown {
   if (code === 'characters_required') return errors.charactersRequired().body;
+  if (code === 'insufficient_credits') return errors.insufficientCredits({ amount: 40, balance: 25 }).body;
   const details = code === 'validation_error' ? [{ loc: ['body', 'device_id'], msg: 'must NOT have more than 255 characters', type: 'maxLength' }] : undefined;
   return { error: { code, message: errorCodes[code].message, ...(details ? { details } : {}) } };
 }

@@ -44,7 +44,7 @@ describe('scripts/replay-failed', () => {
     const outcomes = await replayFailed(services(), options({ errorCode: 'provider_error', apply: true }));
     const replayed = outcomes.find((outcome) => outcome.failedId === rich.id)!;
     expect(replayed).to.include({ action: 'replayed', reason: 'cost 12' });
-    expect(outcomes.find((outcome) => outcome.failedId === poor.id)).to.include({ action: 'skipped', reason: 'the user cannot pay 12' });
+    expect(outcomes.find((outcome) => outcome.failedId === poor.id)).to.include({ action: 'skipped', reason: 'the user cannot pay 12 (balance 3)' });
     expect(outcomes).to.have.length(2);
     const fresh = await services().db('generations').where({ id: replayed.newId! }).first('status', 'cost', 'user_id');
     expect(fresh).to.deep.equal({ status: 'pending', cost: 12, user_id: rich.userId });
