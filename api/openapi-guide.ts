@@ -6,7 +6,7 @@ export const apiGuide = `
 The API behind the Effects app: users turn their photos into AI-generated images and videos through
 catalog effects, paying with credits. Every path starts with \`/v1\`; bodies are JSON unless an
 operation says otherwise; every answer carries an \`X-Request-Id\` header (quote it when reporting a
-problem). The dated list of changes is \`CHANGELOG-API.md\` in the repository.
+problem). The dated list of changes is the [API changelog](/docs/changelog).
 
 ## Accounts and tokens
 
