@@ -6,7 +6,7 @@ export const apiGuide = `
 The API behind the Effects app: users turn their photos into AI-generated images and videos through
 catalog effects, paying with credits. Every path starts with \`/v1\`; bodies are JSON unless an
 operation says otherwise; every answer carries an \`X-Request-Id\` header (quote it when reporting a
-problem). The dated list of changes is \`CHANGELOG-API.md\` in the repository.
+problem). The dated list of changes is the [API changelog](/docs/changelog).
 
 ## Accounts and tokens
 
@@ -109,7 +109,10 @@ answer is \`429 rate_limited\`.
 final); later events come on changes; comment lines (\`: ping\`) keep the connection alive. The
 server closes the stream at a final status. After a broken connection, reopen it: the snapshot
 restores the state. Opening a stream counts against the read budget and a per-user cap of open
-streams across kinds (\`429 too_many_streams\`).
+streams across kinds (\`429 too_many_streams\`). Each \`data:\` line is one JSON object: each
+stream's \`text/event-stream\` answer names its schema by event name in the vendor extension
+\`x-sse-events\` (\`{"status": {"$ref": "#/components/schemas/GenerationStreamEvent"}}\`; \`message\` names
+the payment stream's events, which have no \`event:\` line), so a generated client has their types.
 
 ## Payments
 

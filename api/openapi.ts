@@ -15,7 +15,11 @@ import { apiGuide } from './openapi-guide';
  * - its error answers: the ones its declaration implies (authentication, guest check, limits,
  *   validation, Idempotency-Key, 501, 500) plus the domain codes in `route.errors`, each with the
  *   envelope schema and an example per code;
- * - schemas with a `title` become named `components/schemas` (one definition, `$ref` elsewhere).
+ * - schemas with a `title` become named `components/schemas` (one definition, `$ref` elsewhere);
+ * - a stream's events: the `text/event-stream` media type carries `x-sse-events`, a map from each
+ *   event name (`message` for events without an `event:` line) to the `$ref` of the named schema of
+ *   its `data`, and the answer's description names them, so a client generator emits their types
+ *   (OpenAPI 3.1 has no field for the items of a stream).
  */
 
 const errorEnvelopeSchema: JsonSchema = {
@@ -149,6 +153,7 @@ function impliedErrors(route: Route): Partial<Record<ErrorCode, string>> {
 
 function errorExample(code: ErrorCode): unknown {
   if (code === 'characters_required') return errors.charactersRequired().body;
+  if (code === 'insufficient_credits') return errors.insufficientCredits({ amount: 40, balance: 25 }).body;
   const details = code === 'validation_error' ? [{ loc: ['body', 'device_id'], msg: 'must NOT have more than 255 characters', type: 'maxLength' }] : undefined;
   return { error: { code, message: errorCodes[code].message, ...(details ? { details } : {}) } };
 }
@@ -181,13 +186,32 @@ function errorResponses(route: Route): Record<string, unknown> {
   return responses;
 }
 
+/**
+ * The events of a `text/event-stream` answer, for people: each event name with the named schema of
+ * its `data` (`x-sse-events` says the same for tools).
+ */
+function eventsDescription(events: Record<string, JsonSchema>): string {
+  const lines = Object.entries(events).map(([name, schema]) =>
+    `- \`${name}\`${name === 'message' ? ' (bare `data:` lines, no `event:` line)' : ''}: \`data\` is a ${schemaName(schema)}`);
+  return `Each event's \`data\` is one line of JSON, by event name (\`x-sse-events\`):\n\n${lines.join('\n')}`;
+}
+
+function schemaName(schema: JsonSchema): string {
+  if (typeof schema.title !== 'string') throw new Error('an SSE event schema needs a title: it is named in components/schemas');
+  return `\`${schema.title}\` (\`#/components/schemas/${schema.title}\`)`;
+}
+
 function successResponses(route: Route): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, response] of Object.entries(route.responses ?? {})) {
     if (!response) continue;
-    const media = { ...(response.schema ? { schema: response.schema } : {}), ...(response.example === undefined ? {} : { example: response.example }) };
+    const media = {
+      ...(response.schema ? { schema: response.schema } : {}),
+      ...(response.example === undefined ? {} : { example: response.example }),
+      ...(response.events ? { 'x-sse-events': response.events } : {}),
+    };
     responses[status] = {
-      description: response.description,
+      description: response.events ? `${response.description}.\n\n${eventsDescription(response.events)}` : response.description,
       ...(Object.keys(media).length ? { content: { [response.contentType ?? 'application/json']: media } } : {}),
     };
   }

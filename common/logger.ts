@@ -23,6 +23,15 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   return log;
 }
 
+/**
+ * The logger of an operator script (`scripts/`): on stderr, so that stdout carries the script's
+ * result alone and `> file` or a pipe holds nothing else. Written synchronously: a script logs
+ * little, and may exit right after a failure.
+ */
+export function createScriptLogger(level: string): pino.Logger {
+  return createLogger(level, pino.destination({ dest: 2, sync: true }));
+}
+
 export function flushLogs(log: pino.Logger): Promise<void> {
   return new Promise((resolve) => log.flush(() => resolve()));
 }

@@ -1,5 +1,6 @@
 import Ajv, { _, type ErrorObject, type KeywordCxt, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { quantity } from './plural';
 
 /**
  * JSON Schema validation, one setup for everything that checks outside input: the API's requests
@@ -95,9 +96,24 @@ function problemOf(error: ErrorObject): Problem {
     path.push((error.params as { additionalProperty: string }).additionalProperty);
     return { path, rule: error.keyword, message: 'is not a known field' };
   }
-  // ajv's messages describe the rule ("must NOT have more than 128 characters"), never the value.
+  // ajv's messages describe the rule ("must NOT have more than 128 characters"), never the value;
+  // those of a count are said again with the noun's right form ("fewer than 1 item", not "1 items").
+  const counted = countedRules[error.keyword];
+  if (counted) {
+    const [comparison, singular, plural] = counted;
+    return { path, rule: error.keyword, message: `must NOT have ${comparison} than ${quantity((error.params as { limit: number }).limit, singular, plural)}` };
+  }
   return { path, rule: error.keyword, message: error.message ?? 'is invalid' };
 }
+
+const countedRules: Record<string, [comparison: string, singular: string, plural?: string]> = {
+  minLength: ['fewer', 'character'],
+  maxLength: ['more', 'character'],
+  minItems: ['fewer', 'item'],
+  maxItems: ['more', 'item'],
+  minProperties: ['fewer', 'property', 'properties'],
+  maxProperties: ['more', 'property', 'properties'],
+};
 
 /**
  * Checks `data` against `schema` (defaults filled in, text coerced for `text`); the problems found,

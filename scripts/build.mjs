@@ -7,6 +7,8 @@
 // A process started as `node dist/main.js` resolves the link once, at start (Node loads modules by
 // their real path), so it keeps running on the build it started with while a script rebuilds.
 // The newest builds are kept (a process running from an older one still finds its files).
+// Its messages and the compiler's go to stderr: the npm scripts that run it first (`npm run --silent
+// replay-failed ... > plan.txt`) keep stdout for their own result.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -70,20 +72,20 @@ function build(root) {
   const hash = sourcesHash(root);
   const buildName = `.dist-${timestamp()}-${process.pid}`;
   const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const compiled = spawnSync(process.execPath, [tsc, '-p', root, '--outDir', path.join(root, buildName)], { stdio: 'inherit' });
+  const compiled = spawnSync(process.execPath, [tsc, '-p', root, '--outDir', path.join(root, buildName)], { stdio: ['inherit', 2, 'inherit'] });
   if (compiled.status !== 0) {
     fs.rmSync(path.join(root, buildName), { recursive: true, force: true });
     process.exit(compiled.status ?? 1);
   }
   fs.writeFileSync(path.join(root, buildName, stampFile), hash);
   swapIn(root, buildName);
-  console.log(`built ${buildName}; dist points to it`);
+  console.error(`built ${buildName}; dist points to it`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
   if (process.argv.includes('--if-changed') && isCurrent(root, sourcesHash(root))) {
-    console.log('dist is up to date');
+    console.error('dist is up to date');
   } else {
     build(root);
   }

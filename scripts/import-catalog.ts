@@ -5,10 +5,12 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { Knex } from 'knex';
 import { loadConfig } from '../config';
-import { createLogger, flushLogs } from '../common/logger';
+import { createScriptLogger } from '../common/logger';
+import { quantity } from '../common/plural';
 import { startInfrastructure } from '../process/infrastructure';
 import type { Storage } from '../media/storage';
 import { CatalogImportError, importCatalog, type ImportProgress, type ImportSummary } from '../services/catalog/import';
+import { runOperatorScript, UsageError } from './operator';
 
 /**
  * `npm run import-catalog -- catalog.yaml`: imports or updates categories, tags, authors and
@@ -43,7 +45,9 @@ export async function readCatalogFile(file: string): Promise<unknown> {
   try {
     return /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
   } catch (error) {
-    throw new CatalogFileError(`${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(error as Error).message}`);
+    // The YAML parser's message goes on with an excerpt of the file over several lines: its first says what and where.
+    const what = (error as Error).message.split('\n')[0].replace(/:$/, '');
+    throw new CatalogFileError(`${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${what}`);
   }
 }
 
@@ -52,7 +56,16 @@ export async function importCatalogFile(
   file: string,
   onProgress?: (progress: ImportProgress) => void,
 ): Promise<ImportSummary> {
-  const document = await readCatalogFile(file);
+  return importCatalogDocument(services, file, await readCatalogFile(file), onProgress);
+}
+
+/** Imports the parsed document of `file`, its media paths relative to the file. */
+function importCatalogDocument(
+  services: { db: Knex; storage: Storage },
+  file: string,
+  document: unknown,
+  onProgress?: (progress: ImportProgress) => void,
+): Promise<ImportSummary> {
   const folder = path.dirname(path.resolve(file));
   return importCatalog(services.db, services.storage, document, {
     readMedia: (reference) => readFile(path.resolve(folder, reference)),
@@ -75,35 +88,22 @@ export function progressBar(stream: NodeJS.WriteStream = process.stderr): (progr
 }
 
 async function main(): Promise<void> {
-  const file = process.argv[2];
-  if (!file) {
-    console.error('usage: npm run import-catalog -- <catalog.json|catalog.yaml>');
-    process.exit(2);
-  }
+  const [file, ...extra] = process.argv.slice(2);
+  if (!file || extra.length) throw new UsageError('name one catalog file: npm run import-catalog -- <catalog.json|catalog.yaml>');
+  // Read before anything starts: a file that cannot be read or parsed fails at once.
+  const document = await readCatalogFile(file);
   loadEnvFileIfPresent();
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const log = createScriptLogger(config.logLevel);
   // An import into an empty database must not be mixed with the demo catalog.
   const infrastructure = await startInfrastructure({ ...config, catalog: { ...config.catalog, seedDemo: false } }, log, { supervise: false, schedule: false });
-  let exitCode = 0;
   try {
-    const summary = await importCatalogFile(infrastructure.services, file, progressBar());
-    console.log(`imported: ${summary.effectsCreated} effects created, ${summary.effectsUpdated} updated, ${summary.previewsBuilt} previews built, `
-      + `${summary.categories} categories, ${summary.tags} tags, ${summary.authors} authors`);
-  } catch (error) {
-    if (!(error instanceof CatalogImportError || error instanceof CatalogFileError)) throw error;
-    console.error(error.message);
-    exitCode = 1;
+    const summary = await importCatalogDocument(infrastructure.services, file, document, progressBar());
+    console.log(`imported: ${quantity(summary.effectsCreated, 'effect')} created, ${summary.effectsUpdated} updated, ${quantity(summary.previewsBuilt, 'preview')} built, `
+      + `${quantity(summary.categories, 'category', 'categories')}, ${quantity(summary.tags, 'tag')}, ${quantity(summary.authors, 'author')}`);
   } finally {
     await infrastructure.stop();
-    await flushLogs(log);
   }
-  process.exit(exitCode);
 }
 
-if (require.main === module) {
-  main().catch((error) => {
-    console.error(error);
-    process.exit(1);
-  });
-}
+if (require.main === module) runOperatorScript('import-catalog', main, { refusals: [CatalogFileError, CatalogImportError] });

@@ -1,15 +1,16 @@
 import '../process/runtime-check';
 import { loadEnvFileIfPresent } from '../process/env-file';
 import { loadConfig } from '../config';
-import { createLogger } from '../common/logger';
+import { createScriptLogger } from '../common/logger';
 import { createKnex, migrateToLatest } from '../db/knex';
 import { startPostgres } from '../db/postgres';
+import { runOperatorScript } from './operator';
 
 /** `npm run migrate`: brings the database (configured or embedded) to the latest schema. */
 async function main(): Promise<void> {
   loadEnvFileIfPresent();
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const log = createScriptLogger(config.logLevel);
   const postgres = await startPostgres(config, log);
   const db = createKnex(postgres.url, 2);
   try {
@@ -21,7 +22,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+runOperatorScript('migrate', main);

@@ -3,8 +3,9 @@ import { loadEnvFileIfPresent } from '../process/env-file';
 import { parseArgs } from 'node:util';
 import { ReplaySelectionError, replayFailed, type ReplayOptions, type ReplayOutcome } from '../services/generations/replay-failed';
 import { loadConfig } from '../config';
-import { createLogger, flushLogs } from '../common/logger';
+import { createScriptLogger } from '../common/logger';
 import { startInfrastructure } from '../process/infrastructure';
+import { runOperatorScript, UsageError } from './operator';
 
 const usage = `Re-runs failed generations as NEW generations (the failed ones stay as they are, refunded).
 
@@ -23,9 +24,6 @@ category's) CURRENT cost from the user (skipped, and named, when they cannot pay
 (and prompt), in one transaction that also records the replay on the failed generation: a failed
 generation is replayed at most once, and a dry run lists the ones already replayed with their new id.
 A generation its owner cancelled is never replayed.`;
-
-/** A mistake in the command line: the script prints it with the usage, not a stack trace. */
-export class UsageError extends Error {}
 
 function describe(outcome: ReplayOutcome): string {
   const target = outcome.newId ? ` -> ${outcome.newId}` : '';
@@ -79,7 +77,7 @@ async function main(): Promise<void> {
   }
   loadEnvFileIfPresent();
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const log = createScriptLogger(config.logLevel);
   const infrastructure = await startInfrastructure({ ...config, catalog: { ...config.catalog, seedDemo: false } }, log, { supervise: false, schedule: false });
   try {
     const outcomes = await replayFailed(infrastructure.services, options);
@@ -90,17 +88,7 @@ async function main(): Promise<void> {
       : `dry run: ${count('would replay')} would be replayed, ${count('already replayed')} already replayed, ${count('skipped')} skipped; add --apply to do it`);
   } finally {
     await infrastructure.stop();
-    await flushLogs(log);
   }
 }
 
-if (require.main === module) {
-  main().catch((error) => {
-    if (error instanceof UsageError || error instanceof ReplaySelectionError) {
-      console.error(`replay-failed: ${error.message}\n\n${usage}`);
-      process.exit(2);
-    }
-    console.error(error);
-    process.exit(1);
-  });
-}
+if (require.main === module) runOperatorScript('replay-failed', main, { usage: [ReplaySelectionError], help: true });

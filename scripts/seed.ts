@@ -1,10 +1,12 @@
 import '../process/runtime-check';
 import { loadEnvFileIfPresent } from '../process/env-file';
 import { loadConfig } from '../config';
-import { createLogger, flushLogs } from '../common/logger';
+import { createScriptLogger } from '../common/logger';
+import { quantity } from '../common/plural';
 import { startInfrastructure } from '../process/infrastructure';
 import { seedDemoCatalog } from '../services/catalog/demo-catalog';
 import { seedStudioCategories } from '../db/studio/seed-studio-categories';
+import { runOperatorScript } from './operator';
 
 /**
  * `npm run seed`: puts the demo catalog (README, "Demo catalog") and the demo studio categories
@@ -14,23 +16,19 @@ import { seedStudioCategories } from '../db/studio/seed-studio-categories';
 async function main(): Promise<void> {
   loadEnvFileIfPresent();
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const log = createScriptLogger(config.logLevel);
   // Seeding on start is switched off here: this script seeds itself, and reports what it did.
   const infrastructure = await startInfrastructure({ ...config, catalog: { ...config.catalog, seedDemo: false } }, log, { supervise: false, schedule: false });
   try {
     const started = Date.now();
     const summary = await seedDemoCatalog(infrastructure.services.db, infrastructure.services.storage);
-    console.log(`demo catalog: ${summary.effectsCreated} effects created, ${summary.effectsUpdated} updated, `
-      + `${summary.previewsBuilt} previews built, ${summary.categories} categories, ${summary.tags} tags (${Date.now() - started} ms)`);
+    console.log(`demo catalog: ${quantity(summary.effectsCreated, 'effect')} created, ${summary.effectsUpdated} updated, `
+      + `${quantity(summary.previewsBuilt, 'preview')} built, ${quantity(summary.categories, 'category', 'categories')}, ${quantity(summary.tags, 'tag')} (${Date.now() - started} ms)`);
     const studio = await seedStudioCategories(infrastructure.services.db, { onlyIntoEmpty: false });
     console.log(`demo studio categories: ${studio ? 'missing ones added' : 'all present'}`);
   } finally {
     await infrastructure.stop();
-    await flushLogs(log);
   }
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+runOperatorScript('seed', main);

@@ -1,11 +1,13 @@
 import '../process/runtime-check';
 import { loadEnvFileIfPresent } from '../process/env-file';
 import { parseArgs } from 'node:util';
+import { quantity } from '../common/plural';
 import { isUuid } from '../common/validation';
 import { loadConfig } from '../config';
 import { removalReason, removalReasonMaxLength, removeByOperator, type OperatorRemoval } from '../db/user-effects/remove-by-operator';
 import { startInfrastructure } from '../process/infrastructure';
-import { createLogger, flushLogs } from '../common/logger';
+import { createScriptLogger } from '../common/logger';
+import { runOperatorScript, ScriptFailure, UsageError } from './operator';
 
 const usage = `Operator actions on user effects of the marketplace.
 
@@ -18,9 +20,6 @@ usage: npm run user-effects -- archive <user effect id> --reason <text>
 
 The operator console's Archive button (/ops/marketplace) calls the same function
 (db/user-effects/remove-by-operator.ts).`;
-
-/** A mistake in the command line: printed with the usage, never as a stack trace. */
-export class UsageError extends Error {}
 
 export interface ArchiveCommand {
   action: 'archive';
@@ -59,45 +58,33 @@ export function parseUserEffectsArguments(argv: string[]): ArchiveCommand | null
   return { action, userEffectId: id.toLowerCase(), reason: reason.reason };
 }
 
-export function describeRemoval(id: string, removal: OperatorRemoval): string {
+export function describeRemoval(id: string, removal: Exclude<OperatorRemoval, { outcome: 'not_found' }>): string {
   switch (removal.outcome) {
     case 'archived':
-      return `archived ${id} (author ${removal.userEffect.user_id}): ${removal.reversedEarnings} pending earning(s) reversed, the author is told by push`;
+      return `archived ${id} (author ${removal.userEffect.user_id}): ${quantity(removal.reversedEarnings, 'pending earning')} reversed, the author is told by push`;
     case 'already_archived':
       return `${id} is archived already: nothing changed`;
-    case 'not_found':
-      return `no user effect ${id}`;
   }
 }
 
-async function main(): Promise<number> {
+async function main(): Promise<void> {
   const command = parseUserEffectsArguments(process.argv.slice(2));
   if (!command) {
     console.log(usage);
-    return 0;
+    return;
   }
   loadEnvFileIfPresent();
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const log = createScriptLogger(config.logLevel);
   const infrastructure = await startInfrastructure({ ...config, catalog: { ...config.catalog, seedDemo: false } }, log, { supervise: false, schedule: false });
   try {
     const { db, boss } = infrastructure.services;
     const removal = await removeByOperator(db, boss, { userEffectId: command.userEffectId, reason: command.reason });
+    if (removal.outcome === 'not_found') throw new ScriptFailure(`no user effect ${command.userEffectId}`);
     console.log(describeRemoval(command.userEffectId, removal));
-    return removal.outcome === 'not_found' ? 1 : 0;
   } finally {
     await infrastructure.stop();
-    await flushLogs(log);
   }
 }
 
-if (require.main === module) {
-  main().then((code) => process.exit(code), (error: unknown) => {
-    if (error instanceof UsageError) {
-      console.error(`user-effects: ${error.message}\n\n${usage}`);
-      process.exit(2);
-    }
-    console.error(`user-effects: ${(error as Error).message}`);
-    process.exit(1);
-  });
-}
+if (require.main === module) runOperatorScript('user-effects', main, { help: true });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { quantity } from '../../common/plural';
 import { UnreadableImageError } from '../../media/errors';
 import { probeImage, reencodeJpegWithoutMetadata } from '../../media/images';
 import { avatarKey, avatarPrefix } from '../../media/object-keys';
@@ -45,7 +46,7 @@ export async function bindAvatar(services: Services, userId: string, key: string
   if (!stored) throw invalidField(objectKeyField, 'no uploaded file under this key', 'object_missing');
   // The embedded store lets a client swap a ticket's key: only the object put through this key's own ticket counts.
   if (!stored.viaItsTicket) throw invalidField(objectKeyField, 'the file under this key was not put there through its upload ticket', 'object_not_via_ticket');
-  if (stored.size > config.avatarMaxBytes) throw invalidField(objectKeyField, `the file is larger than ${config.avatarMaxBytes} bytes`, 'file_too_large');
+  if (stored.size > config.avatarMaxBytes) throw invalidField(objectKeyField, `the file is larger than ${quantity(config.avatarMaxBytes, 'byte')}`, 'file_too_large');
   const original = await storage.get(key);
   let jpeg: Buffer;
   try {

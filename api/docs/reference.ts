@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import type { ApiContext } from '../http/context';
 import { sendPage, type PagePolicy } from '../../media/pages/headers';
 import { html } from '../../media/pages/html';
+import { changelogPath, sendChangelog } from './changelog';
 
 /**
  * `GET /docs`: the browsable API reference, Redoc's standalone bundle (served from node_modules,
@@ -19,6 +20,8 @@ import { html } from '../../media/pages/html';
  * the one remote address in the bundle, the Redocly logo in the menu's footer, is replaced with an
  * empty local image when the bundle is served. A new Redoc version may write other stylesheets:
  * the Chromium test of this page (`test/api/docs/`) names the hash of any it blocks.
+ *
+ * `/docs/changelog` (`changelog.ts`), the API changelog the guide links, is a page of the layout.
  */
 const redocStyleHashes = ["'sha256-QMIg+bpjm3JdElJ388KYke01izlUW0UoNOeKjpMxdgc='", "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"];
 
@@ -60,6 +63,7 @@ export function referenceRouter(): Router<ApiContext['state'], ApiContext> {
   router.get('/docs', (ctx) => {
     sendPage(ctx, { html: page.toString(), policy: referencePolicy, cacheControl: 'no-cache' });
   });
+  router.get(changelogPath, (ctx) => sendChangelog(ctx));
   router.get(bundlePath, (ctx) => {
     bundle ??= readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8').replaceAll(remoteLogo, emptyImage);
     ctx.type = 'application/javascript; charset=utf-8';

@@ -3,6 +3,7 @@ import type { GenerationStatus } from '../../db/generations/model';
 import type { Services } from '../../services';
 import { reserveAndQueue, type GenerationPlan } from '../../services/generations/reserve-and-queue';
 import { findLaunchableEffect, launchableBy } from '../../db/catalog/launchable';
+import { Shortfall } from '../../db/credits/ledger';
 import { errors, invalidField } from '../http/errors';
 import type { IdempotencyKey } from '../idempotency/idempotency-key';
 import { isUuid } from '../../common/validation';
@@ -71,7 +72,7 @@ export async function startGeneration<Answer>(
     prepare: request.plan,
     create: async (trx, plan) => {
       const started = await reserveAndQueue(trx, services, userId, plan);
-      if (started === 'insufficient') throw errors.insufficientCredits();
+      if (started instanceof Shortfall) throw errors.insufficientCredits(started);
       if (started === 'queue_full') throw errors.providerUnavailable('Too many generations are waiting; try again later.');
       return started;
     },

@@ -1,4 +1,5 @@
 import type { Character } from '../../db/catalog/model';
+import { quantity } from '../../common/plural';
 import { errors, invalidField, type ApiError } from '../http/errors';
 
 /**
@@ -66,7 +67,7 @@ function noPhoto(loc: (string | number)[]): ApiError {
 
 function personsFromCharacters(characters: Character[], sent: string[][]): string[][] {
   if (sent.length > characters.length) {
-    throw invalidField(['body', 'characters'], `the effect takes at most ${characters.length} people`, 'max_people');
+    throw invalidField(['body', 'characters'], `the effect takes at most ${quantity(characters.length, 'person', 'people')}`, 'max_people');
   }
   const seen = new Set<string>();
   sent.forEach((photos, person) => photos.forEach((id, index) => {
@@ -94,7 +95,7 @@ function dealFlatList(characters: Character[], photos: string[]): string[][] {
     next += character.max_photos;
   }
   if (next < photos.length) {
-    throw invalidField(['body', 'additional_uploads'], `the effect takes at most ${next} photos`, 'max_photos');
+    throw invalidField(['body', 'additional_uploads'], `the effect takes at most ${quantity(next, 'photo')}`, 'max_photos');
   }
   return persons;
 }
@@ -107,13 +108,13 @@ function checkCounts(rules: PhotoRules, persons: string[][], field: string): voi
   rules.characters.forEach((character, person) => {
     const count = persons[person].length;
     if (count < character.min_photos) {
-      throw invalidField(loc(person), `person ${person + 1} needs at least ${character.min_photos} photos`, 'min_photos');
+      throw invalidField(loc(person), `person ${person + 1} needs at least ${quantity(character.min_photos, 'photo')}`, 'min_photos');
     }
     if (count > character.max_photos) {
-      throw invalidField(loc(person), `person ${person + 1} takes at most ${character.max_photos} photos`, 'max_photos');
+      throw invalidField(loc(person), `person ${person + 1} takes at most ${quantity(character.max_photos, 'photo')}`, 'max_photos');
     }
   });
   if (rules.model_max_photos !== null && total > rules.model_max_photos) {
-    throw invalidField(['body', field], `the effect's model takes at most ${rules.model_max_photos} photos`, 'model_max_photos');
+    throw invalidField(['body', field], `the effect's model takes at most ${quantity(rules.model_max_photos, 'photo')}`, 'model_max_photos');
   }
 }

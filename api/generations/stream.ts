@@ -1,4 +1,6 @@
+import { schema } from '../../common/validation';
 import { rowStreamRoute } from '../realtime/row-stream';
+import { generationStatusSchema } from './views';
 
 /**
  * `GET /v1/generations/{id}/stream`: `event: status` with `{id, status, error_code}` (never
@@ -13,6 +15,11 @@ interface GenerationState {
   error_code: string | null;
 }
 
+const generationStreamEventSchema = {
+  ...schema.response({ id: schema.uuid(), status: generationStatusSchema, error_code: schema.nullable(schema.string()) }, { title: 'GenerationStreamEvent' }),
+  description: 'The `data` of each `event: status` of `GET /v1/generations/{id}/stream`: no `result_url` (read the generation for it).',
+};
+
 export const generationStreamRoute = rowStreamRoute<GenerationState>(
   '/v1/generations/{id}/stream',
   'SSE: a snapshot `event: status` {id, status, error_code}, then one per change; closed at succeeded or failed.',
@@ -25,5 +32,6 @@ export const generationStreamRoute = rowStreamRoute<GenerationState>(
     isTerminal: (state) => terminalStatuses.has(state.status),
     event: 'status',
     render: (state) => ({ id: state.id, status: state.status, error_code: state.error_code }),
+    eventSchema: generationStreamEventSchema,
   },
 );

@@ -1,3 +1,5 @@
+import { quantity } from '../../common/plural';
+
 /**
  * The error envelope `{error: {code, message, details?}}` and every error code of the API, with its
  * HTTP status and default message: routes and domain code throw `ApiError`, the error middleware
@@ -60,7 +62,9 @@ export const errors = {
   badRequest: () => new ApiError('bad_request'),
   authRequired: () => new ApiError('auth_required'),
   invalidCredentials: () => new ApiError('invalid_credentials'),
-  insufficientCredits: () => new ApiError('insufficient_credits'),
+  /** The message quotes the ledger's figures, read under the user's lock where the debit failed. */
+  insufficientCredits: (shortfall: { amount: number; balance: number }) =>
+    new ApiError('insufficient_credits', `This costs ${quantity(shortfall.amount, 'credit')}; your balance is ${shortfall.balance}.`),
   forbidden: (message?: string) => new ApiError('forbidden', message),
   registrationRequired: () => new ApiError('registration_required'),
   notFound: (message?: string) => new ApiError('not_found', message),
@@ -112,7 +116,7 @@ function unprocessable(code: 'validation_error' | 'characters_required', details
     return count <= detailsPerField;
   }).slice(0, detailsInAll);
   const omitted = details.length - kept.length;
-  const note = omitted ? ` ${omitted} more problem${omitted === 1 ? '' : 's'} not listed.` : '';
+  const note = omitted ? ` ${quantity(omitted, 'more problem')} not listed.` : '';
   return new ApiError(code, message + note, kept);
 }
 

@@ -16,6 +16,12 @@ export interface RouteResponse {
   contentType?: string;
   /** A realistic answer, shown in `/docs` (and checked against `schema` by the OpenAPI lint). */
   example?: unknown;
+  /**
+   * A `text/event-stream` answer's events: each event name (`message` for bare `data:` lines, as
+   * Server-Sent Events name them) with the schema of its `data`, titled so that it is a named
+   * schema of `/v1/openapi.json` (published as `x-sse-events`, `api/openapi.ts`).
+   */
+  events?: Record<string, JsonSchema>;
 }
 
 export interface RouteInput<Body, Query, Params> {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Config } from '../../config';
+import { quantity } from '../../common/plural';
 import type { UserEffectRow } from '../../db/user-effects/model';
 import { removalReason, removalReasonMaxLength, type OperatorRemoval } from '../../db/user-effects/remove-by-operator';
 import { html, type Html } from '../../media/pages/html';
@@ -240,7 +241,7 @@ function flashMessage(flash: ArchiveFlash): Html {
   if (flash.outcome === 'already_archived') {
     return html`<p class="flash wait" id="flash" role="status">“${effect.name}” (<span class="mono">${flash.id}</span>) was archived already${why}. Nothing changed.</p>`;
   }
-  return html`<p class="flash ok" id="flash" role="status">Archived “${effect.name}” (<span class="mono">${flash.id}</span>)${why}. ${effect.reversed_earnings} pending earning(s) reversed (${effect.reversed_credits} credits); the author is told by push.</p>`;
+  return html`<p class="flash ok" id="flash" role="status">Archived “${effect.name}” (<span class="mono">${flash.id}</span>)${why}. ${quantity(effect.reversed_earnings, 'pending earning')} reversed (${quantity(effect.reversed_credits, 'credit')}); the author is told by push.</p>`;
 }
 
 export function marketplacePage(config: Config, marketplace: Marketplace, nowMs = Date.now()): string {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { quantity } from '../../common/plural';
 import { html } from '../../media/pages/html';
 import { readQueueSizes } from '../../db/queue-sizes';
 import { awaitingReplay, failureWindowS } from './failures';
@@ -46,7 +47,7 @@ export async function readOverview(db: Knex): Promise<Overview> {
 
 export function overviewPage(overview: Overview): string {
   return consolePage('/ops', 'Overview', html`<div class="figures">
-<a class="figure" href="/ops/pool"><strong id="overview-slots">${overview.slotsLeased} / ${overview.slots}</strong>provider slots leased${overview.coolingAccounts ? `, ${overview.coolingAccounts} account(s) cooling down` : ''}</a>
+<a class="figure" href="/ops/pool"><strong id="overview-slots">${overview.slotsLeased} / ${overview.slots}</strong>provider slots leased${overview.coolingAccounts ? `, ${quantity(overview.coolingAccounts, 'account')} cooling down` : ''}</a>
 <a class="figure" href="/ops/activity"><strong id="overview-waiting">${overview.jobsWaiting}</strong>jobs waiting in the queues</a>
 <a class="figure${overview.failedNotReplayed ? ' bad' : ''}" href="/ops/failed"><strong id="overview-failed">${overview.failedNotReplayed}</strong>failed generations not replayed (24 h)</a>
 <a class="figure${overview.paymentsOpen ? ' bad' : ''}" href="/ops/payments"><strong id="overview-payments">${overview.paymentsOpen}</strong>payments that need attention</a>

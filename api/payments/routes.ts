@@ -7,13 +7,13 @@ import { schema } from '../../common/validation';
 import { createPayment, type CreatePaymentBody } from './create-payment';
 import { productSchema, productView, profileLocale, showcase } from './products';
 import { refreshPayment } from './refresh';
-import { paymentStreamRoute } from './stream';
+import { paymentStatusSchema, paymentStreamRoute } from './stream';
 import { findOwnPayment, paymentView } from './views';
 import { languageOf } from '../../common/language';
 
 const paymentProperties = {
   id: schema.uuid(),
-  status: schema.string({ enum: ['created', 'succeeded', 'failed', 'expired', 'refunded'] }),
+  status: paymentStatusSchema,
   product_id: schema.uuid(),
   amount_minor: schema.integer(),
   currency: schema.integer(),

@@ -1,4 +1,5 @@
 import { terminalStatuses, type PaymentStatus } from '../../db/payments/model';
+import { schema } from '../../common/validation';
 import { rowStreamRoute } from '../realtime/row-stream';
 
 /**
@@ -12,6 +13,13 @@ interface PaymentState {
   paid_at: Date | null;
 }
 
+export const paymentStatusSchema = schema.string({ enum: ['created', 'succeeded', 'failed', 'expired', 'refunded'] satisfies PaymentStatus[] });
+
+const paymentStreamEventSchema = {
+  ...schema.response({ id: schema.uuid(), status: paymentStatusSchema, paid_at: schema.nullable(schema.string({ format: 'date-time' })) }, { title: 'PaymentStreamEvent' }),
+  description: 'The `data` of each event of `GET /v1/payments/{id}/stream`: bare `data:` lines, no `event:` line (`message` events).',
+};
+
 export const paymentStreamRoute = rowStreamRoute<PaymentState>(
   '/v1/payments/{id}/stream',
   'SSE: one `data:` line {id, status, paid_at} per state, a snapshot first; closed at succeeded or refunded.',
@@ -24,5 +32,6 @@ export const paymentStreamRoute = rowStreamRoute<PaymentState>(
     isTerminal: (state) => terminalStatuses.includes(state.status),
     event: null,
     render: (state) => ({ id: state.id, status: state.status, paid_at: state.paid_at?.toISOString() ?? null }),
+    eventSchema: paymentStreamEventSchema,
   },
 );

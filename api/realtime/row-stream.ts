@@ -3,7 +3,7 @@ import { caller } from '../http/authentication';
 import { errors } from '../http/errors';
 import { readBudget } from '../http/rate-limit';
 import { defineRoute, type Route, type RouteResponse } from '../http/route';
-import { isUuid } from '../../common/validation';
+import { isUuid, type JsonSchema } from '../../common/validation';
 import { openStream, type StreamKind } from './streams';
 
 /**
@@ -21,17 +21,24 @@ export interface RowStream<State> {
   /** The `event:` name, or null for bare `data:` lines. */
   event: string | null;
   render(state: State): object;
+  /** The schema of what `render` answers, titled: a generated client gets the event's type by this name. */
+  eventSchema: JsonSchema;
 }
+
+/** What Server-Sent Events call an event that has no `event:` line (`EventSource.onmessage`). */
+const unnamedEvent = 'message';
 
 /**
  * `GET <path>` (`.../{id}/stream`) opening a row stream. Any id that cannot name the caller's row is
  * simply not found (the contract's 404, not a 422), and so is another user's.
  */
-export function rowStreamRoute<State>(path: string, summary: string, events: RouteResponse, stream: RowStream<State>): Route {
+export function rowStreamRoute<State>(path: string, summary: string, answer: Pick<RouteResponse, 'description' | 'example'>, stream: RowStream<State>): Route {
   return defineRoute<unknown, unknown, { id: string }>({
     method: 'GET', path, access: stream.access ?? 'token', limits: [readBudget()],
     summary,
-    responses: { 200: { contentType: 'text/event-stream', schema: { type: 'string' }, ...events } },
+    responses: {
+      200: { contentType: 'text/event-stream', schema: { type: 'string' }, ...answer, events: { [stream.event ?? unnamedEvent]: stream.eventSchema } },
+    },
     errors: {
       not_found: `Absent or another user's ${stream.kind.replace('_', ' ')}.`,
       too_many_streams: 'The user has as many streams open as allowed, across kinds and devices: close one first.',

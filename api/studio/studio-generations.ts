@@ -1,4 +1,5 @@
 import { debitCoverage } from '../../db/credits/ledger';
+import { quantity } from '../../common/plural';
 import type { GenerationInput } from '../../db/generations/model';
 import type { Services } from '../../services';
 import type { GenerationPlan } from '../../services/generations/reserve-and-queue';
@@ -96,10 +97,10 @@ async function studioInputs(services: Services, userId: string, category: Launch
     throw invalidField(['body', 'upload_ids', repeated], 'the same upload is sent twice', 'duplicate_upload');
   }
   if (unique.length < category.min_photos) {
-    throw invalidField(['body', 'upload_ids'], `this task needs at least ${category.min_photos} photos`, 'min_photos');
+    throw invalidField(['body', 'upload_ids'], `this task needs at least ${quantity(category.min_photos, 'photo')}`, 'min_photos');
   }
   if (unique.length > category.max_photos) {
-    throw invalidField(['body', 'upload_ids'], `this task takes at most ${category.max_photos} photos`, 'max_photos');
+    throw invalidField(['body', 'upload_ids'], `this task takes at most ${quantity(category.max_photos, 'photo')}`, 'max_photos');
   }
   return unique.map((id) => ({ upload_id: id, object_key: uploads.get(id)!.object_key, person: 0 }));
 }

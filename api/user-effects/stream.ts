@@ -1,4 +1,5 @@
-import { streamClosingStatuses, type UserEffectStatus } from '../../db/user-effects/model';
+import { streamClosingStatuses, userEffectStatuses, type UserEffectStatus } from '../../db/user-effects/model';
+import { schema } from '../../common/validation';
 import { rowStreamRoute } from '../realtime/row-stream';
 
 /**
@@ -11,6 +12,15 @@ interface UserEffectState {
   status: UserEffectStatus;
   effect_id: string | null;
 }
+
+const userEffectStreamEventSchema = {
+  ...schema.response({
+    id: schema.uuid(),
+    status: schema.string({ enum: userEffectStatuses }),
+    effect_id: schema.nullable(schema.uuid()),
+  }, { title: 'UserEffectStreamEvent' }),
+  description: 'The `data` of each `event: status` of `GET /v1/user-effects/{id}/stream`: `effect_id` is its catalog effect once approved.',
+};
 
 export const userEffectStreamRoute = rowStreamRoute<UserEffectState>(
   '/v1/user-effects/{id}/stream',
@@ -25,5 +35,6 @@ export const userEffectStreamRoute = rowStreamRoute<UserEffectState>(
     isTerminal: (state) => streamClosingStatuses.includes(state.status),
     event: 'status',
     render: (state) => ({ id: state.id, status: state.status, effect_id: state.effect_id }),
+    eventSchema: userEffectStreamEventSchema,
   },
 );

@@ -141,14 +141,19 @@ function covers(balance: number, amount: number): boolean {
 }
 
 /**
- * Takes credits, plan credits first. `'insufficient'` (nothing written) when the balance is lower;
- * null when applied before.
+ * A debit refused for want of credits, nothing written: what it would take and the balance it found
+ * under the user's lock, so a message quoting both needs no second read (which could race another spend).
  */
-export async function debit(trx: Knex.Transaction, operation: LedgerOperation): Promise<LedgerEntry | 'insufficient' | null> {
+export class Shortfall {
+  constructor(readonly amount: number, readonly balance: number) {}
+}
+
+/** Takes credits, plan credits first. A `Shortfall` when the balance is lower; null when applied before. */
+export async function debit(trx: Knex.Transaction, operation: LedgerOperation): Promise<LedgerEntry | Shortfall | null> {
   checkAmount(operation);
   const { balance, applied } = await lockUser(trx, operation);
   if (applied) return null;
-  if (!covers(balance, operation.amount)) return 'insufficient';
+  if (!covers(balance, operation.amount)) return new Shortfall(operation.amount, balance);
   return applyDebit(trx, operation);
 }
 

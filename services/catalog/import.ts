@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import pLimit from 'p-limit';
+import { quantity } from '../../common/plural';
 import { problemsOf, type JsonSchema, type Problem } from '../../common/validation';
 import type { Storage } from '../../media/storage';
 import type { Character, FocusPoint, Localized, PreviewColumns, StoredPreview } from '../../db/catalog/model';
@@ -78,7 +79,7 @@ export interface ImportProblem {
 
 export class CatalogImportError extends Error {
   constructor(readonly problems: ImportProblem[]) {
-    super(`the catalog was not imported: ${problems.length} problem(s)\n${problems.map((problem) => `  ${problem.row}: ${problem.message}`).join('\n')}`);
+    super(`the catalog was not imported: ${quantity(problems.length, 'problem')}\n${problems.map((problem) => `  ${problem.row}: ${problem.message}`).join('\n')}`);
   }
 }
 

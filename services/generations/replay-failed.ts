@@ -1,4 +1,4 @@
-import { debitCoverage } from '../../db/credits/ledger';
+import { debitCoverage, Shortfall } from '../../db/credits/ledger';
 import { recordReplay } from '../../db/generations/record-replay';
 import type { GenerationRow } from '../../db/generations/model';
 import type { Services } from '..';
@@ -71,8 +71,8 @@ export async function replayFailed(services: Services, options: ReplayOptions): 
     const refused: { why?: string; replayedAs?: string } = {};
     const newId = await db.transaction(async (trx) => {
       const started = await reserveAndQueue(trx, services, generation.user_id, plan);
-      if (started === 'insufficient' || started === 'queue_full') {
-        refused.why = started === 'insufficient' ? `the user cannot pay ${plan.cost}` : 'the queue is full';
+      if (started instanceof Shortfall || started === 'queue_full') {
+        refused.why = started instanceof Shortfall ? `the user cannot pay ${started.amount} (balance ${started.balance})` : 'the queue is full';
         throw refusal;
       }
       // Another run replayed it since it was read: this attempt and its reserve roll back.

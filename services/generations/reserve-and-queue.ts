@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { debit } from '../../db/credits/ledger';
+import { debit, Shortfall } from '../../db/credits/ledger';
 import { insertPending, type NewGeneration } from '../../db/generations/insert-pending';
 import type { Services } from '..';
 
@@ -10,11 +10,13 @@ export type GenerationPlan = Omit<NewGeneration, 'id' | 'userId'>;
 /**
  * Inside the caller's transaction: reserve the cost (402), check the queue (503) and insert the
  * pending generation with its ticket. Answers the new id, or why it could not start (nothing is
- * written then, once the caller rolls back). Also used by the replay of failed generations.
+ * written then, once the caller rolls back): the ledger's `Shortfall`, or a full queue. Also used by
+ * the replay of failed generations.
  */
-export async function reserveAndQueue(trx: Knex.Transaction, services: Services, userId: string, plan: GenerationPlan): Promise<string | 'insufficient' | 'queue_full'> {
+export async function reserveAndQueue(trx: Knex.Transaction, services: Services, userId: string, plan: GenerationPlan): Promise<string | Shortfall | 'queue_full'> {
   const id = randomUUID();
-  if ((await debit(trx, { userId, kind: 'reserve', amount: plan.cost, reference: id, fresh: true })) === 'insufficient') return 'insufficient';
+  const reserved = await debit(trx, { userId, kind: 'reserve', amount: plan.cost, reference: id, fresh: true });
+  if (reserved instanceof Shortfall) return reserved;
   // 503 `provider_unavailable` only in the extreme case: this one would be one too many.
   if (!(await insertPending(trx, services.boss, { id, userId, ...plan }, services.config.generations.maxQueuedGenerations))) return 'queue_full';
   return id;

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
@@ -41,8 +41,11 @@ describe('a client generated from /v1/openapi.json (openapi-typescript + openapi
     rmSync(scratch, { recursive: true, force: true });
   });
 
-  it('generates types, type-checks the app flow against them, and runs it: guest, upload, generation to succeeded, payment', async () => {
+  it('generates types (the streams\' events too), type-checks the app flow against them, and runs it: guest, upload, generation followed on its stream to succeeded, payment', async () => {
     await run(process.execPath, [path.join(repository, 'node_modules/openapi-typescript/bin/cli.js'), 'openapi.json', '--output', 'api.d.ts'], { cwd: scratch });
+    // The streams' event data are named schemas: the generated client has their types.
+    const types = readFileSync(path.join(scratch, 'api.d.ts'), 'utf8');
+    for (const name of ['GenerationStreamEvent', 'UserEffectStreamEvent', 'PaymentStreamEvent']) expect(types, name).to.match(new RegExp(`^\\s+${name}: \\{$`, 'm'));
     await run(process.execPath, [
       path.join(repository, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext',
       '--moduleResolution', 'nodenext', '--types', 'node', '--typeRoots', path.join(repository, 'node_modules/@types'), '--skipLibCheck', 'flow.mts',
@@ -55,7 +58,10 @@ describe('a client generated from /v1/openapi.json (openapi-typescript + openapi
 
     expect(outcome.guest).to.deep.equal({ isGuest: true, startBalance: 100, sameUser: true });
     expect(outcome.upload).to.equal('completed');
-    expect(outcome.generation).to.deep.equal({ status: 'succeeded', cost: 10, resultStatus: 200, resultType: outcome.generation.resultType, preview: true, listed: true });
+    expect(outcome.generation).to.deep.equal({
+      status: 'succeeded', streamed: outcome.generation.streamed, cost: 10, resultStatus: 200, resultType: outcome.generation.resultType, preview: true, listed: true,
+    });
+    expect(outcome.generation.streamed.at(-1)).to.equal('succeeded');
     expect(outcome.generation.resultType).to.match(/^image\//);
     expect(outcome.missingCode).to.equal('not_found');
     expect(outcome.payment).to.include({ pageStatus: 200, status: 'succeeded', credits: 100 });

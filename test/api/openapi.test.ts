@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { allRoutes } from '../../api/routes';
 import { unbuiltRoutes } from '../../api/unbuilt';
+import { problemsOf } from '../../common/validation';
 import { useTestApp } from '../harness';
 
 const run = promisify(execFile);
@@ -152,5 +153,34 @@ describe('/v1/openapi.json, complete enough for client generators', () => {
   it('names the shared shapes in components, for generated types', () => {
     expect(document.components.schemas).to.include.keys('Error', 'ValidationError', 'User', 'TokenResponse', 'Effect', 'Generation', 'Payment', 'CreatedPayment', 'UploadTicket');
     expect(document.paths['/v1/generations/{id}'].get.responses['200'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/Generation' });
+  });
+
+  it('names the data of each stream\'s events (x-sse-events and the answer\'s description), and the documented frames match them', () => {
+    const streams: Record<string, Record<string, string>> = {
+      '/v1/generations/{id}/stream': { status: 'GenerationStreamEvent' },
+      '/v1/user-effects/{id}/stream': { status: 'UserEffectStreamEvent' },
+      // The contract's framing: bare `data:` lines, which Server-Sent Events call `message`.
+      '/v1/payments/{id}/stream': { message: 'PaymentStreamEvent' },
+    };
+    const streaming = operationsOf(document).filter(([, , operation]) => operation.responses['200']?.content?.['text/event-stream']);
+    expect(streaming.map(([route]) => route)).to.have.members(Object.keys(streams));
+    for (const [route, , operation] of streaming) {
+      const answer = operation.responses['200'];
+      const media = answer.content['text/event-stream'];
+      expect(media['x-sse-events'], route).to.deep.equal(Object.fromEntries(Object.entries(streams[route]).map(([event, name]) => [event, { $ref: `#/components/schemas/${name}` }])));
+      for (const [event, name] of Object.entries(streams[route])) {
+        expect(answer.description, route).to.contain(`\`${event}\``).and.contain(`\`${name}\` (\`#/components/schemas/${name}\`)`);
+        const schema = document.components.schemas[name];
+        expect(schema.required, name).to.have.members(Object.keys(schema.properties));
+      }
+      const frames = (media.example as string).split('\n\n').filter(Boolean);
+      expect(frames, route).not.to.be.empty;
+      for (const frame of frames) {
+        const event = /^event: (.+)$/m.exec(frame)?.[1] ?? 'message';
+        const name = streams[route][event];
+        expect(name, `${route}: an event named ${event}`).to.be.a('string');
+        expect(problemsOf(document.components.schemas[name], JSON.parse(/^data: (.+)$/m.exec(frame)![1]), 'typed'), `${route}: ${frame}`).to.deep.equal([]);
+      }
+    }
   });
 });

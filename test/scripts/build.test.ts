@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, lstatSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync, lstatSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -69,5 +70,30 @@ describe('building dist/ under running processes (issue 16, item 16)', () => {
     expect(build.isCurrent(scratch, build.sourcesHash(scratch))).to.equal(true);
     writeFileSync(path.join(scratch, 'api', 'app.ts'), 'export const a = 2;');
     expect(build.isCurrent(scratch, build.sourcesHash(scratch))).to.equal(false);
+  });
+
+  it('writes its messages and the compiler\'s on stderr: `npm run --silent <script> > file` holds only the script\'s result', function () {
+    this.timeout(60_000);
+    mkdirSync(path.join(scratch, 'scripts'));
+    copyFileSync(path.join(root, 'scripts', 'build.mjs'), path.join(scratch, 'scripts', 'build.mjs'));
+    symlinkSync(path.join(root, 'node_modules'), path.join(scratch, 'node_modules'), 'dir');
+    writeFileSync(path.join(scratch, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'commonjs', target: 'es2022', types: [] }, include: ['api'] }));
+    mkdirSync(path.join(scratch, 'api'));
+    const run = (...args: string[]) => spawnSync(process.execPath, [path.join(scratch, 'scripts', 'build.mjs'), ...args], { encoding: 'utf8' });
+
+    writeFileSync(path.join(scratch, 'api', 'app.ts'), "export const a: number = 'one';");
+    const refused = run();
+    expect(refused.status).not.to.equal(0);
+    expect(refused.stdout).to.equal('');
+    expect(refused.stderr).to.contain('error TS2322');
+
+    writeFileSync(path.join(scratch, 'api', 'app.ts'), 'export const a: number = 1;');
+    const built = run('--if-changed');
+    expect(built.status, built.stderr).to.equal(0);
+    expect(built.stdout).to.equal('');
+    expect(built.stderr).to.match(/^built \.dist-\S+; dist points to it\n$/);
+    const current = run('--if-changed');
+    expect(current.stdout).to.equal('');
+    expect(current.stderr).to.equal('dist is up to date\n');
   });
 });

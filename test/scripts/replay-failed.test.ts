@@ -7,6 +7,7 @@ import { replayFailed, type ReplayOptions } from '../../services/generations/rep
 import { balanceOf, insertEffect, photo, storedUpload } from '../generation-fixtures';
 import { resetDatabase, services } from '../harness';
 import { makeUser } from '../users';
+import { loggingServiceEnv, runScript, stderrLines } from './run-script';
 
 describe('scripts/replay-failed', () => {
   let effectId: string;
@@ -43,7 +44,7 @@ describe('scripts/replay-failed', () => {
     const outcomes = await replayFailed(services(), options({ errorCode: 'provider_error', apply: true }));
     const replayed = outcomes.find((outcome) => outcome.failedId === rich.id)!;
     expect(replayed).to.include({ action: 'replayed', reason: 'cost 12' });
-    expect(outcomes.find((outcome) => outcome.failedId === poor.id)).to.include({ action: 'skipped', reason: 'the user cannot pay 12' });
+    expect(outcomes.find((outcome) => outcome.failedId === poor.id)).to.include({ action: 'skipped', reason: 'the user cannot pay 12 (balance 3)' });
     expect(outcomes).to.have.length(2);
     const fresh = await services().db('generations').where({ id: replayed.newId! }).first('status', 'cost', 'user_id');
     expect(fresh).to.deep.equal({ status: 'pending', cost: 12, user_id: rich.userId });
@@ -122,14 +123,27 @@ describe('scripts/replay-failed', () => {
       expect(answer.stderr).to.equal('');
     });
 
-    it('a call without filters, an unknown option or a bad id prints what is wrong and the usage, no stack trace, and exits 2', () => {
+    it('a call without filters, an unknown option or a bad id says what is wrong in one line on stderr, nothing on stdout, and exits 2', () => {
       for (const args of [[], ['--apply'], ['--bogus'], ['--id', 'not-an-id'], ['--since', 'yesterday-ish'], ['--error-code', 'x', '--limit', '-5']]) {
         const answer = run(...args);
         expect(answer.status, args.join(' ')).to.equal(2);
-        expect(answer.stderr, args.join(' ')).to.match(/^replay-failed: /).and.contain('usage: npm run replay-failed --');
-        expect(answer.stderr, args.join(' ')).not.to.match(/\n\s+at /);
+        expect(answer.stdout, args.join(' ')).to.equal('');
+        expect(answer.stderr, args.join(' ')).to.match(/^replay-failed: [^\n]+ \(npm run replay-failed -- --help shows the usage\)\n$/);
       }
+    });
+
+    it('writes the plan alone on stdout (`> plan.txt` holds only it) and the logs of what it starts on stderr', async () => {
+      const failed = await failedGeneration(50, 'provider_error');
+      const answer = await runScript('replay-failed', ['--since', new Date(Date.now() - 60_000).toISOString()], loggingServiceEnv());
+      expect(answer.status, answer.stderr).to.equal(0);
+      expect(answer.stdout.split('\n')).to.deep.equal([
+        `would replay ${failed.id} (user ${failed.userId}): cost 10`,
+        'dry run: 1 would be replayed, 0 already replayed, 0 skipped; add --apply to do it',
+        '',
+      ]);
+      const { logs, other } = stderrLines(answer.stderr);
+      expect(other).to.deep.equal([]);
+      expect(logs).not.to.deep.equal([]);
     });
   });
 });
-

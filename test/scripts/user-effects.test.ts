@@ -1,19 +1,12 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { expect } from 'chai';
 import { resetDatabase, serviceEnv, services } from '../harness';
 import { earningOf } from '../user-effect-fixtures';
 import { makeUser } from '../users';
+import { loggingServiceEnv, runScript, stderrLines } from './run-script';
 
 describe('scripts/user-effects (npm run user-effects)', function () {
   this.timeout(60_000);
-  const script = path.join(__dirname, '..', '..', 'scripts', 'user-effects.js');
-  // Asynchronous: the test run's object store serves from this process, which must stay responsive.
-  const run = (args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      const child = execFile(process.execPath, [script, ...args], { encoding: 'utf8', timeout: 45_000, env: { ...process.env, LOG_LEVEL: 'silent', ...env } },
-        (_error, stdout, stderr) => resolve({ status: child.exitCode, stdout, stderr }));
-    });
+  const run = (args: string[], env: Record<string, string> = {}) => runScript('user-effects', args, env);
 
   beforeEach(() => resetDatabase());
 
@@ -24,22 +17,24 @@ describe('scripts/user-effects (npm run user-effects)', function () {
     expect(answer.stderr).to.equal('');
   });
 
-  it('no arguments, an unknown action, a bad id or no reason print what is wrong and the usage, no stack trace, and exit 2', async () => {
+  it('no arguments, an unknown action, a bad id or no reason say what is wrong in one line on stderr, nothing on stdout, and exit 2', async () => {
     for (const args of [[], ['remove', '00000000-0000-4000-8000-000000000000'], ['archive'], ['archive', 'not-an-id', '--reason', 'x'],
       ['archive', '00000000-0000-4000-8000-000000000000'], ['archive', '00000000-0000-4000-8000-000000000000', '--reason', '  '], ['archive', '--bogus']]) {
       const answer = await run(args);
       expect(answer.status, args.join(' ')).to.equal(2);
-      expect(answer.stderr, args.join(' ')).to.match(/^user-effects: /).and.contain('usage: npm run user-effects');
-      expect(answer.stderr, args.join(' ')).to.not.match(/\n\s+at /);
+      expect(answer.stdout, args.join(' ')).to.equal('');
+      expect(answer.stderr, args.join(' ')).to.match(/^user-effects: [^\n]+ \(npm run user-effects -- --help shows the usage\)\n$/);
     }
   });
 
-  it('archive <id> --reason: archived by the operator, pending earnings reversed, the author\'s push queued; an unknown id exits 1', async () => {
+  it('archive <id> --reason: archived by the operator, pending earnings reversed, the author\'s push queued; an unknown id exits 1 with one line on stderr', async () => {
     const author = await makeUser();
     const { earningId, userEffectId } = await earningOf(author.id, { settlesInS: 600 });
-    const answer = await run(['archive', userEffectId, '--reason', 'stolen sample'], serviceEnv());
+    const answer = await run(['archive', userEffectId, '--reason', 'stolen sample'], loggingServiceEnv());
     expect(answer.status, answer.stdout + answer.stderr).to.equal(0);
-    expect(answer.stdout).to.contain(`archived ${userEffectId}`).and.contain('1 pending earning(s) reversed');
+    // The outcome alone on stdout; the logs of what the script started on stderr.
+    expect(answer.stdout).to.equal(`archived ${userEffectId} (author ${author.id}): 1 pending earning reversed, the author is told by push\n`);
+    expect(stderrLines(answer.stderr).other).to.deep.equal([]);
     const { db } = services();
     expect(await db('user_effects').where({ id: userEffectId }).first()).to.include({ status: 'archived', archived_by: 'operator', archive_reason: 'stolen sample' });
     expect(await db('user_effect_earnings').where({ id: earningId }).first()).to.include({ status: 'reversed' });
@@ -48,8 +43,9 @@ describe('scripts/user-effects (npm run user-effects)', function () {
     const again = await run(['archive', userEffectId, '--reason', 'again'], serviceEnv());
     expect(again.status).to.equal(0);
     expect(again.stdout).to.contain('archived already');
-    const unknown = await run(['archive', '00000000-0000-4000-8000-000000000000', '--reason', 'x'], serviceEnv());
+    const unknown = await run(['archive', '00000000-0000-4000-8000-000000000000', '--reason', 'x'], loggingServiceEnv());
     expect(unknown.status).to.equal(1);
-    expect(unknown.stdout).to.contain('no user effect');
+    expect(unknown.stdout).to.equal('');
+    expect(stderrLines(unknown.stderr).other).to.deep.equal(['user-effects: no user effect 00000000-0000-4000-8000-000000000000']);
   });
 });

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
-import { laptop, screenshot, useBrowser, visit, type Visit } from '../../browser';
+import { laptop, layoutFacts, phone, screenshot, useBrowser, visit, type Visit } from '../../browser';
 import { useTestApp } from '../../harness';
 
 /**
@@ -64,5 +66,35 @@ describe('/docs, the API reference (Chromium, offline)', function () {
     expect(opened.errors()).to.deep.equal([]);
     expect(await opened.violations()).to.deep.equal([]);
     expect(opened.foreignRequests()).to.deep.equal([]);
+  });
+
+  it('links the API changelog: CHANGELOG-API.md as a page of the service, under the layout\'s policy (no script), readable on a phone', async () => {
+    const link = opened.page.locator('a[href="/docs/changelog"]', { hasText: 'API changelog' });
+    expect(await link.count()).to.equal(1);
+    const markdown = readFileSync(path.join(__dirname, '..', '..', '..', '..', 'CHANGELOG-API.md'), 'utf8');
+    for (const viewport of [laptop, phone]) {
+      const changelog = await visit(chromium.browser, `${t.app.url}/docs/changelog`, { viewport, locale: 'en-US' });
+      try {
+        const headers = changelog.response.headers();
+        expect(changelog.response.status()).to.equal(200);
+        expect(headers['content-type']).to.match(/^text\/html/);
+        expect(headers['content-security-policy']).to.contain("default-src 'none'").and.contain("frame-ancestors 'none'").and.not.contain('script-src');
+        expect(await changelog.page.innerText('h1')).to.equal('API change list (/v1)');
+        expect(await changelog.page.locator('h2').allInnerTexts()).to.deep.equal(['Breaking', 'Additive']);
+        // Every item of the file, with its code spans and dates as elements, not as Markdown.
+        expect(await changelog.page.locator('main li').count()).to.equal(markdown.split('\n').filter((line) => line.startsWith('- ')).length);
+        expect(await changelog.page.locator('main li strong').first().innerText()).to.match(/^\d{4}-\d{2}-\d{2}$/);
+        expect(await changelog.page.locator('main code').count()).to.be.above(50);
+        expect(await changelog.page.innerText('main')).not.to.contain('`');
+        const facts = await layoutFacts(changelog.page);
+        expect(facts.scrollWidth, `${viewport.width} px wide`).to.be.at.most(facts.innerWidth);
+        if (viewport === phone) await screenshot(changelog.page, 'api-changelog');
+        expect(changelog.errors()).to.deep.equal([]);
+        expect(await changelog.violations()).to.deep.equal([]);
+        expect(changelog.foreignRequests()).to.deep.equal([]);
+      } finally {
+        await changelog.close();
+      }
+    }
   });
 });

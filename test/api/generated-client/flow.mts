@@ -11,6 +11,8 @@ import type { components, paths } from './api.js';
 
 type Generation = components['schemas']['Generation'];
 type Payment = components['schemas']['Payment'];
+// The data of a stream's events, named by the answer's `x-sse-events`.
+type GenerationStreamEvent = components['schemas']['GenerationStreamEvent'];
 
 const [baseUrl, effectId, photoPath] = process.argv.slice(2);
 
@@ -18,6 +20,22 @@ const [baseUrl, effectId, photoPath] = process.argv.slice(2);
 function ok<T>(result: { data?: T; error?: { error: { code: string } }; response: Response }): T {
   if (result.data === undefined) throw new Error(`${result.response.url} answered ${result.response.status} ${result.error?.error.code}`);
   return result.data;
+}
+
+/** The events of a Server-Sent Events answer (`message` for those without an `event:` line), until the server closes it. */
+async function* serverSentEvents(response: Response): AsyncGenerator<{ event: string; data: string }> {
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for await (const chunk of response.body!) {
+    buffered += decoder.decode(chunk, { stream: true });
+    for (let end = buffered.indexOf('\n\n'); end >= 0; end = buffered.indexOf('\n\n')) {
+      const lines = buffered.slice(0, end).split('\n');
+      buffered = buffered.slice(end + 2);
+      const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice('data: '.length)).join('\n');
+      const event = lines.find((line) => line.startsWith('event: '))?.slice('event: '.length) ?? 'message';
+      if (data) yield { event, data };
+    }
+  }
 }
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
@@ -55,10 +73,14 @@ const accepted = ok(await api.POST('/v1/generations', {
   params: { header: { 'Idempotency-Key': randomUUID() } },
   body: { effect_id: effect.id, characters: [[ticket.id]] },
 }));
-const finished: Generation = await until(
-  async () => ok(await api.GET('/v1/generations/{id}', { params: { path: { id: accepted.id } } })),
-  (generation) => generation.status === 'succeeded' || generation.status === 'failed',
-);
+// Followed on its stream, which the server closes at the final status; then the detail for the result.
+const stream = await fetch(`${baseUrl}/v1/generations/${accepted.id}/stream`, { headers: { Authorization: `Bearer ${guest.access_token}` } });
+const streamed: GenerationStreamEvent['status'][] = [];
+for await (const { event, data } of serverSentEvents(stream)) {
+  const update: GenerationStreamEvent = JSON.parse(data);
+  if (event === 'status' && update.id === accepted.id) streamed.push(update.status);
+}
+const finished: Generation = ok(await api.GET('/v1/generations/{id}', { params: { path: { id: accepted.id } } }));
 const resultUrl: string | null = finished.result_url;
 const result = resultUrl === null ? null : await fetch(resultUrl);
 const history = ok(await api.GET('/v1/generations', { params: { query: { limit: 10 } } }));
@@ -96,6 +118,7 @@ process.stdout.write(`${JSON.stringify({
   upload: uploadStatus,
   generation: {
     status: finished.status,
+    streamed,
     cost,
     resultStatus: result?.status ?? null,
     resultType: result?.headers.get('content-type') ?? null,

@@ -117,10 +117,12 @@ describe('POST /v1/generations', () => {
       await expectRefused(await post({ effect_id: effects['family-trio'], upload_id: theirs }, poor), 422, 'characters_required', 0, poor);
     });
 
-    it('5. 402 insufficient_credits: no generation, no reserve, balance untouched', async () => {
+    it('5. 402 insufficient_credits saying the cost and the balance: no generation, no reserve, balance untouched', async () => {
       const poor = await makeUser({ guest: true, balance: 9 });
       const theirs = await storedUpload(poor.id, await photo());
-      await expectRefused(await post({ effect_id: effects['winter-portrait'], characters: [[theirs]] }, poor), 402, 'insufficient_credits', 9, poor);
+      const answer = await post({ effect_id: effects['winter-portrait'], characters: [[theirs]] }, poor);
+      await expectRefused(answer, 402, 'insufficient_credits', 9, poor);
+      expect(answer.body).to.deep.equal({ error: { code: 'insufficient_credits', message: 'This costs 10 credits; your balance is 9.' } });
     });
 
     it('8. 422 for an effect whose price is not assigned yet (cost 0), nothing charged', async () => {

@@ -180,7 +180,7 @@ describe('operator console in Chromium', function () {
 
     await opened.page.fill(`${row} input[name=reason]`, 'stolen sample');
     await Promise.all([opened.page.waitForURL(/\/ops\/marketplace\?archived=/), opened.page.click(`${row} button`)]);
-    expect(await opened.page.innerText('#flash')).to.equal(`Archived “Old favourite” (${market.live.earning}) by an operator: “stolen sample”. 2 pending earning(s) reversed (5 credits); the author is told by push.`);
+    expect(await opened.page.innerText('#flash')).to.equal(`Archived “Old favourite” (${market.live.earning}) by an operator: “stolen sample”. 2 pending earnings reversed (5 credits); the author is told by push.`);
     expect(await opened.page.locator(row).count()).to.equal(0);
     expect(await opened.page.locator('tr[data-live]').count()).to.equal(2);
     expect(await opened.page.innerText('#live-count')).to.equal('2');

@@ -315,7 +315,7 @@ describe('operator console /ops', function () {
       await services().db('users').where({ id: second.userId }).update({ balance: 3 });
       const page = await (await replayForm({ error_code: 'provider_error' })).text();
       expect(rowCells(page, 'generation', first.id)[1]).to.equal('replayed');
-      expect(rowCells(page, 'generation', second.id).slice(1)).to.deep.equal(['skipped', '—', 'the user cannot pay 10']);
+      expect(rowCells(page, 'generation', second.id).slice(1)).to.deep.equal(['skipped', '—', 'the user cannot pay 10 (balance 3)']);
       expect(await attemptsOf(data.failed.safety.userId)).to.have.length(1);
       expect(await attemptsOf(first.userId)).to.have.length(2);
     });
@@ -455,7 +455,7 @@ describe('operator console /ops', function () {
       expect(await db()('effects').where({ id: effectId }).first('hidden')).to.deep.equal({ hidden: true });
 
       const page = await (await get(answer.headers.get('location')!)).text();
-      expect(page).to.contain(`<p class="flash ok" id="flash" role="status">Archived “Old favourite” (<span class="mono">${earning}</span>) by an operator: “stolen sample”. 2 pending earning(s) reversed (5 credits); the author is told by push.</p>`);
+      expect(page).to.contain(`<p class="flash ok" id="flash" role="status">Archived “Old favourite” (<span class="mono">${earning}</span>) by an operator: “stolen sample”. 2 pending earnings reversed (5 credits); the author is told by push.</p>`);
       expect(listed(page, 'live')).to.deep.equal([market.live.scripted, market.live.recent]);
       expect(page).to.contain('<strong id="live-count">2</strong>');
       // Nothing else moved.

@@ -186,10 +186,10 @@ describe('studio (README, "Studio")', () => {
         const [first, second] = [await storedUpload(user.id, await photo()), await storedUpload(user.id, await photo())];
         const few = await post({ category_id: 'photo-edit', prompt: 'a cat' });
         await expectRefused(few, 422, 'validation_error');
-        expect(few.body.error.details[0]).to.include({ type: 'min_photos' });
+        expect(few.body.error.details[0]).to.include({ type: 'min_photos', msg: 'this task needs at least 1 photo' });
         const many = await post({ category_id: 'ask-stylist', prompt: 'a cat', upload_ids: [first, second] });
         await expectRefused(many, 422, 'validation_error');
-        expect(many.body.error.details[0]).to.include({ type: 'max_photos' });
+        expect(many.body.error.details[0]).to.include({ type: 'max_photos', msg: 'this task takes at most 1 photo' });
         await expectRefused(await post({ category_id: 'text-to-image', prompt: 'a cat', upload_ids: [first] }), 422, 'validation_error');
         const twice = await post({ category_id: 'photo-edit', prompt: 'a cat', upload_ids: [first, first] });
         await expectRefused(twice, 422, 'validation_error');
@@ -202,9 +202,15 @@ describe('studio (README, "Studio")', () => {
         await expectRefused(await post({ category_id: 'text-to-image', prompt: 'a cat', upload_ids: [upload] }), 422, 'validation_error', 0);
       });
 
-      it('402 insufficient_credits: nothing written', async () => {
+      it('402 insufficient_credits saying the cost and the balance: nothing written', async () => {
         await services().db('users').where({ id: user.id }).update({ balance: 7 });
-        await expectRefused(await post({ category_id: 'text-to-image', prompt: 'a cat' }), 402, 'insufficient_credits', 7);
+        const answer = await post({ category_id: 'text-to-image', prompt: 'a cat' });
+        await expectRefused(answer, 402, 'insufficient_credits', 7);
+        const { cost } = await services().db('studio_categories').where({ slug: 'text-to-image' }).first('cost');
+        expect(answer.body).to.deep.equal({ error: { code: 'insufficient_credits', message: `This costs ${cost} credits; your balance is 7.` } });
+        await services().db('studio_categories').where({ slug: 'text-to-image' }).update({ cost: 1 });
+        await services().db('users').where({ id: user.id }).update({ balance: 0 });
+        expect((await post({ category_id: 'text-to-image', prompt: 'a cat' })).body.error.message).to.equal('This costs 1 credit; your balance is 0.');
       });
 
       it('503 provider_unavailable beyond MAX_QUEUED_GENERATIONS waiting, nothing charged', async () => {

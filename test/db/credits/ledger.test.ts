@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { burnPlanCredits, credit, debit, debitUpTo, grantPlanCredits, planCreditsOf } from '../../../db/credits/ledger';
+import { burnPlanCredits, credit, debit, debitUpTo, grantPlanCredits, planCreditsOf, Shortfall } from '../../../db/credits/ledger';
 import { resetDatabase, services } from '../../harness';
 import { expectPlanBucketsConsistent, periodPaymentOf } from '../../plan-buckets';
 import { makeUser } from '../../users';
@@ -40,10 +40,10 @@ describe('credit ledger', () => {
     expect(refunded).to.include({ amount: 20, balanceAfter: 30 });
   });
 
-  it("debits: answers 'insufficient' and writes nothing when the balance is lower", async () => {
+  it('debits: answers the shortfall (the amount and the balance it found) and writes nothing when the balance is lower', async () => {
     const { id: userId } = await makeUser({ balance: 5 });
     const result = await services().db.transaction((trx) => debit(trx, { userId, kind: 'reserve', amount: 6, reference: 'gen-1' }));
-    expect(result).to.equal('insufficient');
+    expect(result).to.deep.equal(new Shortfall(6, 5));
     expect(await state(userId)).to.deep.equal({ balance: 5, sum: 5, rows: 1 });
   });
 
@@ -94,7 +94,8 @@ describe('credit ledger', () => {
     const { db } = services();
     const results = await Promise.all(Array.from({ length: 20 }, (_, index) =>
       db.transaction((trx) => debit(trx, { userId, kind: 'reserve', amount: 10, reference: `gen-${index}` }))));
-    expect(results.filter((result) => result === 'insufficient')).to.have.length(10);
+    // Each loser's shortfall quotes the balance it found under the lock, after the ten winners: never a stale 100.
+    expect(results.filter((result) => result instanceof Shortfall)).to.deep.equal(Array.from({ length: 10 }, () => new Shortfall(10, 0)));
     expect(await state(userId)).to.deep.equal({ balance: 0, sum: 0, rows: 11 });
   });
 

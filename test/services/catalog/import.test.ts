@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,8 +8,9 @@ import { CatalogImportError, type CatalogDocument, type ImportProgress } from '.
 import { demoClip, demoPoster } from '../../../media/demo-assets';
 import { CatalogFileError, importCatalogFile } from '../../../scripts/import-catalog';
 import { client } from '../../client';
-import { appClient, resetDatabase, services, startTestApp, type TestApp, serviceEnv } from '../../harness';
+import { appClient, resetDatabase, services, startTestApp, type TestApp } from '../../harness';
 import { slugsOf } from '../../api/catalog/fixtures';
+import { loggingServiceEnv, runScript, stderrLines } from '../../scripts/run-script';
 
 const goodCatalog: CatalogDocument = {
   categories: [
@@ -138,24 +138,46 @@ describe('catalog import', function () {
     }
   });
 
-  it('runs as a script: progress on stderr, a summary on stdout, exit 1 with the problems of a bad file', async () => {
-    const env = { ...process.env, ...serviceEnv({ LOG_LEVEL: 'silent' }) };
-    const run = (file: string) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(__dirname, '..', '..', '..', 'scripts', 'import-catalog.js'), file], { env });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk) => { stdout += chunk; });
-      child.stderr.on('data', (chunk) => { stderr += chunk; });
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  describe('as a script (npm run import-catalog)', () => {
+    const progressLine = /^(checking|previews|writing) +\[[#.]+\] \d+\/\d+/;
+
+    it('writes the summary alone on stdout; progress and the logs of what it starts on stderr', async () => {
+      const good = await runScript('import-catalog', [write('catalog.yaml', toYaml(goodCatalog))], loggingServiceEnv());
+      expect(good.status, good.stderr).to.equal(0);
+      expect(good.stdout).to.equal('imported: 2 effects created, 0 updated, 2 previews built, 2 categories, 1 tag, 1 author\n');
+      const { logs, other } = stderrLines(good.stderr);
+      expect(other.filter((line) => !progressLine.test(line))).to.deep.equal([]);
+      expect(other.join('\n')).to.match(/previews +\[#+\] 2\/2/);
+      expect(logs).not.to.deep.equal([]);
     });
-    const good = await run(write('catalog.yaml', toYaml(goodCatalog)));
-    expect(good.code, good.stderr).to.equal(0);
-    expect(good.stdout).to.contain('2 effects created');
-    expect(good.stderr).to.match(/previews +\[#+\] 2\/2/);
-    const bad = structuredClone(goodCatalog);
-    bad.effects![0].cost = -1;
-    const failed = await run(write('bad.yaml', toYaml(bad)));
-    expect(failed.code).to.equal(1);
-    expect(failed.stderr).to.contain('effects[0] (winter-portrait): cost must be >= 0');
+
+    it('a refused import exits 1: nothing on stdout, the refusal and one line per problem on stderr, no stack trace', async () => {
+      const bad = structuredClone(goodCatalog);
+      bad.effects![0].cost = -1;
+      const failed = await runScript('import-catalog', [write('bad.yaml', toYaml(bad))], loggingServiceEnv());
+      expect(failed.status).to.equal(1);
+      expect(failed.stdout).to.equal('');
+      expect(stderrLines(failed.stderr).other.filter((line) => !progressLine.test(line))).to.deep.equal([
+        'import-catalog: the catalog was not imported: 1 problem',
+        '  effects[0] (winter-portrait): cost must be >= 0',
+      ]);
+    });
+
+    it('a missing, unreadable or unparsable file, or no file named, is one line on stderr before anything starts', async () => {
+      const missing = path.join(folder, 'none.yaml');
+      const cases: [string[], number, RegExp][] = [
+        [[missing], 1, new RegExp(`^import-catalog: cannot read ${missing}: ENOENT`)],
+        [[write('broken.yaml', 'effects: [unclosed')], 1, /^import-catalog: \S+broken\.yaml is not valid YAML: .+ at line 1, column \d+$/],
+        [[write('broken.json', '{"effects": ')], 1, /^import-catalog: \S+broken\.json is not valid JSON: /],
+        [[], 2, /^import-catalog: name one catalog file: npm run import-catalog -- <catalog\.json\|catalog\.yaml>$/],
+      ];
+      for (const [args, status, line] of cases) {
+        const answer = await runScript('import-catalog', args, loggingServiceEnv());
+        expect(answer.status, args.join(' ')).to.equal(status);
+        expect(answer.stdout, args.join(' ')).to.equal('');
+        expect(answer.stderr.split('\n'), args.join(' ')).to.have.length(2).and.to.have.property('1', '');
+        expect(answer.stderr.split('\n')[0], args.join(' ')).to.match(line);
+      }
+    });
   });
 });
