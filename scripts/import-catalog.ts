@@ -10,10 +10,12 @@ import type { Storage } from '../media/storage';
 import { CatalogImportError, importCatalog, type ImportProgress, type ImportSummary } from '../services/catalog/import';
 
 /**
- * `npm run import-catalog -- catalog.yaml`: imports or updates categories, tags, authors and
- * effects from a JSON or YAML file (format: `CatalogDocument` in api/catalog/import.ts). Media paths
- * are relative to the file. Every row is checked before anything is written; a bad row stops the
- * whole import with one message per problem, and nothing is half-written (see importCatalog).
+ * `npm run import-catalog -- catalog.yaml`: imports or updates categories, tags, authors, effects
+ * and studio categories from a JSON or YAML file (format: `CatalogDocument` in
+ * services/catalog/import.ts; what runs an effect on Replicate and fal: docs/providers.md, with
+ * docs/catalog-real-providers.yaml as a whole example). Media paths are relative to the file. Every
+ * row is checked before anything is written; a bad row stops the whole import with one message per
+ * problem, and nothing is half-written (see importCatalog).
  *
  * Example:
  *   categories: [{slug: portraits, name: {ru: Портреты, en: Portraits}, icon: "🖼️"}]
@@ -24,7 +26,9 @@ import { CatalogImportError, importCatalog, type ImportProgress, type ImportSumm
  *       description: {ru: ..., en: ...}
  *       cost: 10
  *       characters: [{min_photos: 1, max_photos: 1}]
- *       model: image
+ *       model: image                  # the simulator's model; and/or a route per provider kind:
+ *       runs:
+ *         replicate: {model: black-forest-labs/flux-kontext-pro, input: {prompt: "a winter portrait", input_image: "{{photo}}"}}
  *       categories: [portraits, {slug: fun, pinned_top: 1}]
  *       tags: [winter]
  *       poster: media/winter.jpg
@@ -87,7 +91,7 @@ async function main(): Promise<void> {
   try {
     const summary = await importCatalogFile(infrastructure.services, file, progressBar());
     console.log(`imported: ${summary.effectsCreated} effects created, ${summary.effectsUpdated} updated, ${summary.previewsBuilt} previews built, `
-      + `${summary.categories} categories, ${summary.tags} tags, ${summary.authors} authors`);
+      + `${summary.categories} categories, ${summary.tags} tags, ${summary.authors} authors, ${summary.studioCategories} studio categories`);
   } catch (error) {
     if (!(error instanceof CatalogImportError || error instanceof CatalogFileError)) throw error;
     console.error(error.message);
