@@ -97,6 +97,8 @@ export interface TestApp {
 export interface TestAppOptions extends WebOptions {
   /** Configuration on top of the test defaults; the port is a free one unless `PORT` is given. */
   config?: Record<string, string>;
+  /** Changes to the loaded configuration that no variable makes (say, provider accounts of another kind). */
+  adjustConfig?: (config: Config) => Config;
   log?: Logger;
 }
 
@@ -106,7 +108,8 @@ export interface TestAppOptions extends WebOptions {
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const base = services();
-  const config = testConfig({ PORT: String(await freePort()), ...options.config });
+  const loaded = testConfig({ PORT: String(await freePort()), ...options.config });
+  const config = options.adjustConfig ? options.adjustConfig(loaded) : loaded;
   const appServices: Services = { ...base, config, log: options.log ?? base.log, paymentProcessor: createPaymentProcessor(config) };
   const web = await startWeb(appServices, options);
   return {
