@@ -195,6 +195,15 @@ export function loadConfig(env: Env = process.env) {
     simProviderConcurrency: integer(env, 'SIM_PROVIDER_CONCURRENCY', 4, 1),
     /** How long a transcription may take at the provider before it is `503 provider_unavailable`. */
     speechDeadlineMs: integer(env, 'SPEECH_DEADLINE_MS', 15_000, 100, 120_000),
+    /**
+     * Voice input on an OpenAI-compatible service (`POST {url}/audio/transcriptions`, the base URL with
+     * its version, as https://api.openai.com/v1). Null url: the provider's own endpoint (PROVIDER_URL).
+     */
+    transcription: {
+      url: url(env, 'TRANSCRIPTION_URL'),
+      model: text(env, 'TRANSCRIPTION_MODEL', 'whisper-1'),
+      apiKey: optionalText(env, 'TRANSCRIPTION_API_KEY'),
+    },
     generations: generationSettings(env),
     marketplace: marketplaceSettings(env),
     // Where the provider calls back when a task finishes (the web role serves it): the slot is handed
