@@ -4,9 +4,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { stringify as toYaml } from 'yaml';
-import { CatalogImportError, type CatalogDocument, type ImportProgress } from '../../../services/catalog/import';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import { CatalogImportError, type CatalogDocument, type EffectRow, type ImportProgress } from '../../../services/catalog/import';
+import { demoCatalog } from '../../../services/catalog/demo-catalog';
 import { demoStudioCategories } from '../../../db/studio/seed-studio-categories';
+import type { StudioCategoryRow } from '../../../db/studio/write-studio-categories';
 import { demoClip, demoPoster } from '../../../media/demo-assets';
 import { CatalogFileError, importCatalogFile } from '../../../scripts/import-catalog';
 import { client } from '../../client';
@@ -90,6 +92,32 @@ describe('catalog import', function () {
     expect(effect).to.include({ name: 'Winter portrait', cost: 10, author_name: 'Anna K.' });
     expect(effect.preview.video).to.be.a('string');
     expect(effect.preview.focus).to.deep.equal({ x: 0.5, y: 0.3 });
+  });
+
+  it('imports docs/catalog-real-providers.yaml as written: every demo effect and studio category, each on Replicate and fal', async () => {
+    const example = readFileSync(path.resolve(__dirname, '../../../../docs/catalog-real-providers.yaml'), 'utf8');
+    const media = path.join(folder, 'media');
+    for (const effect of demoCatalog.effects!) writeFileSync(path.join(media, `${effect.slug}.jpg`), await demoPoster(effect.slug, { width: 600, height: 800 }));
+    writeFileSync(path.join(media, 'dance-video.mp4'), await demoClip({ seconds: 1, width: 320, height: 480 }));
+    writeFileSync(path.join(media, 'author.jpg'), await demoPoster('author', { width: 256, height: 256 }));
+    const summary = await importCatalogFile(services(), write('catalog-real-providers.yaml', example));
+    expect(summary).to.include({ effectsCreated: demoCatalog.effects!.length, studioCategories: demoStudioCategories.length });
+
+    // The same effects as the demo: names, people, costs, outputs, categories, tags, author.
+    const document = parseYaml(example) as CatalogDocument;
+    const shape = (effect: EffectRow) => ({
+      slug: effect.slug, name: effect.name, description: effect.description, cost: effect.cost, characters: effect.characters, output_type: effect.output_type, categories: effect.categories, tags: effect.tags, author: effect.author,
+    });
+    expect(document.effects!.map(shape)).to.deep.equal(demoCatalog.effects!.map(shape));
+    const task = ({ slug, name, description, cost, min_photos, max_photos, output_type }: StudioCategoryRow) => ({ slug, name, description, cost, min_photos, max_photos, output_type });
+    expect(document.studio_categories!.map(task)).to.deep.equal(demoStudioCategories.map(task));
+    // Each on both real providers, but the QA effects, which only the simulator fails on purpose.
+    const kinds = async (table: string) => (await services().db(table).orderBy('slug').select('slug', 'runs'))
+      .map((row) => [row.slug, row.runs ? Object.keys(row.runs).sort() : null]);
+    const both = ['fal', 'replicate'];
+    expect(await kinds('effects')).to.deep.equal(demoCatalog.effects!.map((effect) => effect.slug).sort()
+      .map((slug) => [slug, slug.startsWith('qa-') ? null : both]));
+    expect(await kinds('studio_categories')).to.deep.equal(demoStudioCategories.map((category) => category.slug).sort().map((slug) => [slug, both]));
   });
 
   it('updates by slug on a second run: no duplicates, unchanged posters not rebuilt', async () => {
