@@ -1,7 +1,8 @@
 import { createPrivateKey, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { isProviderKind, providerKinds, type ProviderKind } from './common/model-route';
+import { isProviderKind, providerKinds, type ModelRoute, type ProviderKind } from './common/model-route';
+import { modelRoutesProblems, type RouteTask } from './common/model-route-check';
 
 /**
  * Every environment variable the service reads, in one place. `loadConfig` fails at start with a
@@ -194,6 +195,15 @@ export function loadConfig(env: Env = process.env) {
     simProviderConcurrency: integer(env, 'SIM_PROVIDER_CONCURRENCY', 4, 1),
     /** How long a transcription may take at the provider before it is `503 provider_unavailable`. */
     speechDeadlineMs: integer(env, 'SPEECH_DEADLINE_MS', 15_000, 100, 120_000),
+    /**
+     * Voice input on an OpenAI-compatible service (`POST {url}/audio/transcriptions`, the base URL with
+     * its version, as https://api.openai.com/v1). Null url: the provider's own endpoint (PROVIDER_URL).
+     */
+    transcription: {
+      url: url(env, 'TRANSCRIPTION_URL'),
+      model: text(env, 'TRANSCRIPTION_MODEL', 'whisper-1'),
+      apiKey: optionalText(env, 'TRANSCRIPTION_API_KEY'),
+    },
     generations: generationSettings(env),
     marketplace: marketplaceSettings(env),
     // Where the provider calls back when a task finishes (the web role serves it): the slot is handed
@@ -436,12 +446,52 @@ function generationSettings(env: Env) {
   return settings;
 }
 
+type ModelRoutes = Partial<Record<ProviderKind, ModelRoute>>;
+
+/**
+ * A route per provider kind (docs/providers.md), as JSON inline or in a file (`NAME_FILE`), checked
+ * at start as the catalog import checks an effect's `runs`; unset, `fallback` (the simulator's).
+ */
+function modelRoutes(given: { inline: string | null; file: string | null }, name: string, fallback: ModelRoutes, task: RouteTask): ModelRoutes {
+  const text = inlineOrFile(given, name);
+  if (text === null) return fallback;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ConfigError(`${name} must be JSON: a route per provider kind, such as {"replicate": {"model": "owner/name", "input": {...}}}`);
+  }
+  const problems = modelRoutesProblems(value, task);
+  if (problems.length) throw new ConfigError(`${name}: ${problems.map((problem) => `${problem.path.join('.') || 'the value'} ${problem.message}`).join('; ')}`);
+  return value as ModelRoutes;
+}
+
+/** A user effect's generation: up to four people (as an effect's `characters`), a photo always, the author's prompt. */
+const userEffectTask: RouteTask = { persons: 4, photos: true };
+
 /**
  * The marketplace of user effects (README, its own section): the submission limits (wall-clock seconds),
- * the author's share and when it settles (billing days, section 7.0), and the moderation jobs.
+ * the author's share and when it settles (billing days, section 7.0), the moderation jobs, and what
+ * runs the marketplace on each provider kind.
  */
 function marketplaceSettings(env: Env) {
   return {
+    /** What reads a round's texts and sample photo and answers the verdict; the slot is leased on the kind it runs on. */
+    moderationRuns: modelRoutes(
+      { inline: optionalText(env, 'MODERATION_RUNS'), file: optionalText(env, 'MODERATION_RUNS_FILE') }, 'MODERATION_RUNS',
+      { simulator: { model: 'moderation' } }, { persons: 1, photos: true },
+    ),
+    /** What runs a generation with a user effect, by its output type: its catalog effect keeps these routes (db/user-effects/catalog-effect.ts). */
+    userEffectRuns: {
+      image: modelRoutes(
+        { inline: optionalText(env, 'USER_EFFECT_IMAGE_RUNS'), file: optionalText(env, 'USER_EFFECT_IMAGE_RUNS_FILE') }, 'USER_EFFECT_IMAGE_RUNS',
+        { simulator: { model: 'image' } }, userEffectTask,
+      ),
+      video: modelRoutes(
+        { inline: optionalText(env, 'USER_EFFECT_VIDEO_RUNS'), file: optionalText(env, 'USER_EFFECT_VIDEO_RUNS_FILE') }, 'USER_EFFECT_VIDEO_RUNS',
+        { simulator: { model: 'video' } }, userEffectTask,
+      ),
+    },
     /** At most this many of an author's user effects wait for moderation (429 without Retry-After). */
     maxProcessing: integer(env, 'USER_EFFECTS_MAX_PROCESSING', 3, 1),
     /** After a rejection, submissions wait this long (429 with Retry-After). */

@@ -48,9 +48,12 @@ function simulatorsNeeded(config: Config, roles: RoleName[]): string[] {
   return needed;
 }
 
-/** A worker calls the AI provider, and so does a web process (voice input): without PROVIDER_URL, the simulator. */
+/**
+ * A worker calls the AI provider, and so does a web process for voice input unless TRANSCRIPTION_URL
+ * names another service: without PROVIDER_URL, the simulator.
+ */
 function providerSimulatorNeeded(config: Config, roles: RoleName[]): boolean {
-  return !config.providerUrl && (roles.includes('worker') || roles.includes('web'));
+  return !config.providerUrl && (roles.includes('worker') || (roles.includes('web') && !config.transcription.url));
 }
 
 const embeddedOnly = 'simulators run only in the embedded default: one process, nothing configured, everything on loopback. '

@@ -1,5 +1,7 @@
 import type { Middleware } from 'koa';
 import type { RunningPart, Services } from '../services';
+import { logNotOffered } from '../services/catalog/not-offered';
+import { applyUserEffectRuns } from '../db/user-effects/apply-user-effect-runs';
 import type { ProcessorSimulator, ProcessorSimulatorOptions } from '../simulators/payment-processor/simulator';
 import { createApp } from './app';
 import type { CatalogCache } from './catalog/catalog-cache';
@@ -75,6 +77,10 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   services.log.info({ port }, 'web listening');
   const h2c = await startH2c(services, app.callback());
   announceConsole(services);
+  // Once at start: user effects run on this configuration's routes, and the log says what the
+  // catalog leaves out because no provider account can run it.
+  await applyUserEffectRuns(services.db, services.config.marketplace.userEffectRuns);
+  await logNotOffered(services.db, services.config.generations, services.log);
   const metrics = services.config.metrics.port === null ? null : await startMetricsServer(services, services.config.metrics.port);
   return {
     url: `http://127.0.0.1:${port}`,

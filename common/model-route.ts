@@ -66,17 +66,22 @@ function valueOf(name: string, photos: RoutePhoto[], prompt: string): string | s
   return null;
 }
 
-/** The placeholder names of `template` that mean nothing (a catalog import refuses them). */
-export function unknownPlaceholders(template: Record<string, unknown>): string[] {
-  const unknown = new Set<string>();
+/** Every placeholder name `template` holds, once each, in the order they first appear. */
+export function placeholdersOf(template: Record<string, unknown>): string[] {
+  const names = new Set<string>();
   const visit = (value: unknown) => {
     if (typeof value === 'string') {
-      for (const [, name] of value.matchAll(placeholder)) if (valueOf(name, [], '') === null) unknown.add(name);
+      for (const [, name] of value.matchAll(placeholder)) names.add(name);
     } else if (Array.isArray(value)) value.forEach(visit);
     else if (value && typeof value === 'object') Object.values(value).forEach(visit);
   };
   visit(template);
-  return [...unknown];
+  return [...names];
+}
+
+/** The placeholder names of `template` that mean nothing (a catalog import refuses them). */
+export function unknownPlaceholders(template: Record<string, unknown>): string[] {
+  return placeholdersOf(template).filter((name) => valueOf(name, [], '') === null);
 }
 
 /**

@@ -34,3 +34,14 @@ export function chooseRoute(
   }
   return null;
 }
+
+/**
+ * The kinds a new task may go to in this configuration: those of the order that have an account, in
+ * its order. An effect is offered when it names a route for one of them (`hasRouteFor` in SQL, the
+ * same answer as `chooseRoute` not being null); every process reads the same configuration, so the
+ * answer is the same for every caller.
+ */
+export function offeredKinds(generations: { providerKindOrder: readonly ProviderKind[]; providerAccounts: readonly { kind: ProviderKind }[] }): ProviderKind[] {
+  const available = configuredKinds(generations.providerAccounts);
+  return generations.providerKindOrder.filter((kind) => available.has(kind));
+}

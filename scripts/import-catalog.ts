@@ -13,10 +13,12 @@ import { CatalogImportError, importCatalog, type ImportProgress, type ImportSumm
 import { runOperatorScript, UsageError } from './operator';
 
 /**
- * `npm run import-catalog -- catalog.yaml`: imports or updates categories, tags, authors and
- * effects from a JSON or YAML file (format: `CatalogDocument` in api/catalog/import.ts). Media paths
- * are relative to the file. Every row is checked before anything is written; a bad row stops the
- * whole import with one message per problem, and nothing is half-written (see importCatalog).
+ * `npm run import-catalog -- catalog.yaml`: imports or updates categories, tags, authors, effects
+ * and studio categories from a JSON or YAML file (format: `CatalogDocument` in
+ * services/catalog/import.ts; what runs an effect on Replicate and fal: docs/providers.md, with
+ * docs/catalog-real-providers.yaml as a whole example). Media paths are relative to the file. Every
+ * row is checked before anything is written; a bad row stops the whole import with one message per
+ * problem, and nothing is half-written (see importCatalog).
  *
  * Example:
  *   categories: [{slug: portraits, name: {ru: Портреты, en: Portraits}, icon: "🖼️"}]
@@ -27,7 +29,9 @@ import { runOperatorScript, UsageError } from './operator';
  *       description: {ru: ..., en: ...}
  *       cost: 10
  *       characters: [{min_photos: 1, max_photos: 1}]
- *       model: image
+ *       model: image                  # the simulator's model; and/or a route per provider kind:
+ *       runs:
+ *         replicate: {model: black-forest-labs/flux-kontext-pro, input: {prompt: "a winter portrait", input_image: "{{photo}}"}}
  *       categories: [portraits, {slug: fun, pinned_top: 1}]
  *       tags: [winter]
  *       poster: media/winter.jpg
@@ -100,7 +104,8 @@ async function main(): Promise<void> {
   try {
     const summary = await importCatalogDocument(infrastructure.services, file, document, progressBar());
     console.log(`imported: ${quantity(summary.effectsCreated, 'effect')} created, ${summary.effectsUpdated} updated, ${quantity(summary.previewsBuilt, 'preview')} built, `
-      + `${quantity(summary.categories, 'category', 'categories')}, ${quantity(summary.tags, 'tag')}, ${quantity(summary.authors, 'author')}`);
+      + `${quantity(summary.categories, 'category', 'categories')}, ${quantity(summary.tags, 'tag')}, ${quantity(summary.authors, 'author')}, `
+      + `${quantity(summary.studioCategories, 'studio category', 'studio categories')}`);
   } finally {
     await infrastructure.stop();
   }

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ConfigError, loadConfig } from '../config';
 
 describe('configuration', () => {
@@ -23,6 +26,37 @@ describe('configuration', () => {
     expect(() => loadConfig({ ...base, DATABASE_URL: 'not a url' })).to.throw(ConfigError, 'DATABASE_URL');
     expect(() => loadConfig({ ...base, TRUST_PROXY: 'maybe' })).to.throw(ConfigError, 'TRUST_PROXY');
     expect(() => loadConfig({ ...base, TOKEN_SECRET: 'short' })).to.throw(ConfigError, 'TOKEN_SECRET');
+  });
+
+  it('reads the marketplace\'s routes as JSON, inline or from a file, the simulator\'s by default', () => {
+    expect(loadConfig(base).marketplace).to.deep.include({
+      moderationRuns: { simulator: { model: 'moderation' } },
+      userEffectRuns: { image: { simulator: { model: 'image' } }, video: { simulator: { model: 'video' } } },
+    });
+    const moderation = {
+      replicate: { model: 'openai/gpt-4.1-mini', input: { prompt: '{{prompt}}', image_input: ['{{photo}}'] } },
+      fal: { model: 'openrouter/router/vision', input: { model: 'google/gemini-2.5-flash', prompt: '{{prompt}}', image_urls: ['{{photo}}'] }, output: 'output' },
+    };
+    const video = { fal: { model: 'fal-ai/kling-video/v2.1/standard/image-to-video', input: { prompt: '{{prompt}}', image_url: '{{person.1.photo}}' }, output: 'video.url' } };
+    const folder = mkdtempSync(path.join(os.tmpdir(), 'config-runs-'));
+    try {
+      writeFileSync(path.join(folder, 'video.json'), JSON.stringify(video));
+      const config = loadConfig({ ...base, MODERATION_RUNS: JSON.stringify(moderation), USER_EFFECT_VIDEO_RUNS_FILE: path.join(folder, 'video.json') });
+      expect(config.marketplace.moderationRuns).to.deep.equal(moderation);
+      expect(config.marketplace.userEffectRuns).to.deep.equal({ image: { simulator: { model: 'image' } }, video });
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to start on a route it could not run, naming the variable and the field', () => {
+    expect(() => loadConfig({ ...base, MODERATION_RUNS: '{"fal": ' })).to.throw(ConfigError, 'MODERATION_RUNS must be JSON');
+    expect(() => loadConfig({ ...base, MODERATION_RUNS: JSON.stringify({ fal: { model: 'fal-ai/x', input: { prompt: '{{prompt}}' } } }) }))
+      .to.throw(ConfigError, 'MODERATION_RUNS: fal.input places no photo');
+    expect(() => loadConfig({ ...base, USER_EFFECT_IMAGE_RUNS: JSON.stringify({ replicate: { model: 'nano-banana', input: { image_input: '{{photos}}' } }, openai: {} }) }))
+      .to.throw(ConfigError, 'USER_EFFECT_IMAGE_RUNS: openai is not a provider kind (simulator, replicate, fal); replicate.model must be owner/name');
+    expect(() => loadConfig({ ...base, USER_EFFECT_IMAGE_RUNS: '{}', USER_EFFECT_IMAGE_RUNS_FILE: '/nowhere.json' })).to.throw(ConfigError, 'not both');
+    expect(() => loadConfig({ ...base, USER_EFFECT_VIDEO_RUNS_FILE: '/nowhere/video.json' })).to.throw(ConfigError, 'USER_EFFECT_VIDEO_RUNS_FILE must name a readable file');
   });
 
   it('reads lists of audiences and storage settings', () => {

@@ -113,6 +113,8 @@ export interface TestApp {
 export interface TestAppOptions extends WebOptions {
   /** Configuration on top of the test defaults; the port is a free one unless `PORT` is given. */
   config?: Record<string, string>;
+  /** Changes to the loaded configuration that no variable makes (say, provider accounts of another kind). */
+  adjustConfig?: (config: Config) => Config;
   log?: Logger;
 }
 
@@ -122,7 +124,8 @@ export interface TestAppOptions extends WebOptions {
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const base = services();
-  const config = testConfig({ PORT: String(await freePort()), ...options.config });
+  const loaded = testConfig({ PORT: String(await freePort()), ...options.config });
+  const config = options.adjustConfig ? options.adjustConfig(loaded) : loaded;
   const log = options.log ?? base.log;
   // Its own circuits, like a process of its own: what one test app's outside services did never reaches another's.
   const appServices: Services = { ...base, config, log, paymentProcessor: paymentProcessorOf(config, base.db, log), circuits: new Circuits({ settings: config.circuits, log }) };

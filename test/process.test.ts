@@ -213,6 +213,16 @@ describe('simulators only in the embedded default (issue 16, item 15)', function
     }
   });
 
+  it('a web process needs PROVIDER_URL only for voice input: with TRANSCRIPTION_URL it goes on to its database', async () => {
+    const paymentsOff = { ...configured, PAYMENTS_ENABLED: '0' };
+    const refused = await runToExit(['web'], paymentsOff);
+    expect(refused.stderr).to.contain('configuration error').and.contain('PROVIDER_URL');
+    const started = await runToExit(['web'], { ...paymentsOff, TRANSCRIPTION_URL: 'https://api.openai.com/v1' });
+    expect(started.stderr).not.to.contain('configuration error');
+    // The database of this test does not exist: reaching it is as far as the web role gets.
+    expect(started.stderr).to.contain('ECONNREFUSED');
+  });
+
   it('a worker with DATABASE_URL and without PROVIDER_URL refuses to start, naming what to set', async () => {
     const run = await runToExit(['worker'], configured);
     expect(run.code).to.equal(1);

@@ -39,8 +39,8 @@ export async function userEffectIn(userId: string, status: UserEffectStatus, fie
     const preview = { thumb: `user-effects/${row.id}/t.webp`, card: `user-effects/${row.id}/c.webp`, full: `user-effects/${row.id}/f.webp`, animation: null, video: null, width: 96, height: 64, blurhash: null };
     await recordPreview(trx, { ...target, posterKey: `user-effects/${row.id}/poster.jpg`, preview });
     if (status === 'rejected') await rejectUserEffect(trx, target);
-    else if (status === 'private') await keepPrivate(trx, target);
-    else await approveUserEffect(trx, target);
+    else if (status === 'private') await keepPrivate(trx, target, services().config.marketplace.userEffectRuns);
+    else await approveUserEffect(trx, target, services().config.marketplace.userEffectRuns);
     if (status === 'archived') await archiveUserEffect(trx, { userEffectId: row.id, userId, by: 'author', reason: null });
   });
   if (fields.rejectedAt) await db('user_effects').where({ id: row.id }).update({ rejected_at: fields.rejectedAt });

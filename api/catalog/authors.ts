@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import type { ProviderKind } from '../../common/model-route';
+import { offeredKinds } from '../../pool/model-routes';
 import { errors } from '../http/errors';
 import { page, pageSchema, pagingProperties, type Page, type Paging } from '../http/paging';
 import { defineRoute } from '../http/route';
@@ -20,11 +22,11 @@ export interface AuthorProfile {
  * email, earnings, submissions or complaints. Null when the author does not exist, is disabled or
  * deleted, or has no published effect.
  */
-async function authorProfile(db: Knex, url: PublicUrl, authorId: string, locale: Locale, paging: Paging): Promise<AuthorProfile | null> {
+async function authorProfile(db: Knex, url: PublicUrl, authorId: string, locale: Locale, paging: Paging, offered: readonly ProviderKind[]): Promise<AuthorProfile | null> {
   if (!isUuid(authorId)) return null;
   const author = await db('authors').where({ id: authorId, disabled: false }).whereNull('deleted_at').first('id', 'name', 'avatar_key');
   if (!author) return null;
-  const published = `from effects e where e.author_id = :authorId and ${availableEffect('e')}`;
+  const published = `from effects e where e.author_id = :authorId and ${availableEffect('e', offered)}`;
   const { rows } = await db.raw<{ rows: { total: number; ids: string[] }[] }>(
     `select (select count(*) ${published}) as total,
        array(select e.id ${published} order by ${curatedOrder('e')} limit :limit offset :offset) as ids`,
@@ -74,10 +76,10 @@ export const authorRoutes = [
     },
     errors: { not_found: 'The author does not exist, is disabled, or has published no effect.' },
     handler: async (ctx, { params, query }) => {
-      const { db, storage } = ctx.services;
+      const { db, storage, config } = ctx.services;
       const answer = await ctx.catalogCache.answer(
         ['author', params.author_id, query.locale, query.limit, query.offset].join('\u0000'),
-        () => authorProfile(db, publicUrlOf(storage), params.author_id, query.locale, { limit: query.limit, offset: query.offset }),
+        () => authorProfile(db, publicUrlOf(storage), params.author_id, query.locale, { limit: query.limit, offset: query.offset }, offeredKinds(config.generations)),
       );
       if (!answer) throw errors.notFound('Author not found.');
       sendCatalogAnswer(ctx, answer);

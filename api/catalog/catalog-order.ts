@@ -1,3 +1,6 @@
+import type { ProviderKind } from '../../common/model-route';
+import { hasRouteFor } from '../../db/catalog/offered';
+
 /**
  * SQL fragments shared by every list of the catalog, so "available" and "catalog order" mean the
  * same thing in the flat list, a category, search, the counts and the author page.
@@ -17,10 +20,12 @@ export interface EffectFilters {
 
 /**
  * Catalog rule 1: an effect is listed only while it sits in at least one enabled category, and
- * never once a moderator hid it (`effects.listed`, kept by triggers). `effect` is the alias.
+ * never once a moderator hid it (`effects.listed`, kept by triggers); and only while a provider kind
+ * with an account here can run it (`offered`: `offeredKinds` of pool/model-routes.ts), the same for
+ * every caller, so cached answers stay shared. `effect` is the alias.
  */
-export function availableEffect(effect: string): string {
-  return `${effect}.listed`;
+export function availableEffect(effect: string, offered: readonly ProviderKind[]): string {
+  return `(${effect}.listed and ${hasRouteFor(effect, offered)})`;
 }
 
 /**
@@ -56,16 +61,16 @@ export function curatedOrder(effect: string): string {
  * complaints (even a pinned one: a moderator must look at it before it is shown first again).
  * Equal places keep the curated order.
  *
- * Selects `effect_id` and `rank` for the listed effects of the enabled category `:categoryId`.
+ * Selects `effect_id` and `rank` for the available effects of the enabled category `:categoryId`.
  */
-export const categoryPlacement = `
+export const categoryPlacement = (offered: readonly ProviderKind[]) => `
   with candidate as (
     select ec.effect_id, ec.pinned_top, ec.pinned_bottom, ec.new_since,
       e.success_count, e.demoted_at, e.position, e.created_at,
       coalesce(ec.new_since > now() - make_interval(days => :newEffectDays), false)
         and ec.pinned_top is null and ec.pinned_bottom is null and e.demoted_at is null as is_new
     from effect_categories ec join effects e on e.id = ec.effect_id
-    where ec.category_id = :categoryId and e.listed
+    where ec.category_id = :categoryId and ${availableEffect('e', offered)}
   ),
   tiered as (
     select candidate.*, case

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ProviderKind } from '../../common/model-route';
 import { page, type Page, type Paging } from '../http/paging';
 import type { Freshness } from './catalog-cache';
 import { availableEffect, categoryPlacement, curatedOrder, filterConditions, withTag, type EffectFilters, type IdPage } from './catalog-order';
@@ -28,6 +29,8 @@ export interface EffectListRequest {
   paging: Paging;
   newEffects: NewEffectSlots;
   thematic?: ThematicSearch | null;
+  /** The provider kinds a task may go to here: an effect none of them runs is not listed (`availableEffect`). */
+  offered: readonly ProviderKind[];
 }
 
 /**
@@ -60,15 +63,15 @@ export async function listEffects(
     const thematicIds = request.thematic && asked.length >= minThematicQueryLength
       ? await request.thematic.closestEffects(asked, locale)
       : [];
-    found = await searchEffectIds(db, { words: query.words, locale, filters, paging, thematicIds }, lists, freshness);
+    found = await searchEffectIds(db, { words: query.words, locale, filters, paging, thematicIds, offered: request.offered }, lists, freshness);
   } else {
     const key = `ids\u0000${request.category ?? ''}\u0000${request.tag ?? ''}`;
     const ids = await lists.remember<string[]>(key, (list) => 64 + list.length * 48, async (listFreshness) => {
       const filters = await resolveFilters(db, request);
       if (!filters) return [];
       return filters.categoryId
-        ? categoryEffectIds(db, filters, request.newEffects, listFreshness)
-        : flatEffectIds(db, filters);
+        ? categoryEffectIds(db, filters, request.newEffects, request.offered, listFreshness)
+        : flatEffectIds(db, filters, request.offered);
     }, freshness);
     found = { ids: ids.slice(paging.offset, paging.offset + paging.limit), total: ids.length };
   }
@@ -91,9 +94,9 @@ async function resolveFilters(db: Knex, request: EffectListRequest): Promise<Eff
 }
 
 /** The flat list: curated order, each effect once whatever its number of categories. */
-async function flatEffectIds(db: Knex, filters: EffectFilters): Promise<string[]> {
+async function flatEffectIds(db: Knex, filters: EffectFilters, offered: readonly ProviderKind[]): Promise<string[]> {
   const { rows } = await db.raw<{ rows: { ids: string[] }[] }>(
-    `select array(select e.id from effects e where ${availableEffect('e')} and ${filterConditions('e.id')}
+    `select array(select e.id from effects e where ${availableEffect('e', offered)} and ${filterConditions('e.id')}
        order by ${curatedOrder('e')}) as ids`,
     { ...filters },
   );
@@ -104,9 +107,9 @@ async function flatEffectIds(db: Knex, filters: EffectFilters): Promise<string[]
  * One category in its server-side order (rule 3), whole. The order changes by itself when a new
  * effect stops being new: the list says when (`freshness`).
  */
-async function categoryEffectIds(db: Knex, filters: EffectFilters, newEffects: NewEffectSlots, freshness: Freshness): Promise<string[]> {
+async function categoryEffectIds(db: Knex, filters: EffectFilters, newEffects: NewEffectSlots, offered: readonly ProviderKind[], freshness: Freshness): Promise<string[]> {
   const { rows } = await db.raw<{ rows: { ids: string[]; new_until: Date | null }[] }>(
-    `with placement as (${categoryPlacement}),
+    `with placement as (${categoryPlacement(offered)}),
      listed as (select effect_id, rank from placement where ${withTag('placement.effect_id')})
      select array(select effect_id from listed order by rank) as ids,
        (select min(ec.new_since + make_interval(days => :newEffectDays)) from effect_categories ec

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import type { ProviderKind } from '../../common/model-route';
+import { offeredKinds } from '../../pool/model-routes';
 import { errors } from '../http/errors';
 import { pageJson, pageSchema, pagingProperties, type Paging } from '../http/paging';
 import { defineRoute } from '../http/route';
@@ -7,6 +9,7 @@ import { countAuthorView } from './authors';
 import { effectExample, effectJson, effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
 import { listEffects } from './effect-list';
 import { byIdOrSlug } from '../../db/catalog/identifiers';
+import { hasRouteFor } from '../../db/catalog/offered';
 import { notModified, sendCatalogAnswer } from './catalog-cache';
 import { parseSearch, type SearchQuery } from './search-words';
 import { localeProperty, type Locale } from './locale';
@@ -14,12 +17,13 @@ import type { ThematicSearch } from './thematic-search';
 
 /**
  * Catalog rule 1: an effect opens by id or slug even when no enabled category lists it; a hidden one
- * does not. `privateTo` null opens the effects everyone may see; a user id opens only that user's
- * private ones (a user effect that is `private`, or `processing` again after a publish).
+ * does not, nor one that no provider kind with an account here runs (`offered`). `privateTo` null
+ * opens the effects everyone may see; a user id opens only that user's private ones (a user effect
+ * that is `private`, or `processing` again after a publish).
  */
-async function openEffect(db: Knex, url: PublicUrl, idOrSlug: string, locale: Locale, privateTo: string | null = null): Promise<Effect | null> {
+async function openEffect(db: Knex, url: PublicUrl, idOrSlug: string, locale: Locale, offered: readonly ProviderKind[], privateTo: string | null = null): Promise<Effect | null> {
   const row = await db('effects').where(byIdOrSlug(idOrSlug)).andWhere({ hidden: false })
-    .andWhereRaw('private_to is not distinct from ?::uuid', [privateTo]).first('id');
+    .andWhereRaw('private_to is not distinct from ?::uuid', [privateTo]).andWhereRaw(hasRouteFor('effects', offered)).first('id');
   if (!row) return null;
   const [effect] = await loadEffects(db, url, [row.id], locale);
   return effect ?? null;
@@ -65,6 +69,7 @@ export function effectRoutes(options: { thematicSearch?: ThematicSearch }) {
           paging: { limit: query.limit, offset: query.offset },
           newEffects: { slots: config.catalog.newEffectSlots, days: config.catalog.newEffectDays },
           thematic,
+          offered: offeredKinds(config.generations),
         }, cache, freshness), { keepWhenAskedAgain: search.kind === 'words', json: (effects) => pageJson(effects, effectJson) });
         sendCatalogAnswer(ctx, answer!);
       },
@@ -76,16 +81,17 @@ export function effectRoutes(options: { thematicSearch?: ThematicSearch }) {
       responses: { 200: { description: 'Effect', schema: effectSchema, example: effectExample }, ...notModified },
       errors: { not_found: 'No effect has this id or slug.' },
       handler: async (ctx, { params, query, user }) => {
-        const { db, storage } = ctx.services;
+        const { db, storage, config } = ctx.services;
+        const offered = offeredKinds(config.generations);
         const answer = await ctx.catalogCache.answer(`effect\u0000${query.locale}\u0000${params.id_or_slug}`,
-          () => openEffect(db, publicUrlOf(storage), params.id_or_slug, query.locale));
+          () => openEffect(db, publicUrlOf(storage), params.id_or_slug, query.locale, offered));
         if (answer) {
           // `public` access leaves `user` null for a missing, expired or broken token: no view then.
           if (user && answer.value.author_id) await countAuthorView(db, answer.value.id, user.id);
           return sendCatalogAnswer(ctx, answer);
         }
         // The caller's own private effect is layered on top of what everyone sees, never cached.
-        const own = user ? await openEffect(db, publicUrlOf(storage), params.id_or_slug, query.locale, user.id) : null;
+        const own = user ? await openEffect(db, publicUrlOf(storage), params.id_or_slug, query.locale, offered, user.id) : null;
         if (!own) throw errors.notFound('Effect not found.');
         ctx.set('Cache-Control', 'private, no-cache');
         ctx.body = own;

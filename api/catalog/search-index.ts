@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ProviderKind } from '../../common/model-route';
 import { availableEffect, curatedOrder, type EffectFilters, type IdPage } from './catalog-order';
 import type { Locale } from './locale';
 import { maxSearchWords } from './search-words';
@@ -43,12 +44,12 @@ type IndexedEffect = [place: number, id: string, name: string[], labels: string[
  * rows of arrays) listing the effects with their places and lexemes, inverted here. Postgres only
  * reads; grouping the lexemes there would sort them under the database's collation.
  */
-export async function loadSearchIndex(db: Knex, locale: Locale): Promise<SearchIndex> {
+export async function loadSearchIndex(db: Knex, locale: Locale, offered: readonly ProviderKind[]): Promise<SearchIndex> {
   // The curated order is numbered apart from the lexemes: sorting the wide rows would spill to disk.
   const { rows } = await db.raw<{ rows: { effects: IndexedEffect[] | null }[] }>(
     `with listed as (
        select e.id, (row_number() over (order by ${curatedOrder('e')}))::int - 1 as place
-       from effects e where ${availableEffect('e')}
+       from effects e where ${availableEffect('e', offered)}
      )
      select json_agg(json_build_array(l.place, l.id,
          coalesce(tsvector_to_array(s.name_vector_${locale}), '{}'),

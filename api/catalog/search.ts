@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ProviderKind } from '../../common/model-route';
 import type { Paging } from '../http/paging';
 import type { Freshness } from './catalog-cache';
 import type { EffectFilters, IdPage } from './catalog-order';
@@ -31,14 +32,14 @@ import { loadSearchIndex, matchSearchIndex, matchWord, searchIndexBytes, wordMat
  */
 export async function searchEffectIds(
   db: Knex,
-  request: { words: string[]; locale: Locale; filters: EffectFilters; paging: Paging; thematicIds: string[] },
+  request: { words: string[]; locale: Locale; filters: EffectFilters; paging: Paging; thematicIds: string[]; offered: readonly ProviderKind[] },
   store: CatalogStore = computeEveryTime,
   freshness?: Freshness,
 ): Promise<IdPage> {
   const { locale, filters, paging, thematicIds } = request;
   const [forms, index] = await Promise.all([
     searchWordForms(db, request.words, locale, store, freshness),
-    store.remember(`search-index\u0000${locale}`, searchIndexBytes, () => loadSearchIndex(db, locale), freshness),
+    store.remember(`search-index\u0000${locale}`, searchIndexBytes, () => loadSearchIndex(db, locale, request.offered), freshness),
   ]);
   // A word of punctuation only normalises to nothing: it has no forms and is left out.
   const known = forms.filter((wordForms) => wordForms.length > 0);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ProviderKind } from '../../common/model-route';
 import { schema } from '../../common/validation';
 import { availableEffect } from './catalog-order';
 import { localizedListRoute, type Locale } from './locale';
@@ -13,13 +14,13 @@ export interface Tag {
  * Tags on at least one listed effect, counted over the whole catalog (not per category), most
  * frequent first; equal counts by slug, so the order is stable.
  */
-async function listTags(db: Knex, locale: Locale): Promise<Tag[]> {
+async function listTags(db: Knex, locale: Locale, offered: readonly ProviderKind[]): Promise<Tag[]> {
   const { rows } = await db.raw<{ rows: Tag[] }>(
     `select t.slug, t.name_${locale} as name, count(*)::integer as effect_count
      from tags t
      join effect_tags et on et.tag_id = t.id
      join effects e on e.id = et.effect_id
-     where ${availableEffect('e')}
+     where ${availableEffect('e', offered)}
      group by t.id
      order by effect_count desc, t.slug`,
   );

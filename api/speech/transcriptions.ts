@@ -2,7 +2,8 @@ import path from 'node:path';
 import { decodeForSpeech, probeAudioFile } from '../../media/audio';
 import { AudioTooLongError, UnreadableAudioError } from '../../media/errors';
 import { withTempDir } from '../../media/temp-dir';
-import { requestTranscription } from '../../clients/providers/speech-client';
+import { requestOpenAiTranscription, requestTranscription, type TranscriptionOutcome } from '../../clients/providers/speech-client';
+import type { Config } from '../../config';
 import type { ApiContext } from '../http/context';
 import { errors, invalidField } from '../http/errors';
 import { receiveUpload } from '../http/multipart';
@@ -17,15 +18,26 @@ export interface Transcription {
   duration_ms: number;
 }
 
-/** Spreads recognition over the configured provider accounts (it holds no pool slot: it is short and synchronous). */
+/** Spreads recognition over the simulator's accounts (it holds no pool slot: it is short and synchronous). */
 let nextAccount = 0;
+
+/**
+ * The recognition TRANSCRIPTION_URL names (an OpenAI-compatible service), or else the provider's own
+ * endpoint at PROVIDER_URL with a simulator account; null when neither is configured.
+ */
+function recognize(config: Config, audio: { wav: Buffer; language: 'ru' | 'en' | null }): Promise<TranscriptionOutcome> | null {
+  if (config.transcription.url) return requestOpenAiTranscription({ ...config.transcription, url: config.transcription.url }, audio, config.speechDeadlineMs);
+  const accounts = config.generations.providerAccounts.filter((account) => account.kind === 'simulator');
+  if (!config.providerUrl || !accounts.length) return null;
+  return requestTranscription(config.providerUrl, accounts[nextAccount++ % accounts.length], audio, config.speechDeadlineMs);
+}
 
 /**
  * `POST /v1/speech/transcriptions`: the upload is streamed to a temporary file under the 10 MB cap
  * (413 the moment it goes beyond), then, in order: `language` is `ru` or `en` (422), the file is not
  * empty (422), its format is read from the content (415), its stated and then its decoded length is
- * within 120 s (413), and the audio decodes (415). The 16 kHz mono WAV goes to the provider's
- * transcription endpoint within SPEECH_DEADLINE_MS; late or down is `503 provider_unavailable`.
+ * within 120 s (413), and the audio decodes (415). The 16 kHz mono WAV goes to the recognition
+ * service (`recognize`) within SPEECH_DEADLINE_MS; late or down is `503 provider_unavailable`.
  * Free: no credits move. Nothing is kept once answered.
  */
 export async function transcribeUpload(ctx: ApiContext): Promise<Transcription> {
@@ -53,10 +65,9 @@ export async function transcribeUpload(ctx: ApiContext): Promise<Transcription> 
       throw error;
     }
 
-    const accounts = config.generations.providerAccounts;
-    if (!config.providerUrl || !accounts.length) throw errors.providerUnavailable('Speech recognition is not configured.');
-    const account = accounts[nextAccount++ % accounts.length];
-    const outcome = await requestTranscription(config.providerUrl, account, { wav: audio.wav, language }, config.speechDeadlineMs);
+    const recognition = recognize(config, { wav: audio.wav, language });
+    if (!recognition) throw errors.providerUnavailable('Speech recognition is not configured.');
+    const outcome = await recognition;
     if (outcome.kind === 'unavailable') {
       log.warn({ reason: outcome.reason }, 'speech recognition unavailable');
       throw errors.providerUnavailable('Speech recognition is unavailable or late; try again.');

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import type { ProviderKind } from '../../common/model-route';
+import { hasRouteFor } from '../../db/catalog/offered';
 import type { Locale } from '../catalog/locale';
 import { schema } from '../../common/validation';
 
@@ -25,10 +27,11 @@ export const studioCategorySchema = schema.response({
   max_photos: schema.integer({ minimum: 0 }),
 }, { title: 'StudioCategory' });
 
-/** Enabled studio categories in the operator's order, localized. */
-export async function listStudioCategories(db: Knex, locale: Locale): Promise<StudioCategory[]> {
+/** Enabled studio categories in the operator's order, localized; those no provider kind with an account here runs (`offered`) are left out, as effects are. */
+export async function listStudioCategories(db: Knex, locale: Locale, offered: readonly ProviderKind[]): Promise<StudioCategory[]> {
   return db('studio_categories')
     .where({ enabled: true })
+    .andWhereRaw(hasRouteFor('studio_categories', offered))
     .orderBy([{ column: 'position' }, { column: 'slug' }])
     .select('id', 'slug', `name_${locale} as name`, `description_${locale} as description`, 'output_type', 'cost', 'min_photos', 'max_photos');
 }

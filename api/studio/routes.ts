@@ -4,6 +4,7 @@ import { caller } from '../http/authentication';
 import { readBudget, writeBudget } from '../http/rate-limit';
 import { defineRoute } from '../http/route';
 import { schema } from '../../common/validation';
+import { offeredKinds } from '../../pool/model-routes';
 import { listStudioCategories, studioCategorySchema } from './categories';
 import { createStudioGeneration, estimateStudioGeneration, maxPromptLength, type StudioEstimateBody, type StudioGenerationBody } from './studio-generations';
 
@@ -20,7 +21,7 @@ export const studioRoutes = [
     query: schema.object({ locale: localeProperty }),
     responses: { 200: { description: 'Array of StudioCategory', schema: schema.array(studioCategorySchema) } },
     handler: async (ctx, { query }) => {
-      ctx.body = await listStudioCategories(ctx.services.db, query.locale);
+      ctx.body = await listStudioCategories(ctx.services.db, query.locale, offeredKinds(ctx.services.config.generations));
     },
   }),
   defineRoute<StudioEstimateBody>({

@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
-import { userEffectModel, type UserEffectRow } from './model';
+import type { ModelRoutes } from '../catalog/model';
+import { routeColumns } from '../catalog/route-columns';
+import type { UserEffectRow } from './model';
 
 /**
  * The catalog effect of a user effect (README, "Marketplace of user effects"), kept in step with its status inside the
@@ -41,14 +43,15 @@ async function authorIdOf(trx: Knex.Transaction, userId: string): Promise<string
 
 /**
  * Makes the catalog effect of a user effect whose first moderation passed, its author's only
- * (`private_to`) or not, and links the user effect to it. Its slug is fixed by the user effect's id.
+ * (`private_to`) or not, and links the user effect to it. Its slug is fixed by the user effect's id;
+ * it runs on the marketplace's routes for its output type (`runs`, USER_EFFECT_*_RUNS).
  */
-export async function createCatalogEffect(trx: Knex.Transaction, row: UserEffectRow, privateTo: string | null): Promise<string> {
+export async function createCatalogEffect(trx: Knex.Transaction, row: UserEffectRow, privateTo: string | null, runs: ModelRoutes): Promise<string> {
   const authorId = await authorIdOf(trx, row.user_id);
   const { rows: [effect] } = await trx.raw<{ rows: { id: string }[] }>(
-    `insert into effects (slug, name_ru, name_en, description_ru, description_en, cost, characters, output_type, model,
+    `insert into effects (slug, name_ru, name_en, description_ru, description_en, cost, characters, output_type, model, runs,
        author_id, position, poster_key, preview, private_to)
-     values (:slug, :name, :name, :description, :description, :cost, :characters, :outputType, :model,
+     values (:slug, :name, :name, :description, :description, :cost, :characters, :outputType, :model, :runs::jsonb,
        :authorId, :position, :posterKey, :preview::jsonb, :privateTo)
      returning id`,
     {
@@ -58,7 +61,7 @@ export async function createCatalogEffect(trx: Knex.Transaction, row: UserEffect
       cost: row.cost,
       characters: JSON.stringify(row.characters),
       outputType: row.output_type,
-      model: userEffectModel[row.output_type],
+      ...routeColumns({ runs }),
       authorId,
       // After the operator's curated effects in the flat list.
       position: communityPosition,

@@ -1,3 +1,5 @@
+import type { ModelRoutes } from '../catalog/model';
+
 /** Statuses of a user effect (contract B, "Marketplace statuses"; README, "Marketplace of user effects"). */
 export type UserEffectStatus = 'processing' | 'approved' | 'rejected' | 'archived' | 'private';
 export const userEffectStatuses: UserEffectStatus[] = ['processing', 'approved', 'rejected', 'archived', 'private'];
@@ -74,5 +76,5 @@ export interface UserEffectStatusEvent {
 
 export const userEffectCost: Record<'image' | 'video', number> = { image: 10, video: 40 };
 
-/** The provider model a user effect's generations run on: the ordinary effect models. */
-export const userEffectModel: Record<'image' | 'video', string> = { image: 'image', video: 'video' };
+/** What runs a user effect's generations, by its output type (USER_EFFECT_IMAGE_RUNS, USER_EFFECT_VIDEO_RUNS): its catalog effect keeps them. */
+export type UserEffectRuns = Record<'image' | 'video', ModelRoutes>;

@@ -17,7 +17,7 @@ const one = [{ min_photos: 1, max_photos: 1 }];
 /** Demo effects name no media: each gets its drawn poster, and a generated clip when `withClip`. */
 type DemoEffect = Omit<EffectRow, 'poster' | 'clip'> & { withClip?: boolean };
 
-const demoCatalog: CatalogDocument = {
+export const demoCatalog: CatalogDocument = {
   categories: [
     { slug: 'portraits', name: { ru: 'Портреты', en: 'Portraits' }, icon: '🖼️', enabled: true, position: 0 },
     { slug: 'fun', name: { ru: 'Весёлое', en: 'Fun' }, icon: '🎉', enabled: true, position: 1 },

@@ -2,15 +2,21 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import pLimit from 'p-limit';
 import { quantity } from '../../common/plural';
+import { modelRoutesProblems, type RouteTask } from '../../common/model-route-check';
 import { problemsOf, type JsonSchema, type Problem } from '../../common/validation';
 import type { Storage } from '../../media/storage';
-import type { Character, FocusPoint, Localized, PreviewColumns, StoredPreview } from '../../db/catalog/model';
+import type { Character, FocusPoint, Localized, ModelRoutes, PreviewColumns, StoredPreview } from '../../db/catalog/model';
+import { nextPosition } from '../../db/catalog/next-position';
+import { routeColumns } from '../../db/catalog/route-columns';
+import { writeStudioCategories, type StudioCategoryRow } from '../../db/studio/write-studio-categories';
 import { checkPreviewMedia, previewFolder, storeAuthorAvatar, storePreview, type PreviewMedia } from './previews';
 
 /**
  * The operator's catalog import (`scripts/import-catalog.ts`, and the demo seed): categories, tags,
- * authors and effects from one document, matched by slug (authors by id), so a second run updates
- * instead of duplicating.
+ * authors, effects and studio categories from one document, matched by slug (authors by id), so a
+ * second run updates instead of duplicating. What runs an effect or a studio category is `model` (a
+ * simulator model) and/or `runs`, a route per provider kind (`common/model-route.ts`; checked by
+ * `common/model-route-check.ts`; docs/providers.md for operators).
  *
  * All or nothing: every row is checked first (shape, references, readable media) and any problem
  * stops the import before anything is written, with one message per bad row. Then the previews are
@@ -50,7 +56,10 @@ export interface EffectRow {
   cost: number;
   characters: Character[];
   output_type?: 'image' | 'video';
-  model: string;
+  /** The simulator's model: short for `runs.simulator`. `model`, `runs` or both. */
+  model?: string;
+  /** A route per provider kind: which model runs the effect there and how its input is built. */
+  runs?: ModelRoutes;
   model_max_photos?: number | null;
   categories?: EffectCategoryRef[];
   tags?: string[];
@@ -69,6 +78,7 @@ export interface CatalogDocument {
   tags?: TagRow[];
   authors?: AuthorRow[];
   effects?: EffectRow[];
+  studio_categories?: StudioCategoryRow[];
 }
 
 export interface ImportProblem {
@@ -102,6 +112,7 @@ export interface ImportSummary {
   effectsCreated: number;
   effectsUpdated: number;
   previewsBuilt: number;
+  studioCategories: number;
 }
 
 const slug = { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 64 };
@@ -128,6 +139,9 @@ const point = {
 };
 const rank = { type: 'integer', minimum: 0, maximum: 1_000_000 };
 const mediaReference = { type: 'string', minLength: 1, maxLength: 1000 };
+const simulatorModel = { type: 'string', pattern: '^[a-z0-9_.-]+$', maxLength: 64 };
+// Each route is checked by modelRoutesProblems once the row has its shape, with messages per kind.
+const runs = { type: 'object' };
 
 const rowSchemas = {
   categories: {
@@ -173,7 +187,8 @@ const rowSchemas = {
         },
       },
       output_type: { enum: ['image', 'video'] },
-      model: { type: 'string', pattern: '^[a-z0-9_.-]+$', maxLength: 64 },
+      model: simulatorModel,
+      runs,
       model_max_photos: { anyOf: [{ type: 'null' }, { type: 'integer', minimum: 1, maximum: 16 }] },
       categories: {
         type: 'array',
@@ -198,7 +213,25 @@ const rowSchemas = {
       position: rank,
       hidden: { type: 'boolean' },
     },
-    required: ['slug', 'name', 'cost', 'characters', 'model', 'poster'],
+    required: ['slug', 'name', 'cost', 'characters', 'poster'],
+    additionalProperties: false,
+  },
+  studio_categories: {
+    type: 'object',
+    properties: {
+      slug,
+      name: localized,
+      description: longLocalized,
+      output_type: { enum: ['image', 'text'] },
+      cost: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+      min_photos: { type: 'integer', minimum: 0, maximum: 4 },
+      max_photos: { type: 'integer', minimum: 0, maximum: 4 },
+      model: simulatorModel,
+      runs,
+      position: rank,
+      enabled: { type: 'boolean' },
+    },
+    required: ['slug', 'name', 'output_type', 'cost', 'min_photos', 'max_photos'],
     additionalProperties: false,
   },
 } satisfies Record<string, JsonSchema>;
@@ -217,6 +250,17 @@ function rowName(section: Section, index: number, row: unknown): string {
 }
 
 const slugOf = (reference: EffectCategoryRef) => (typeof reference === 'string' ? reference : reference.slug);
+
+/**
+ * What runs a row: `model`, `runs` or both, the simulator named once; every route usable for the
+ * row's task (`common/model-route-check.ts`).
+ */
+function routesProblems(row: { model?: string; runs?: ModelRoutes }, task: RouteTask): string[] {
+  if (row.model === undefined && row.runs === undefined) return ['model or runs is required: what runs it (a simulator model, or a route per provider kind)'];
+  if (row.runs === undefined) return [];
+  if (row.model !== undefined && row.runs.simulator) return ['model and runs.simulator both name the simulator\'s model: keep one'];
+  return modelRoutesProblems(row.runs, task).map((problem) => describe({ ...problem, path: ['runs', ...problem.path] }));
+}
 
 /** The rules JSON Schema cannot say about people and photos (contract: Effect `characters`). */
 function charactersProblem(characters: Character[]): string | null {
@@ -280,6 +324,7 @@ async function checkDocument(db: Knex, raw: unknown, options: ImportOptions): Pr
     const problem = (message: string) => problems.push({ row: name, message });
     const characters = charactersProblem(row.characters);
     if (characters) problem(characters);
+    routesProblems(row, { persons: row.characters.length, photos: true }).forEach(problem);
     if (row.model_max_photos != null && row.model_max_photos < row.characters.reduce((sum, character) => sum + character.min_photos, 0)) {
       problem('model_max_photos is below the photos the effect needs at least');
     }
@@ -309,6 +354,12 @@ async function checkDocument(db: Knex, raw: unknown, options: ImportOptions): Pr
       problems.push({ row: rowName('authors', indexes.get(row)!, row), message: `avatar: ${(error as Error).message}` });
     }
     tick(row.id);
+  }
+  for (const row of document.studio_categories ?? []) {
+    const name = rowName('studio_categories', indexes.get(row)!, row);
+    if (row.min_photos > row.max_photos) problems.push({ row: name, message: 'min_photos is above max_photos' });
+    // A studio task's photos are all its one person's.
+    for (const message of routesProblems(row, { persons: 1, photos: row.min_photos > 0 })) problems.push({ row: name, message });
   }
   return { document, problems };
 }
@@ -364,6 +415,7 @@ export async function importCatalog(db: Knex, storage: Storage, raw: unknown, op
     await writeTags(trx, document.tags ?? []);
     await writeAuthors(trx, document.authors ?? [], avatars);
     await writeEffects(trx, effects);
+    await writeStudioCategories(trx, document.studio_categories ?? [], { missingOnly: false });
   });
   options.onProgress?.({ stage: 'write', done: 1, total: 1 });
   return {
@@ -373,13 +425,8 @@ export async function importCatalog(db: Knex, storage: Storage, raw: unknown, op
     effectsCreated: effects.filter((effect) => !effect.exists).length,
     effectsUpdated: effects.filter((effect) => effect.exists).length,
     previewsBuilt: effects.filter((effect) => effect.preview).length,
+    studioCategories: (document.studio_categories ?? []).length,
   };
-}
-
-/** New rows without a position go after everything already there, in file order. */
-async function nextPosition(trx: Knex.Transaction, table: string): Promise<number> {
-  const row = await trx(table).max('position as last').first();
-  return row?.last === null || row?.last === undefined ? 0 : Number(row.last) + 1;
 }
 
 async function writeCategories(trx: Knex.Transaction, rows: CategoryRow[]): Promise<void> {
@@ -425,7 +472,7 @@ async function writeEffects(trx: Knex.Transaction, effects: PreparedEffect[]): P
       cost: row.cost,
       characters: JSON.stringify(row.characters),
       output_type: row.output_type ?? 'image',
-      model: row.model,
+      ...routeColumns(row),
       model_max_photos: row.model_max_photos ?? null,
       author_id: row.author?.toLowerCase() ?? null,
       focus: row.focus ? JSON.stringify(row.focus) : null,

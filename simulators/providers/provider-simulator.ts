@@ -222,6 +222,7 @@ class Simulator {
       else if (req.method === 'GET' && filePath) await this.serveFile(res, filePath[1]);
       else if (req.method === 'GET' && pathname === '/v1/tasks') this.findByReference(req, res);
       else if (req.method === 'POST' && pathname === '/v1/transcriptions') await this.transcribe(req, res);
+      else if (req.method === 'POST' && pathname === '/v1/audio/transcriptions') await this.transcribeAsOpenAi(req, res);
       else if (req.method === 'GET' && taskPath) this.show(req, res, taskPath[1]);
       else if (req.method === 'GET' && resultPath) await this.serveResult(res, resultPath[1]);
       // The simulator's own counters, for load and fault tests that run it as a process of its own.
@@ -424,6 +425,33 @@ class Simulator {
     const transcript = transcribe(audio, language);
     if (typeof transcript === 'string') return sendError(res, 400, 'invalid_audio', transcript);
     sendJson(res, 200, transcript);
+  }
+
+  /**
+   * The same recognition in the shape of OpenAI's `POST /v1/audio/transcriptions` (README, "Voice
+   * input"): multipart with the recording in `file`, `model`, optional `language`, `response_format`
+   * `json` (the default) answered `{text}`, as a service configured with TRANSCRIPTION_URL speaks it.
+   */
+  private async transcribeAsOpenAi(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (this.authenticate(req) === null) return sendError(res, 401, 'invalid_request_error', 'Incorrect API key provided');
+    const body = await readBytes(req, MAX_AUDIO_BYTES + MAX_BODY_BYTES);
+    if (body === null) return sendError(res, 413, 'invalid_request_error', `audio above ${MAX_AUDIO_BYTES} bytes`);
+    let form: FormData;
+    try {
+      form = await new Request('http://simulator/', { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body }).formData();
+    } catch {
+      return sendError(res, 400, 'invalid_request_error', 'the body must be multipart/form-data');
+    }
+    const file = form.get('file');
+    const model = form.get('model');
+    const language = form.get('language');
+    const format = form.get('response_format') ?? 'json';
+    if (!(file instanceof Blob)) return sendError(res, 400, 'invalid_request_error', 'file is required');
+    if (typeof model !== 'string' || model === '') return sendError(res, 400, 'invalid_request_error', 'model is required');
+    if (format !== 'json') return sendError(res, 400, 'invalid_request_error', 'the simulator answers response_format json only');
+    const transcript = transcribe(Buffer.from(await file.arrayBuffer()), typeof language === 'string' ? language : null);
+    if (typeof transcript === 'string') return sendError(res, 400, 'invalid_request_error', transcript);
+    sendJson(res, 200, { text: transcript.text });
   }
 
   private show(req: http.IncomingMessage, res: http.ServerResponse, taskId: string): void {

@@ -22,7 +22,7 @@ const idleWaitMs = 1000;
  * A late or duplicate job changes nothing.
  */
 async function finishRound(services: Services, job: Job<QueuePayloads['user-effect-media']>): Promise<'completed' | void> {
-  const { db, boss } = services;
+  const { db, boss, config } = services;
   const { userEffectId, round } = job.data;
   const row: UserEffectRow | undefined = await db('user_effects').where({ id: userEffectId }).first();
   if (!row || row.status !== 'processing' || row.moderation_round !== round || row.verdict === null) return;
@@ -31,8 +31,8 @@ async function finishRound(services: Services, job: Job<QueuePayloads['user-effe
     if (built) await recordPreview(trx, { userEffectId, round, ...built });
     const target = { userEffectId, round };
     if (row.verdict === 'rejected' || !(row.preview ?? built)) await rejectUserEffect(trx, target);
-    else if (row.visibility === 'public') await approveUserEffect(trx, target);
-    else await keepPrivate(trx, target);
+    else if (row.visibility === 'public') await approveUserEffect(trx, target, config.marketplace.userEffectRuns);
+    else await keepPrivate(trx, target, config.marketplace.userEffectRuns);
     await boss.complete('user-effect-media', job.id, null, { db: bossIn(trx) });
   });
   return 'completed';

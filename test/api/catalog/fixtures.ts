@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { ModelRoutes } from '../../../db/catalog/model';
 import type { Answer } from '../../client';
 import { services } from '../../harness';
 
@@ -51,6 +52,7 @@ export interface EffectFixture {
   characters?: { min_photos: number; max_photos: number }[];
   cost?: number;
   model?: string;
+  runs?: ModelRoutes;
 }
 
 /** An effect; its categories and tags must exist (by slug). */
@@ -65,6 +67,7 @@ export async function addEffect(slug: string, options: EffectFixture = {}): Prom
     cost: options.cost ?? 10,
     characters: JSON.stringify(options.characters ?? [{ min_photos: 1, max_photos: 1 }]),
     model: options.model ?? 'image',
+    runs: options.runs ? JSON.stringify(options.runs) : null,
     position: options.position ?? 0,
     success_count: options.successCount ?? 0,
     demoted_at: options.demoted ? new Date() : null,

@@ -394,12 +394,12 @@ describe('catalog search on a large catalog', function () {
       if (parsed.kind !== 'words') throw new Error(`"${query}" is not a search by words`);
       const words = (await searchWordForms(db, parsed.words, 'ru', computeEveryTime)).filter((forms) => forms.length > 0);
       const expected = await answerOfPostgres(words);
-      const answer = await listEffects(db, (key) => key, { locale: 'ru', search: query, paging: { limit: 100, offset: 0 }, newEffects: { slots: 3, days: 14 } });
+      const answer = await listEffects(db, (key) => key, { locale: 'ru', search: query, paging: { limit: 100, offset: 0 }, newEffects: { slots: 3, days: 14 }, offered: ['simulator'] });
       expect(expected.total === 0).to.equal(query === matchingNothing);
       expect(answer.total).to.equal(expected.total);
       expect(answer.items.map((effect) => effect.id)).to.deep.equal(expected.ids);
       // A page further on: only the places up to its end are ranked, the rest only counted.
-      const later = await listEffects(db, (key) => key, { locale: 'ru', search: query, paging: { limit: 20, offset: 37 }, newEffects: { slots: 3, days: 14 } });
+      const later = await listEffects(db, (key) => key, { locale: 'ru', search: query, paging: { limit: 20, offset: 37 }, newEffects: { slots: 3, days: 14 }, offered: ['simulator'] });
       expect(later.total).to.equal(expected.total);
       expect(later.items.map((effect) => effect.id)).to.deep.equal(expected.ids.slice(37, 57));
     });

@@ -216,6 +216,40 @@ describe('POST /v1/speech/transcriptions', function () {
     });
   });
 
+  describe('on an OpenAI-compatible service (TRANSCRIPTION_URL), the simulator answering in its shape', () => {
+    /** An app whose recognition is at `url`; PROVIDER_URL points nowhere, so only that service can answer. */
+    async function withService(url: string, config: Record<string, string> = {}) {
+      return startTestApp({ config: { TRANSCRIPTION_URL: url, TRANSCRIPTION_API_KEY: 'speech-key', PROVIDER_URL: `http://127.0.0.1:${await freePort()}`, ...config } });
+    }
+
+    it('200 {text, language, duration_ms}: the text is the service\'s, the language the one asked, else ru', async () => {
+      const app = await withService(`${simulator.url}/v1`, { TRANSCRIPTION_MODEL: 'whisper-1' });
+      try {
+        expect((await send(pcmWav(1.5), { language: 'en' }, { url: app.url })).body).to.deep.equal({ text: 'A recording of 1.5 seconds.', language: 'en', duration_ms: 1500 });
+        expect((await send(await encodedTone('webm/opus', 2), {}, { url: app.url })).body).to.include({ language: 'ru' });
+      } finally {
+        await app.close();
+      }
+    });
+
+    it('503 provider_unavailable when the service refuses the key, is down, or is later than SPEECH_DEADLINE_MS', async () => {
+      const silent = http.createServer(() => undefined);
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const apps = [
+        await withService(`${simulator.url}/v1`, { TRANSCRIPTION_API_KEY: 'unknown-key' }),
+        await withService(`http://127.0.0.1:${await freePort()}/v1`),
+        await withService(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`, { SPEECH_DEADLINE_MS: '300' }),
+      ];
+      try {
+        for (const app of apps) expectError(await send(pcmWav(1), {}, { url: app.url }) as never, 503, 'provider_unavailable');
+      } finally {
+        await Promise.all(apps.map((app) => app.close()));
+        silent.closeAllConnections();
+        silent.close();
+      }
+    });
+  });
+
   it('is published in /v1/openapi.json as a multipart upload with its answers', async () => {
     const operation = (await t.api.get('/v1/openapi.json')).body.paths['/v1/speech/transcriptions'].post;
     expect(operation.requestBody.content).to.have.key('multipart/form-data');

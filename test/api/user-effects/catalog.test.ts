@@ -68,7 +68,7 @@ describe('user effects in the catalog, seen by a second web process', function (
     // The second round's verdict, then the media role's move (its preview exists from the first round).
     await services().db.transaction(async (trx) => {
       await trx('user_effects').where({ id: row.id }).update({ verdict: 'approved' });
-      expect(await approveUserEffect(trx, { userEffectId: row.id, round: 2 })).to.not.equal(null);
+      expect(await approveUserEffect(trx, { userEffectId: row.id, round: 2 }, services().config.marketplace.userEffectRuns)).to.not.equal(null);
     });
     await soon(communityIds, (ids) => ids.length === 1);
     expect((await other.get(`/v1/effects/${effectId}`, { token: strangerThere })).status).to.equal(200);

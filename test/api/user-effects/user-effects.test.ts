@@ -280,7 +280,7 @@ describe('/v1/user-effects', function () {
             verdict: closing === 'rejected' ? 'rejected' : 'approved', verdict_reason: closing === 'rejected' ? 'content_policy' : null,
             poster_key: 'p.jpg', preview: JSON.stringify({ thumb: 't', card: 'c', full: 'f', animation: null, video: null, width: 1, height: 1, blurhash: null }),
           });
-          expect(await db.transaction((trx) => move(trx, { userEffectId: row.id, round: 1 }))).to.not.equal(null);
+          expect(await db.transaction((trx) => move(trx, { userEffectId: row.id, round: 1 }, services().config.marketplace.userEffectRuns))).to.not.equal(null);
         }
         const last = JSON.parse((await connection.next()).data);
         expect(last).to.include({ id: row.id, status: closing });

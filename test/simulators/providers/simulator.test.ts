@@ -230,6 +230,22 @@ describe('provider simulator over HTTP', function () {
       expect(((await refused.json()) as ApiAnswer['body']).error?.type).to.equal('invalid_audio');
       expect((await fetch(`${sim.url}/v1/transcriptions`, { method: 'POST', body: pcmWav(1) })).status).to.equal(401);
     });
+
+    it('transcribes in OpenAI\'s shape too: multipart file and model, language optional, answered {text}; a missing field is 400', async () => {
+      const transcribe = (fields: { [name: string]: string | Blob }, headers: Record<string, string> = { authorization: 'Bearer key' }) => {
+        const form = new FormData();
+        for (const [name, value] of Object.entries(fields)) form.append(name, value);
+        return fetch(`${sim.url}/v1/audio/transcriptions`, { method: 'POST', headers, body: form });
+      };
+      const wav = new Blob([pcmWav(2.25)], { type: 'audio/wav' });
+      expect(await (await transcribe({ file: wav, model: 'whisper-1', language: 'en' })).json()).to.deep.equal({ text: 'A recording of 2.3 seconds.' });
+      expect(await (await transcribe({ file: wav, model: 'whisper-1', response_format: 'json' })).json()).to.deep.equal({ text: 'Запись длительностью 2,3 с.' });
+      const refused: { [name: string]: string | Blob }[] = [{ model: 'whisper-1' }, { file: wav }, { file: wav, model: 'whisper-1', response_format: 'srt' }, { file: new Blob(['not a wav']), model: 'whisper-1' }];
+      for (const fields of refused) {
+        expect((await transcribe(fields)).status, Object.keys(fields).join()).to.equal(400);
+      }
+      expect((await transcribe({ file: wav, model: 'whisper-1' }, {})).status).to.equal(401);
+    });
   });
 
   it('counts submitted and completed tasks, and keeps when the latest one ended', async () => {
