@@ -70,6 +70,8 @@ describe('.env in the working directory', () => {
     it(`${name} reads it before its configuration, under the environment`, async function () {
       this.timeout(60_000);
       writeFileSync(path.join(folder, '.env'), 'PORT=not-a-port\n');
+      // The import reads its file before its configuration: give it one to read.
+      writeFileSync(path.join(folder, 'catalog.yaml'), 'effects: []\n');
       const fromFile = await runNode([path.join(dist, script), ...args], folder, { DATA_DIR: path.join(folder, 'data') });
       expect(fromFile.code).to.not.equal(0);
       expect(fromFile.stderr).to.include('PORT must be an integer');
