@@ -86,9 +86,14 @@ export async function startSharedInfrastructure(): Promise<Services> {
   chmodSync(scratch, 0o755);
   const external = process.env.TEST_DATABASE_URL ? await createTestDatabase(process.env.TEST_DATABASE_URL) : null;
   dropTestDatabase = external?.drop ?? null;
+  // The store's links point at its own gateway: the test apps come and go on ports of their own.
+  const storePort = await freePort();
   const config = testConfig({
     SEED_DEMO_CATALOG: '0',
     DATABASE_POOL_SIZE: '20',
+    HOST: '127.0.0.1',
+    EMBEDDED_S3_PORT: String(storePort),
+    S3_PUBLIC_URL: `http://127.0.0.1:${storePort}`,
     ...(external ? { DATABASE_URL: external.url } : { EMBEDDED_PG_PORT: String(await freePort()) }),
   });
   infrastructure = await startInfrastructure(config, silentLogger(), { supervise: false, schedule: false });
@@ -124,6 +129,8 @@ export function serviceEnv(overrides: Record<string, string> = {}): Record<strin
     S3_SECRET_KEY: storage.secretKey,
     S3_BUCKET: storage.bucket,
     S3_REGION: storage.region,
+    S3_PUBLIC_URL: storage.publicUrl,
+    HOST: '127.0.0.1',
     TOKEN_SECRET: 'service-token-secret-that-is-long-enough-0123456789',
     SEED_DEMO_CATALOG: '0',
     // Processes on a configured database run no payment simulator (main.ts): set a processor to test payments.

@@ -115,7 +115,7 @@ describe('the infra process type (the database and the object store alone)', fun
     const { rows } = await db.query('select count(*)::integer as applied from knex_migrations');
     await db.end();
     expect(rows[0].applied).to.be.above(0);
-    const storage = new Storage({ endpoint: settings.S3_ENDPOINT, accessKey: settings.S3_ACCESS_KEY, secretKey: settings.S3_SECRET_KEY, bucket: settings.S3_BUCKET, region: settings.S3_REGION }, 'probe-ticket-secret');
+    const storage = new Storage({ endpoint: settings.S3_ENDPOINT, accessKey: settings.S3_ACCESS_KEY, secretKey: settings.S3_SECRET_KEY, bucket: settings.S3_BUCKET, region: settings.S3_REGION, publicUrl: settings.S3_PUBLIC_URL }, 'probe-ticket-secret');
     await storage.put('probe.txt', Buffer.from('here'), 'text/plain');
     expect((await storage.stat('probe.txt'))?.size).to.equal(4);
 
