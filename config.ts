@@ -94,6 +94,12 @@ function listenHost(env: Env, lan: boolean): string {
   return host;
 }
 
+function lanBaseUrl(lan: { address: string | null } | undefined, port: number): string | null {
+  if (!lan) return null;
+  if (!lan.address) throw new ConfigError('--lan: this machine has no address on a local network; set PUBLIC_BASE_URL (and HOST)');
+  return `http://${lan.address}:${port}`;
+}
+
 function list(env: Env, name: string): string[] {
   return (read(env, name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
 }
@@ -116,14 +122,14 @@ function secret(env: Env, name: string, dataDir: string, minLength = 32): string
 }
 
 /**
- * `lanAddress`: LAN mode (`npm start -- --lan`, main.ts): the service listens on every interface and
- * announces this machine's address on the local network unless HOST and PUBLIC_BASE_URL say otherwise.
+ * `lan`: LAN mode (`npm start -- --lan`, main.ts): the service listens on every interface and is
+ * announced at this machine's address on the local network, unless HOST and PUBLIC_BASE_URL say otherwise.
  */
-export function loadConfig(env: Env = process.env, options: { lanAddress?: string } = {}) {
+export function loadConfig(env: Env = process.env, options: { lan?: { address: string | null } } = {}) {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const dataDir = path.resolve(text(env, 'DATA_DIR', '.data'));
-  const host = listenHost(env, options.lanAddress !== undefined);
-  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL') ?? (options.lanAddress ? `http://${options.lanAddress}:${port}` : listenerUrl(host, port));
+  const host = listenHost(env, options.lan !== undefined);
+  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL') ?? lanBaseUrl(options.lan, port) ?? listenerUrl(host, port);
   const s3Endpoint = url(env, 'S3_ENDPOINT');
   return {
     port,

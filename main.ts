@@ -91,9 +91,7 @@ function storesEnvironment(databaseUrl: string, s3: StorageSettings): string {
 async function main(): Promise<void> {
   const roles = parseRoles(process.argv.slice(2));
   const lan = process.argv.includes('--lan');
-  const address = lan ? lanAddress(os.networkInterfaces()) : null;
-  if (lan && !address) throw new ConfigError('--lan: this machine has no address on a local network; set HOST and PUBLIC_BASE_URL instead');
-  const baseConfig = loadConfig(process.env, address ? { lanAddress: address } : {});
+  const baseConfig = loadConfig(process.env, lan ? { lan: { address: lanAddress(os.networkInterfaces()) } } : {});
   const log = createLogger(baseConfig.logLevel);
   const running: RunningPart[] = [];
   const simulators = simulatorsNeeded(baseConfig, roles);
