@@ -27,13 +27,13 @@ function unreachable(res: http.ServerResponse): void {
  * came, Host included: the store checks each signature against the host and path it was made for,
  * so nothing here judges a request and a link keeps S3's meaning (a fixed port of the store's own
  * would work as well, but is one more address for a phone to reach). A raw mount: the store reads
- * its own bodies. Null when the links point elsewhere (a real S3, a CDN).
+ * its own bodies; a connection to the store each (a kept-alive one may close just as it is reused).
+ * Null when the links point elsewhere (a real S3, a CDN).
  */
 export function storeMount(storage: Storage, publicBaseUrl: string): Middleware<ApiContext['state'], ApiContext> | null {
   if (new URL(storage.settings.publicUrl).origin !== new URL(publicBaseUrl).origin) return null;
   const root = `/${storage.bucket}`;
   const store = new URL(storage.settings.endpoint);
-  const agent = new http.Agent({ keepAlive: true });
   return async (ctx, next) => {
     if (ctx.path !== root && !ctx.path.startsWith(`${root}/`)) return next();
     ctx.respond = false;
@@ -41,19 +41,24 @@ export function storeMount(storage: Storage, publicBaseUrl: string): Middleware<
     const { req, res } = ctx;
     await new Promise<void>((resolve) => {
       let answered = false;
-      const upstream = http.request({ hostname: store.hostname.replace(/^\[(.*)\]$/, '$1'), port: store.port, agent, method: req.method, path: req.url, headers: passed(req.headers) });
+      const upstream = http.request({ hostname: store.hostname.replace(/^\[(.*)\]$/, '$1'), port: store.port, agent: false, method: req.method, path: req.url, headers: passed(req.headers) });
       upstream.once('response', (answer) => {
         answered = true;
         res.writeHead(answer.statusCode ?? 502, passed(answer.headers));
         pipeline(answer, res).catch(() => res.destroy()).finally(resolve);
       });
-      // After the answer, an error is the store closing a connection whose body it refused (a file too large).
       upstream.on('error', () => {
+        // The store may answer before the body's end (a file too large) and close: the rest is read and dropped.
+        req.unpipe(upstream);
+        req.resume();
         if (answered) return;
         unreachable(res);
         resolve();
       });
-      pipeline(req, upstream).catch(() => upstream.destroy());
+      req.once('close', () => {
+        if (!req.complete) upstream.destroy();
+      });
+      req.pipe(upstream);
     });
   };
 }

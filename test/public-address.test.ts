@@ -9,7 +9,7 @@ import { guest, registered } from './accounts';
 import { client } from './client';
 import { photo } from './generation-fixtures';
 import { freePort } from './harness';
-import { postToTicket, s3ErrorCode } from './tickets';
+import { postToTicket, s3ErrorCode, submitToTicket } from './tickets';
 import { eventually } from './wait';
 
 /** Every string in an answer that is an absolute http(s) address. */
@@ -66,6 +66,8 @@ describe('the service bound to and announced at another address (HOST, PUBLIC_BA
     const ticket = await api.post('/v1/uploads', { content_type: 'image/jpeg' }, { token });
     expect(ticket.body.url).to.equal(`${base}/media`);
     expect(await postToTicket(ticket.body, await photo(), 'image/jpeg')).to.equal(204);
+    const tooLarge = (await api.post('/v1/uploads', { content_type: 'image/jpeg' }, { token })).body;
+    expect(await submitToTicket(tooLarge, Buffer.alloc(16 * 1024 * 1024, 5), 'image/jpeg')).to.deep.equal({ status: 400, code: 'EntityTooLarge' });
     const created = await api.post('/v1/generations', { effect_id: effect.id, characters: [[ticket.body.id]] }, { token });
     expect(created.status, created.text).to.equal(202);
     const done = await eventually(() => api.get(`/v1/generations/${created.body.id}`, { token }), (answer) => ['succeeded', 'failed'].includes(answer.body.status), 60_000, 200);

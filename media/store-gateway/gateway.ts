@@ -67,8 +67,7 @@ function parse(req: IncomingMessage): ParsedRequest {
 }
 
 export function storeGateway(options: GatewayOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const agent = new http.Agent({ keepAlive: true });
-  const ask = (target: StoreRequest) => askStore(options.upstreamSocket, agent, target);
+  const ask = (target: StoreRequest) => askStore(options.upstreamSocket, target);
   const forward = async (req: IncomingMessage, res: ServerResponse, path: string, body: Buffer | Readable | null) =>
     relay(await ask({ method: req.method ?? 'GET', path, headers: passedHeaders(req.headers), body }), res);
 
@@ -109,7 +108,7 @@ export function storeGateway(options: GatewayOptions): (req: IncomingMessage, re
     handle(req, res).catch((error: unknown) => {
       req.resume();
       if (error instanceof StoreRefusal) sendRefusal(res, req.method, error, { closeConnection: error.code === 'EntityTooLarge' });
-      else sendRefusal(res, req.method, new StoreRefusal('ServiceUnavailable', 'Please reduce your request rate.'));
+      else sendRefusal(res, req.method, new StoreRefusal('InternalError', 'We encountered an internal error. Please try again.'));
     });
   };
 }
@@ -133,12 +132,15 @@ interface StoreRequest {
   body: Buffer | Readable | null;
 }
 
-/** Sends a checked request to the store; resolves with its answer. */
-function askStore(socketPath: string, agent: http.Agent, target: StoreRequest): Promise<IncomingMessage> {
+/**
+ * Sends a checked request to the store; resolves with its answer. A connection each: a kept-alive
+ * one may be closed by the store just as it is reused, and a local socket costs next to nothing.
+ */
+function askStore(socketPath: string, target: StoreRequest): Promise<IncomingMessage> {
   const headers: IncomingHttpHeaders = { ...target.headers, host: 'localhost' };
   if (target.body === null) delete headers['content-length'];
   if (Buffer.isBuffer(target.body)) headers['content-length'] = String(target.body.length);
-  const upstream = http.request({ socketPath, agent, method: target.method, path: target.path, headers });
+  const upstream = http.request({ socketPath, agent: false, method: target.method, path: target.path, headers });
   const answered = new Promise<IncomingMessage>((resolve, reject) => {
     upstream.once('response', resolve);
     upstream.once('error', reject);

@@ -20,8 +20,8 @@ const statuses = {
   MaxPostPreDataLengthExceeded: 400,
   XAmzContentSHA256Mismatch: 400,
   MissingContentLength: 411,
+  InternalError: 500,
   NotImplemented: 501,
-  ServiceUnavailable: 503,
 } as const;
 
 export type S3ErrorCode = keyof typeof statuses;
