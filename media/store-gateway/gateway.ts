@@ -59,8 +59,8 @@ function parse(req: IncomingMessage): ParsedRequest {
   const rawPath = at < 0 ? url : url.slice(0, at);
   const rawQuery = at < 0 ? '' : url.slice(at + 1);
   const segments = rawPath.split('/').slice(1).map(uriDecode);
-  // The store maps keys to files: a `.` or `..` segment could reach another key's file.
-  if (!rawPath.startsWith('/') || segments.some((segment) => segment === '.' || segment === '..')) {
+  // The store maps keys to files: a `.` or `..` segment, also one behind an encoded slash, could reach another key's file.
+  if (!rawPath.startsWith('/') || segments.join('/').split('/').some((segment) => segment === '.' || segment === '..')) {
     throw new StoreRefusal('InvalidURI', "Couldn't parse the specified URI.");
   }
   return { method: req.method ?? 'GET', rawPath, rawQuery, query: new URLSearchParams(rawQuery), segments, headers: req.headers };

@@ -127,6 +127,7 @@ describe('the embedded object store checks what S3 checks', () => {
     expect(await answer(await fetch(`${endpoint}/${bucket}/avatars/someone/face.jpg`, { method: 'PUT', body: 'x' }))).to.deep.equal({ status: 403, code: 'AccessDenied' });
     expect(await rawGet(`/${bucket}/avatars/../${key}`)).to.deep.equal({ status: 400, code: 'InvalidURI' });
     expect(await rawGet(`/${bucket}/avatars/%2e%2e/${key}`)).to.deep.equal({ status: 400, code: 'InvalidURI' });
+    expect(await rawGet(`/${bucket}/avatars%2F..%2F${key.replaceAll('/', '%2F')}`)).to.deep.equal({ status: 400, code: 'InvalidURI' });
   });
 
   describe('upload forms (POST policy)', () => {
