@@ -1,8 +1,10 @@
 import { createPrivateKey, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { isProviderKind, providerKinds, type ModelRoute, type ProviderKind } from './common/model-route';
 import { modelRoutesProblems, type RouteTask } from './common/model-route-check';
+import { listenerUrl } from './common/addresses';
 
 /**
  * Every environment variable the service reads, in one place. `loadConfig` fails at start with a
@@ -76,6 +78,30 @@ function appLinkBase(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
+/** An origin only (`https://media.example.com`): S3 signs paths from the root, so a path prefix cannot work. */
+function origin(env: Env, name: string): string | null {
+  const given = url(env, name);
+  if (given !== null && new URL(given).origin !== given) throw new ConfigError(`${name} must be an origin (scheme, host and port) without a path`);
+  return given;
+}
+
+/**
+ * The address every server of the service binds. Unset: loopback in the embedded default (its
+ * payment simulator gives credits away to anyone who reaches it), every interface beside a
+ * configured database (a container is reached through its own interface), every interface in LAN mode.
+ */
+function listenHost(env: Env, lan: boolean): string {
+  const host = read(env, 'HOST') ?? (lan || read(env, 'DATABASE_URL') !== undefined ? '0.0.0.0' : '127.0.0.1');
+  if (!isIP(host) && host !== 'localhost') throw new ConfigError('HOST must be an IP address (127.0.0.1, 0.0.0.0, ::) or localhost');
+  return host;
+}
+
+function lanBaseUrl(lan: { address: string | null } | undefined, port: number): string | null {
+  if (!lan) return null;
+  if (!lan.address) throw new ConfigError('--lan: this machine has no address on a local network; set PUBLIC_BASE_URL (and HOST)');
+  return `http://${lan.address}:${port}`;
+}
+
 function list(env: Env, name: string): string[] {
   return (read(env, name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
 }
@@ -97,13 +123,19 @@ function secret(env: Env, name: string, dataDir: string, minLength = 32): string
   return stored[name];
 }
 
-export function loadConfig(env: Env = process.env) {
+/**
+ * `lan`: LAN mode (`npm start -- --lan`, main.ts): the service listens on every interface and is
+ * announced at this machine's address on the local network, unless HOST and PUBLIC_BASE_URL say otherwise.
+ */
+export function loadConfig(env: Env = process.env, options: { lan?: { address: string | null } } = {}) {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const dataDir = path.resolve(text(env, 'DATA_DIR', '.data'));
-  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL') ?? `http://127.0.0.1:${port}`;
+  const host = listenHost(env, options.lan !== undefined);
+  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL') ?? lanBaseUrl(options.lan, port) ?? listenerUrl(host, port);
   const s3Endpoint = url(env, 'S3_ENDPOINT');
   return {
     port,
+    host,
     /**
      * Null: off. A second listener speaking HTTP/2 over cleartext (h2c, prior knowledge) for a load
      * balancer that talks HTTP/2 to its backends: many streams share one connection.
@@ -135,6 +167,11 @@ export function loadConfig(env: Env = process.env) {
           region: text(env, 'S3_REGION', 'us-east-1'),
         }
       : null,
+    /**
+     * The origin presigned links and public media URLs are made for. Unset: S3_ENDPOINT's with a
+     * configured store; PUBLIC_BASE_URL's in the embedded default, whose store the web role serves.
+     */
+    s3PublicUrl: origin(env, 'S3_PUBLIC_URL'),
     embeddedS3Port: integer(env, 'EMBEDDED_S3_PORT', 0, 0, 65535),
 
     payments: paymentSettings(env, dataDir),

@@ -1,7 +1,9 @@
 import './process/runtime-check';
 import './process/compile-cache';
 import { rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { lanAddress, startAddressLines } from './common/addresses';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, flushLogs, type Logger } from './common/logger';
 import { startInfrastructure, startStoresOnly } from './process/infrastructure';
@@ -11,11 +13,12 @@ import { serviceRoles, startServiceRole } from './process/roles';
 import { loadEnvFileIfPresent } from './process/env-file';
 
 /**
- * One entry for every process type of the Procfile: `node dist/main.js <role...>`.
+ * One entry for every process type of the Procfile: `node dist/main.js <role...> [--lan]`.
  * `web` serves the API; `worker`, `media` and `scheduler` run jobs; `sim-provider` is the AI
  * provider simulator alone (for load tests); `infra` only the embedded database and object store
  * (for the others as separate processes on one machine); `all` (what `npm start` runs) starts the
- * four service roles in one process on the embedded defaults.
+ * four service roles in one process on the embedded defaults. `--lan` (`npm start -- --lan`): listen
+ * on every interface and announce this machine's LAN address, for a phone on the same network.
  */
 const roleNames = [...serviceRoles, 'sim-provider', 'infra'] as const;
 type RoleName = (typeof roleNames)[number];
@@ -23,7 +26,8 @@ type RoleName = (typeof roleNames)[number];
 const forceExitAfterMs = 25_000;
 
 function parseRoles(argv: string[]): RoleName[] {
-  const asked = argv.length ? argv : ['all'];
+  const named = argv.filter((argument) => argument !== '--lan');
+  const asked = named.length ? named : ['all'];
   const roles = new Set<RoleName>();
   for (const name of asked) {
     if (name === 'all') serviceRoles.forEach((role) => roles.add(role));
@@ -83,6 +87,7 @@ function storesEnvironment(databaseUrl: string, s3: StorageSettings): string {
     `S3_SECRET_KEY=${s3.secretKey}`,
     `S3_BUCKET=${s3.bucket}`,
     `S3_REGION=${s3.region}`,
+    `S3_PUBLIC_URL=${s3.publicUrl}`,
     '',
   ].join('\n');
 }
@@ -90,7 +95,8 @@ function storesEnvironment(databaseUrl: string, s3: StorageSettings): string {
 async function main(): Promise<void> {
   const roles = parseRoles(process.argv.slice(2));
   const envFile = loadEnvFileIfPresent();
-  const baseConfig = loadConfig();
+  const lan = process.argv.includes('--lan');
+  const baseConfig = loadConfig(process.env, lan ? { lan: { address: lanAddress(os.networkInterfaces()) } } : {});
   const log = createLogger(baseConfig.logLevel);
   const running: RunningPart[] = [];
   const simulators = simulatorsNeeded(baseConfig, roles);
@@ -126,6 +132,12 @@ async function main(): Promise<void> {
     }
   }
   log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id, envFile }, 'started');
+  if (roles.includes('web')) {
+    const lines = startAddressLines(config, { lan });
+    // A QR code is for a terminal, not a log line.
+    if (lan) process.stdout.write(`${lines.join('\n')}\n`);
+    else for (const line of lines) log.info({ url: config.publicBaseUrl }, line);
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,4 +1,5 @@
 import Koa from 'koa';
+import { listenerUrl } from '../common/addresses';
 import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
 import { drainableServer } from './http/drain';
@@ -21,10 +22,10 @@ export async function startMetricsServer(services: Services, port: number): Prom
   app.use(metricsRouter().routes());
   const { server, drain } = drainableServer(app.callback());
   answerClientErrors(server, services.log, services.config.requestTimeoutMs);
-  const listening = await listen(server, port);
-  services.log.info({ port: listening }, 'metrics listening');
+  const listening = await listen(server, port, services.config.host);
+  services.log.info({ host: services.config.host, port: listening }, 'metrics listening');
   return {
-    url: `http://127.0.0.1:${listening}`,
+    url: listenerUrl(services.config.host, listening),
     stop: () => drain(2000),
   };
 }

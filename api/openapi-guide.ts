@@ -90,7 +90,8 @@ answer is \`429 rate_limited\`.
 
 1. \`POST /v1/uploads\` with the photo's \`content_type\` answers a ticket; send a
    \`multipart/form-data\` POST to its \`url\` with every entry of \`fields\` unchanged and the file
-   last, in the field \`file\` (at most 15 MB). The avatar works the same way
+   last, in the field \`file\` (at most 15 MB). The store answers \`204\`; a changed field is refused
+   with \`403\` and a larger file with \`400\`, in S3's XML error shape. The avatar works the same way
    (\`POST /v1/me/avatar/upload-url\`, then \`PUT /v1/me/avatar\`).
 2. \`POST /v1/generations\` with \`effect_id\` and \`characters\`: one list of upload ids per person
    of the effect, in its \`characters\` order (the first photo of a person is the main face, the

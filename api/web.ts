@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { listenerUrl } from '../common/addresses';
 import type { RunningPart, Services } from '../services';
 import { logNotOffered } from '../services/catalog/not-offered';
 import { applyUserEffectRuns } from '../db/user-effects/apply-user-effect-runs';
@@ -20,6 +21,7 @@ import { operatorConsole } from './ops/console';
 import type { Realtime } from './realtime/streams';
 import { referralPageRouter } from './referrals/page';
 import { allRoutes } from './routes';
+import { storeMount } from './store-mount';
 
 /** What the web role plugs in besides its configuration; production sets none of it. */
 export interface WebOptions {
@@ -52,7 +54,8 @@ const h2cStreamsPerConnection = 1000;
 /**
  * The `web` role: the REST API and its SSE streams on one HTTP server, with what lives beside the
  * route table (the payment webhook and pages, the processor simulator, the provider's task callbacks,
- * the referral page, the API reference at `/docs`). Stopping drains the server (`http/drain.ts`): no
+ * the referral page, the API reference at `/docs`, the object store's paths when its links are made
+ * for this origin: `store-mount.ts`). Stopping drains the server (`http/drain.ts`): no
  * new connections, `Connection: close` on every answer still to come, each connection closed after
  * its current response, open streams ended.
  */
@@ -66,15 +69,17 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   ];
   const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
   const operators = operatorConsole(services);
-  const app = createApp(services, routes, mounts, [operators.mount]);
+  const store = storeMount(services.storage, services.config.publicBaseUrl);
+  const app = createApp(services, routes, mounts, [...(store ? [store] : []), operators.mount]);
   // Listening before the first request, so the first answers are already kept.
   await app.context.catalogCache.start();
   // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.
   const { server, drain } = drainableServer(app.callback(), { connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) });
   server.keepAliveTimeout = keepAliveTimeoutMs;
   answerClientErrors(server, services.log, services.config.requestTimeoutMs);
-  const port = await listen(server, services.config.port);
-  services.log.info({ port }, 'web listening');
+  const { host } = services.config;
+  const port = await listen(server, services.config.port, host);
+  services.log.info({ host, port }, 'web listening');
   const h2c = await startH2c(services, app.callback());
   announceConsole(services);
   // Once at start: user effects run on this configuration's routes, and the log says what the
@@ -83,8 +88,8 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   await logNotOffered(services.db, services.config.generations, services.log);
   const metrics = services.config.metrics.port === null ? null : await startMetricsServer(services, services.config.metrics.port);
   return {
-    url: `http://127.0.0.1:${port}`,
-    h2cUrl: h2c && `http://127.0.0.1:${h2c.port}`,
+    url: listenerUrl(host, port),
+    h2cUrl: h2c && listenerUrl(host, h2c.port),
     realtime: app.context.realtime,
     catalogCache: app.context.catalogCache,
     processorSimulator: payments.processorSimulator,
@@ -109,8 +114,8 @@ async function startH2c(services: Services, handler: ReturnType<ReturnType<typeo
     requestTimeoutMs: services.config.requestTimeoutMs,
     idleTimeoutMs: keepAliveTimeoutMs,
   });
-  const port = await listen(h2c.server, services.config.h2cPort);
-  services.log.info({ port }, 'web listening for HTTP/2 over cleartext (h2c)');
+  const port = await listen(h2c.server, services.config.h2cPort, services.config.host);
+  services.log.info({ host: services.config.host, port }, 'web listening for HTTP/2 over cleartext (h2c)');
   return { ...h2c, port };
 }
 

@@ -1,37 +1,74 @@
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import http, { type Server } from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
+import { listenerUrl } from '../common/addresses';
+import { publicReadPrefixes } from './object-keys';
 import type { StorageSettings } from './storage';
+import { storeGateway } from './store-gateway/gateway';
 
 export interface EmbeddedS3 {
   settings: StorageSettings;
   stop(): Promise<void>;
 }
 
-/**
- * An S3-compatible server on local disk (s3rver), for the embedded default and tests. A module of
- * its own, loaded only where it runs: s3rver and its dependencies are about a tenth of a role
- * process's start.
- */
-export async function startEmbeddedS3(options: { directory: string; port: number; bucket: string }): Promise<EmbeddedS3> {
-  mkdirSync(options.directory, { recursive: true });
-  const server = new S3rver({
-    address: '127.0.0.1',
-    port: options.port,
-    directory: path.resolve(options.directory),
-    silent: true,
-    configureBuckets: [{ name: options.bucket, configs: [] }],
+/** `at`: a Unix socket's path, or a port and host. */
+function listening(server: Server, at: { path: string } | { port: number; host: string }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at, () => resolve());
   });
-  const address = (await server.run()) as AddressInfo;
+}
+
+function closed(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/**
+ * An S3-compatible server on local disk, for the embedded default and tests: s3rver, which checks
+ * no signature, listens only on a Unix socket in a private directory (0700), and clients and the
+ * service reach it through the gateway (`store-gateway/gateway.ts`), which checks every request as
+ * S3 would, on `host`:`port`. A module of its own, loaded only where it runs: s3rver and its
+ * dependencies are about a tenth of a role process's start.
+ */
+export async function startEmbeddedS3(options: {
+  directory: string;
+  host: string;
+  port: number;
+  bucket: string;
+  secretKey: string;
+  /** The origin links are made for; null: the gateway's own address. */
+  publicUrl: string | null;
+  requestTimeoutMs: number;
+}): Promise<EmbeddedS3> {
+  mkdirSync(options.directory, { recursive: true });
+  const store = new S3rver({ directory: path.resolve(options.directory), silent: true, vhostBuckets: false, configureBuckets: [{ name: options.bucket, configs: [] }] });
+  await store.configureBuckets();
+  const socketDirectory = mkdtempSync(path.join(os.tmpdir(), 'effects-s3-'));
+  const socket = path.join(socketDirectory, 'store.sock');
+  const storeServer = http.createServer(store.callback());
+  await listening(storeServer, { path: socket });
+
+  const credentials = { accessKey: 'S3RVER', secretKey: options.secretKey, region: 'us-east-1' };
+  const gateway = http.createServer({ requestTimeout: options.requestTimeoutMs }, storeGateway({ bucket: options.bucket, credentials, publicReadPrefixes, upstreamSocket: socket }));
+  try {
+    await listening(gateway, { port: options.port, host: options.host });
+  } catch (error) {
+    await closed(storeServer);
+    rmSync(socketDirectory, { recursive: true, force: true });
+    throw error;
+  }
+  const endpoint = listenerUrl(options.host, (gateway.address() as { port: number }).port);
   return {
-    settings: {
-      endpoint: `http://127.0.0.1:${address.port}`,
-      accessKey: 'S3RVER',
-      secretKey: 'S3RVER',
-      bucket: options.bucket,
-      region: 'us-east-1',
+    settings: { endpoint, ...credentials, bucket: options.bucket, publicUrl: options.publicUrl ?? endpoint },
+    stop: async () => {
+      await closed(gateway);
+      await closed(storeServer);
+      rmSync(socketDirectory, { recursive: true, force: true });
     },
-    stop: () => server.close(),
   };
 }

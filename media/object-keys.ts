@@ -27,3 +27,11 @@ export function resultKey(userId: string, generationId: string, extension: strin
 export function previewThumbKey(userId: string, generationId: string): string {
   return `${folders.previews}/${userId}/${generationId}/thumb.webp`;
 }
+
+/**
+ * The folders anyone may read without a signature, by the plain address of `Storage.publicUrl`:
+ * avatars and the catalog's images (catalog effects', authors', user effects' previews). The
+ * embedded store's gateway serves exactly these unsigned; a real store needs a bucket policy that
+ * makes them public, and nothing else.
+ */
+export const publicReadPrefixes = [`${folders.avatars}/`, 'authors/', 'effects/', 'user-effects/'] as const;

@@ -15,31 +15,45 @@ export interface UploadTicket {
 }
 
 export interface StorageSettings {
+  /** Where the service itself reaches the store. */
   endpoint: string;
   accessKey: string;
   secretKey: string;
   bucket: string;
   region: string;
+  /**
+   * The origin clients reach the store at: presigned links and public URLs are made for it (a
+   * signature covers the host it was made for, so links are signed for this one, never rewritten).
+   */
+  publicUrl: string;
 }
 
 /** The user metadata a ticket's form carries (`x-amz-meta-ticket`), which the stored object keeps. */
 const ticketMetadata = 'ticket';
 
+function minioClient(settings: StorageSettings, address: string): Minio.Client {
+  const url = new URL(address);
+  return new Minio.Client({
+    // The client wants an IPv6 host without its brackets.
+    endPoint: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port ? Number(url.port) : undefined,
+    useSSL: url.protocol === 'https:',
+    accessKey: settings.accessKey,
+    secretKey: settings.secretKey,
+    region: settings.region,
+    pathStyle: true,
+  });
+}
+
 export class Storage {
   private readonly client: Minio.Client;
+  /** Only signs links for the public origin (the region is set, so signing asks the store nothing). */
+  private readonly linkSigner: Minio.Client;
 
   /** `ticketSecret` signs each upload ticket's stamp, so no one can make the stamp of another key. */
-  constructor(private readonly settings: StorageSettings, private readonly ticketSecret: string) {
-    const endpoint = new URL(settings.endpoint);
-    this.client = new Minio.Client({
-      endPoint: endpoint.hostname,
-      port: endpoint.port ? Number(endpoint.port) : undefined,
-      useSSL: endpoint.protocol === 'https:',
-      accessKey: settings.accessKey,
-      secretKey: settings.secretKey,
-      region: settings.region,
-      pathStyle: true,
-    });
+  constructor(readonly settings: StorageSettings, private readonly ticketSecret: string) {
+    this.client = minioClient(settings, settings.endpoint);
+    this.linkSigner = settings.publicUrl === settings.endpoint ? this.client : minioClient(settings, settings.publicUrl);
   }
 
   get bucket(): string {
@@ -96,20 +110,19 @@ export class Storage {
   }
 
   presignedGet(key: string, expiresInSeconds: number): Promise<string> {
-    return this.client.presignedGetObject(this.bucket, key, expiresInSeconds);
+    return this.linkSigner.presignedGetObject(this.bucket, key, expiresInSeconds);
   }
 
-  /** A plain address for objects under a publicly readable prefix (avatars, catalog previews). */
+  /** A plain address for objects under a publicly readable prefix (`publicReadPrefixes`: avatars, catalog previews). */
   publicUrl(key: string): string {
-    return `${this.settings.endpoint}/${this.bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
+    return `${this.settings.publicUrl}/${this.bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
   }
 
   /**
    * A browser-style multipart POST ticket for one exact key. The policy names the content type, the
-   * size range and a stamp of the key that the object keeps as metadata. A server that does not
-   * enforce the policy (the embedded s3rver checks no signature) lets a client swap the key and
-   * write where another ticket points: `stat` then finds a stamp that is not the key's own
-   * (`viaItsTicket` false), and the object is not used.
+   * size range and a stamp of the key that the object keeps as metadata. The store enforces the
+   * policy (S3, MinIO, the embedded store's gateway); the stamp is a second check for a store that
+   * would not: an object under a key whose stamp is not the key's own (`viaItsTicket` false) is not used.
    */
   async presignedPost(key: string, options: { contentType: string; maxBytes: number; expiresInSeconds: number }): Promise<UploadTicket> {
     const policy = this.client.newPostPolicy();
@@ -119,7 +132,7 @@ export class Storage {
     policy.setUserMetaData({ [ticketMetadata]: this.ticketStamp(key) });
     policy.setContentLengthRange(1, options.maxBytes);
     policy.setExpires(new Date(Date.now() + options.expiresInSeconds * 1000));
-    const { postURL, formData } = await this.client.presignedPostPolicy(policy);
+    const { postURL, formData } = await this.linkSigner.presignedPostPolicy(policy);
     return { url: postURL, fields: formData };
   }
 

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { catalogIsEmpty } from '../db/catalog/catalog-is-empty';
 import { communityCategoryId } from '../db/user-effects/catalog-effect';
@@ -46,15 +47,27 @@ async function startStores(config: Config, log: Logger, stops: (() => Promise<vo
   const applied = await migrateToLatest(db);
   if (applied.length) log.info({ migrations: applied }, 'migrations applied');
 
-  let storageSettings = config.s3;
-  if (!storageSettings) {
+  let storageSettings: StorageSettings;
+  if (config.s3) {
+    storageSettings = { ...config.s3, publicUrl: config.s3PublicUrl ?? config.s3.endpoint };
+  } else {
     const { startEmbeddedS3 } = await import('../media/embedded-s3.js');
-    const embedded = await startEmbeddedS3({ directory: path.join(config.dataDir, 's3'), port: config.embeddedS3Port, bucket: 'media' });
+    const embedded = await startEmbeddedS3({
+      directory: path.join(config.dataDir, 's3'),
+      host: config.host,
+      port: config.embeddedS3Port,
+      bucket: 'media',
+      // Derived, not generated: every process on this data directory signs alike, and links stay valid across restarts.
+      secretKey: createHmac('sha256', config.tokenSecret).update('embedded object store').digest('base64url'),
+      // The web role serves the store's paths on its own origin (api/store-mount.ts): one address for everything.
+      publicUrl: config.s3PublicUrl ?? new URL(config.publicBaseUrl).origin,
+      requestTimeoutMs: config.requestTimeoutMs,
+    });
     stops.unshift(() => embedded.stop());
     storageSettings = embedded.settings;
-    log.warn({ endpoint: embedded.settings.endpoint },
-      'EMBEDDED OBJECT STORE (s3rver, loopback only): it checks no signature and no upload policy, so anything that reaches it can list, read, write and overwrite every object. '
-      + 'The service refuses an upload whose object did not come through its own ticket, but cannot stop such writes. Development only: set S3_ENDPOINT and the other S3_* variables anywhere else.');
+    log.warn({ endpoint: embedded.settings.endpoint, publicUrl: embedded.settings.publicUrl },
+      'EMBEDDED OBJECT STORE (s3rver behind a gateway that checks signatures, presigned links\' expiry and upload policies as S3 does): '
+      + 'one local directory, no redundancy, no encryption. Development only: set S3_ENDPOINT and the other S3_* variables anywhere else.');
   }
   const storage = new Storage(storageSettings, config.tokenSecret);
   await storage.ensureBucket();

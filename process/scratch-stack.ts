@@ -64,10 +64,15 @@ export async function startScratchStack(options: { externalDatabaseUrl?: string;
   chmodSync(scratch, 0o755);
   const config = (overrides: Record<string, string> = {}) => scratchConfig(path.join(scratch, 'data'), overrides);
   const external = options.externalDatabaseUrl ? await createDatabase(options.externalDatabaseUrl) : null;
+  // The store's links point at its own gateway: the web processes on the stack come and go on ports of their own.
+  const storePort = await freeLoopbackPort();
   const infrastructure = await startInfrastructure(
     config({
       SEED_DEMO_CATALOG: '0',
       DATABASE_POOL_SIZE: '20',
+      HOST: '127.0.0.1',
+      EMBEDDED_S3_PORT: String(storePort),
+      S3_PUBLIC_URL: `http://127.0.0.1:${storePort}`,
       ...(external ? { DATABASE_URL: external.url } : { EMBEDDED_PG_PORT: String(await freeLoopbackPort()) }),
     }),
     createLogger(options.logLevel ?? 'silent'),
@@ -86,6 +91,8 @@ export async function startScratchStack(options: { externalDatabaseUrl?: string;
       S3_SECRET_KEY: storageSettings.secretKey,
       S3_BUCKET: storageSettings.bucket,
       S3_REGION: storageSettings.region,
+      S3_PUBLIC_URL: storageSettings.publicUrl,
+      HOST: '127.0.0.1',
       TOKEN_SECRET: 'service-token-secret-that-is-long-enough-0123456789',
       SEED_DEMO_CATALOG: '0',
       // A developer's .env is for their own `npm start`, not for the processes of a test or a benchmark.

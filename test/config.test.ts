@@ -64,4 +64,28 @@ describe('configuration', () => {
     expect(config.idp.a.audiences).to.deep.equal(['app.one', 'app.two']);
     expect(config.s3).to.include({ endpoint: 'http://minio:9000', bucket: 'b' });
   });
+
+  describe('HOST: where every server listens', () => {
+    it('is loopback in the embedded default and every interface beside a configured database; PUBLIC_BASE_URL follows it', () => {
+      expect(loadConfig(base)).to.include({ host: '127.0.0.1', publicBaseUrl: 'http://127.0.0.1:8080' });
+      expect(loadConfig({ ...base, DATABASE_URL: 'postgres://db:5432/app' })).to.include({ host: '0.0.0.0', publicBaseUrl: 'http://127.0.0.1:8080' });
+      expect(loadConfig({ ...base, HOST: '127.0.0.2', PORT: '9000' })).to.include({ host: '127.0.0.2', publicBaseUrl: 'http://127.0.0.2:9000' });
+      expect(loadConfig({ ...base, HOST: '::' })).to.include({ host: '::', publicBaseUrl: 'http://[::1]:8080' });
+      expect(loadConfig({ ...base, HOST: '0.0.0.0', PUBLIC_BASE_URL: 'https://api.example.com' })).to.include({ host: '0.0.0.0', publicBaseUrl: 'https://api.example.com' });
+      expect(() => loadConfig({ ...base, HOST: 'every interface' })).to.throw(ConfigError, 'HOST');
+    });
+
+    it('in LAN mode is every interface, announced at the LAN address unless HOST and PUBLIC_BASE_URL say otherwise', () => {
+      expect(loadConfig(base, { lan: { address: '192.168.1.23' } })).to.include({ host: '0.0.0.0', publicBaseUrl: 'http://192.168.1.23:8080' });
+      expect(loadConfig({ ...base, HOST: '192.168.1.23', PUBLIC_BASE_URL: 'http://phone-lab.local:8080' }, { lan: { address: null } }))
+        .to.include({ host: '192.168.1.23', publicBaseUrl: 'http://phone-lab.local:8080' });
+      expect(() => loadConfig(base, { lan: { address: null } })).to.throw(ConfigError, 'PUBLIC_BASE_URL');
+    });
+  });
+
+  it('reads S3_PUBLIC_URL as an origin only', () => {
+    expect(loadConfig({ ...base, S3_PUBLIC_URL: 'https://media.example.com' }).s3PublicUrl).to.equal('https://media.example.com');
+    expect(loadConfig(base).s3PublicUrl).to.equal(null);
+    expect(() => loadConfig({ ...base, S3_PUBLIC_URL: 'https://cdn.example.com/media' })).to.throw(ConfigError, 'S3_PUBLIC_URL');
+  });
 });

@@ -61,13 +61,15 @@ describe('the service process on embedded defaults', function () {
     const started = lines.find((line) => line.msg === 'started');
     expect(started.node).to.equal(process.version);
     expect(Number(started.node.slice(1).split('.')[0])).to.be.at.least(22);
-    // Issue 16, items 7 and 15: the start log says loudly what runs as a simulator and what the embedded store does not guarantee.
+    // Issue 16, items 7 and 15: the start log says loudly what runs as a simulator and what the embedded store is (and is not).
     const simulators = lines.find((line) => String(line.msg).startsWith('SIMULATORS RUNNING'));
     expect(simulators, 'a warning naming the simulators').to.include({ level: 40 });
     expect(simulators.simulators).to.have.length(2);
     const store = lines.find((line) => String(line.msg).startsWith('EMBEDDED OBJECT STORE'));
     expect(store).to.include({ level: 40 });
     expect(store.endpoint, 'the embedded store listens on loopback only').to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(store.publicUrl, "the store's links are the web origin's").to.equal(`http://127.0.0.1:${port}`);
+    expect(lines.find((line) => String(line.msg).startsWith('Clients reach the service at'))).to.include({ url: `http://127.0.0.1:${port}` });
 
     // A second process on the same data directory would run simulators of its own beside the first: refused.
     const second = await runToExit(['web'], { ...env, PORT: String(await freePort()) });
@@ -115,7 +117,7 @@ describe('the infra process type (the database and the object store alone)', fun
     const { rows } = await db.query('select count(*)::integer as applied from knex_migrations');
     await db.end();
     expect(rows[0].applied).to.be.above(0);
-    const storage = new Storage({ endpoint: settings.S3_ENDPOINT, accessKey: settings.S3_ACCESS_KEY, secretKey: settings.S3_SECRET_KEY, bucket: settings.S3_BUCKET, region: settings.S3_REGION }, 'probe-ticket-secret');
+    const storage = new Storage({ endpoint: settings.S3_ENDPOINT, accessKey: settings.S3_ACCESS_KEY, secretKey: settings.S3_SECRET_KEY, bucket: settings.S3_BUCKET, region: settings.S3_REGION, publicUrl: settings.S3_PUBLIC_URL }, 'probe-ticket-secret');
     await storage.put('probe.txt', Buffer.from('here'), 'text/plain');
     expect((await storage.stat('probe.txt'))?.size).to.equal(4);
 

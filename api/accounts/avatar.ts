@@ -8,8 +8,8 @@ import { errors, invalidField } from '../http/errors';
 
 /**
  * The avatar flow: a presigned POST ticket for `avatars/<user_id>/<uuid>.<ext>`, then binding the
- * uploaded object. The embedded store does not enforce the POST policy, so type and size are checked
- * at binding, and the file is re-encoded to JPEG without EXIF/GPS under the same key.
+ * uploaded object. The store enforces the ticket's policy (key, type, size); binding checks them again,
+ * for a store that would not, and re-encodes the file to JPEG without EXIF/GPS under the same key.
  */
 export const avatarContentTypes = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp' } as const;
 export type AvatarContentType = keyof typeof avatarContentTypes;
@@ -44,7 +44,7 @@ export async function bindAvatar(services: Services, userId: string, key: string
   if (!isOwnAvatarKey(userId, key)) throw errors.forbidden('The avatar must be uploaded under your own avatars/ folder.');
   const stored = await storage.stat(key);
   if (!stored) throw invalidField(objectKeyField, 'no uploaded file under this key', 'object_missing');
-  // The embedded store lets a client swap a ticket's key: only the object put through this key's own ticket counts.
+  // Behind the store's policy, a second check: only the object put through this key's own ticket counts.
   if (!stored.viaItsTicket) throw invalidField(objectKeyField, 'the file under this key was not put there through its upload ticket', 'object_not_via_ticket');
   if (stored.size > config.avatarMaxBytes) throw invalidField(objectKeyField, `the file is larger than ${quantity(config.avatarMaxBytes, 'byte')}`, 'file_too_large');
   const original = await storage.get(key);

@@ -36,7 +36,7 @@ export const uploadRoutes = [
         schema: ticketSchema,
         example: {
           id: uploadId,
-          url: 'http://127.0.0.1:8080/storage/effects',
+          url: 'http://127.0.0.1:8080/media',
           fields: {
             key: `uploads/${userId}/${uploadId}.jpg`,
             'Content-Type': 'image/jpeg',

@@ -50,8 +50,8 @@ export async function findOwnUploads(db: Knex, userId: string, ids: string[]): P
 
 /**
  * Whether the object under an upload's key is the one its ticket named: put through that ticket,
- * of the type it named, within 15 MB. Checked at use, because the embedded store enforces none of
- * the ticket's policy (a client may swap the key, the type or the size).
+ * of the type it named, within 15 MB. The store enforces the ticket's policy; this is checked again at
+ * use, so a store that would not (a swapped key, type or size) cannot hand the service another file.
  */
 export type UploadCheck = 'completed' | 'pending' | 'not_via_its_ticket' | 'wrong_type' | 'too_large';
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,7 +46,9 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
   const postgresPort = await freePort();
   const postgresSettings = { directory: path.join(scratch, 'postgres'), port: postgresPort, database: 'chaos', log: quiet };
   let postgres: Postgres | null = await startEmbeddedPostgres(postgresSettings);
-  const s3: EmbeddedS3 = await startEmbeddedS3({ directory: path.join(scratch, 's3'), port: 0, bucket: 'media' });
+  const s3: EmbeddedS3 = await startEmbeddedS3({
+    directory: path.join(scratch, 's3'), host: '127.0.0.1', port: 0, bucket: 'media', secretKey: randomBytes(32).toString('base64url'), publicUrl: null, requestTimeoutMs: 60_000,
+  });
   const log = openServiceLog(path.join(settings.outDir, 'chaos-services.log'));
   const processes: ServiceProcess[] = [];
 

@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import { expectError, guest, registered } from '../../accounts';
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
-import { postToTicket } from '../../../scripts/upload-ticket';
+import { postToTicket, submitToTicket } from '../../../scripts/upload-ticket';
 
 /** A JPEG carrying EXIF with GPS coordinates and a marker text. */
 async function jpegWithGps(): Promise<Buffer> {
@@ -109,19 +109,30 @@ describe('avatar', () => {
     expect((await t.api.get('/v1/me', { token })).body.avatar_url).to.equal(null);
   });
 
-  it("refuses a file another ticket put under the key (the embedded store lets a client swap a ticket's key)", async () => {
+  it("refuses (403 AccessDenied) a file sent with another user's avatar key swapped into the ticket", async () => {
     const victim = await registered(t.api);
     const attacker = await registered(t.api);
     const victimTicket = await ticketFor(victim.body.access_token);
     const attackerTicket = await ticketFor(attacker.body.access_token);
-    await postToTicket({ ...attackerTicket, fields: { ...attackerTicket.fields, key: victimTicket.object_key } }, await jpegWithGps(), 'image/jpeg');
-    expect(await services().storage.stat(victimTicket.object_key)).to.include({ viaItsTicket: false });
-    const bound = await t.api.put('/v1/me/avatar', { object_key: victimTicket.object_key }, { token: victim.body.access_token });
+    const sent = await submitToTicket({ ...attackerTicket, fields: { ...attackerTicket.fields, key: victimTicket.object_key } }, await jpegWithGps(), 'image/jpeg');
+    expect(sent).to.deep.equal({ status: 403, code: 'AccessDenied' });
+    expect(await services().storage.stat(victimTicket.object_key)).to.equal(null);
+  });
+
+  it('refuses (400 EntityTooLarge) a 12 MB avatar: the ticket allows AVATAR_MAX_BYTES (10 MB)', async () => {
+    const account = await registered(t.api);
+    const ticket = await ticketFor(account.body.access_token);
+    expect(await submitToTicket(ticket, Buffer.alloc(12 * 1024 * 1024, 3), 'image/jpeg')).to.deep.equal({ status: 400, code: 'EntityTooLarge' });
+    expect(await services().storage.stat(ticket.object_key)).to.equal(null);
+  });
+
+  it('binds only an object that came through its own ticket (for a store that would not check the policy)', async () => {
+    const account = await registered(t.api);
+    const ticket = await ticketFor(account.body.access_token);
+    await services().storage.put(ticket.object_key, await jpegWithGps(), 'image/jpeg');
+    const bound = await t.api.put('/v1/me/avatar', { object_key: ticket.object_key }, { token: account.body.access_token });
     expectError(bound, 422, 'validation_error');
     expect(bound.body.error.details).to.deep.equal([{ loc: ['body', 'object_key'], msg: 'the file under this key was not put there through its upload ticket', type: 'object_not_via_ticket' }]);
-
-    await postToTicket(victimTicket, await jpegWithGps(), 'image/jpeg');
-    expect((await t.api.put('/v1/me/avatar', { object_key: victimTicket.object_key }, { token: victim.body.access_token })).status).to.equal(200);
   });
 
   it('removes the previous avatar file when a new one is bound, and DELETE clears it', async () => {

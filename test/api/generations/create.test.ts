@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { createOnce } from '../../../api/idempotency/create-once';
+import { checkUpload, maxUploadBytes } from '../../../api/uploads/uploads';
 import { client } from '../../client';
 import { balanceOf, generationAndChargeCounts, insertDemoEffects, insertEffect, photo, storedUpload, type DemoSlug } from '../../generation-fixtures';
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
@@ -86,11 +87,14 @@ describe('POST /v1/generations', () => {
       expect(answer.body.error.details).to.deep.equal([{ loc: ['body', 'characters', 0, 1], msg: 'the upload is not completed: no file was put into storage', type: 'upload_pending' }]);
     });
 
-    it('2. 422 for a file above 15 MB (the storage does not enforce the POST policy)', async () => {
+    it('2. 422 for a file above 15 MB: the store refuses it, and the check at use would too', async () => {
       const big = await storedUpload(user.id, Buffer.alloc(15 * 1024 * 1024 + 1, 1));
       const answer = await post({ effect_id: effects['winter-portrait'], upload_id: big });
       await expectRefused(answer, 422, 'validation_error');
-      expect(answer.body.error.details[0]).to.include({ type: 'upload_too_large' });
+      expect(answer.body.error.details[0]).to.include({ type: 'upload_pending' });
+      // Behind a store that would take it through its ticket all the same.
+      const row = { id: big, user_id: user.id, object_key: 'uploads/x.jpg', content_type: 'image/jpeg', created_at: new Date() };
+      expect(checkUpload(row, { size: maxUploadBytes + 1, contentType: 'image/jpeg', viaItsTicket: true })).to.equal('too_large');
     });
 
     it('2 before 3: an unfinished upload is named before a wrong number of photos', async () => {

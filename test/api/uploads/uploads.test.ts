@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { insertEffect, photo } from '../../generation-fixtures';
-import { resetDatabase, useTestApp } from '../../harness';
-import { postToTicket } from '../../../scripts/upload-ticket';
+import { resetDatabase, services, useTestApp } from '../../harness';
+import { postToTicket, submitToTicket } from '../../../scripts/upload-ticket';
 import { makeUser } from '../../users';
 
 describe('uploads', () => {
@@ -28,33 +28,46 @@ describe('uploads', () => {
     expect(after.body).to.include({ status: 'completed', size: file.length });
   });
 
-  describe("the object is the one its ticket named (the embedded store checks no signature)", () => {
-    it("a file put under another upload's key by swapping the ticket's key leaves that upload pending and unusable", async () => {
+  describe('the object is the one its ticket named', () => {
+    it("refuses (403 AccessDenied) a file sent with another upload's key swapped into the ticket, and that upload keeps its file", async () => {
       const victim = await makeUser({ guest: true, balance: 100 });
       const attacker = await makeUser({ guest: true });
       const victimTicket = (await t.api.post('/v1/uploads', { content_type: 'image/jpeg' }, { token: victim.token })).body;
       const attackerTicket = (await t.api.post('/v1/uploads', { content_type: 'image/jpeg' }, { token: attacker.token })).body;
+      const original = await photo();
+      expect(await postToTicket(victimTicket, original, 'image/jpeg')).to.equal(204);
+
       const swapped = { ...attackerTicket, fields: { ...attackerTicket.fields, key: victimTicket.object_key } };
-      expect(await postToTicket(swapped, await photo(), 'image/jpeg')).to.be.within(200, 204);
-
-      expect((await t.api.get(`/v1/uploads/${victimTicket.id}`, { token: victim.token })).body).to.include({ status: 'pending', size: null });
+      expect(await submitToTicket(swapped, await photo(64, 48, '#102030'), 'image/jpeg')).to.deep.equal({ status: 403, code: 'AccessDenied' });
+      expect((await t.api.get(`/v1/uploads/${victimTicket.id}`, { token: victim.token })).body).to.include({ status: 'completed', size: original.length });
+      expect((await services().storage.get(victimTicket.object_key)).equals(original)).to.equal(true);
       const effect = await insertEffect('winter-portrait');
-      const refused = await t.api.post('/v1/generations', { effect_id: effect, characters: [[victimTicket.id]] }, { token: victim.token });
-      expect(refused.status).to.equal(422);
-      expect(refused.body.error.details).to.deep.equal([{ loc: ['body', 'characters', 0, 0], msg: 'the file under this upload was not put there through its upload ticket', type: 'upload_not_via_ticket' }]);
-
-      await postToTicket(victimTicket, await photo(), 'image/jpeg');
-      expect((await t.api.get(`/v1/uploads/${victimTicket.id}`, { token: victim.token })).body).to.include({ status: 'completed' });
       expect((await t.api.post('/v1/generations', { effect_id: effect, characters: [[victimTicket.id]] }, { token: victim.token })).status).to.equal(202);
     });
 
-    it('a file of another content type than the ticket named is not used', async () => {
+    it('refuses (403 AccessDenied) a file of another content type than the ticket named', async () => {
       const user = await makeUser({ guest: true, balance: 100 });
       const ticket = (await t.api.post('/v1/uploads', { content_type: 'image/png' }, { token: user.token })).body;
-      await postToTicket({ ...ticket, fields: { ...ticket.fields, 'Content-Type': 'text/html' } }, Buffer.from('<script>alert(1)</script>'), 'text/html');
+      const sent = await submitToTicket({ ...ticket, fields: { ...ticket.fields, 'Content-Type': 'text/html' } }, Buffer.from('<script>alert(1)</script>'), 'text/html');
+      expect(sent).to.deep.equal({ status: 403, code: 'AccessDenied' });
       expect((await t.api.get(`/v1/uploads/${ticket.id}`, { token: user.token })).body).to.include({ status: 'pending' });
+    });
+
+    it('refuses (400 EntityTooLarge) a 16 MB photo: the ticket allows 15 MB', async () => {
+      const user = await makeUser({ guest: true });
+      const ticket = (await t.api.post('/v1/uploads', { content_type: 'image/jpeg' }, { token: user.token })).body;
+      expect(await submitToTicket(ticket, Buffer.alloc(16 * 1024 * 1024, 7), 'image/jpeg')).to.deep.equal({ status: 400, code: 'EntityTooLarge' });
+      expect(await services().storage.stat(ticket.object_key)).to.equal(null);
+    });
+
+    it("still uses an object only when it came through its own ticket (for a store that would not check the policy)", async () => {
+      const user = await makeUser({ guest: true, balance: 100 });
+      const ticket = (await t.api.post('/v1/uploads', { content_type: 'image/jpeg' }, { token: user.token })).body;
+      await services().storage.put(ticket.object_key, await photo(), 'image/jpeg');
+      expect((await t.api.get(`/v1/uploads/${ticket.id}`, { token: user.token })).body).to.include({ status: 'pending', size: null });
       const refused = await t.api.post('/v1/generations', { effect_id: await insertEffect('winter-portrait'), characters: [[ticket.id]] }, { token: user.token });
-      expect(refused.body.error.details[0]).to.include({ type: 'upload_wrong_type' });
+      expect(refused.status).to.equal(422);
+      expect(refused.body.error.details).to.deep.equal([{ loc: ['body', 'characters', 0, 0], msg: 'the file under this upload was not put there through its upload ticket', type: 'upload_not_via_ticket' }]);
     });
   });
 

@@ -1,0 +1,182 @@
+import { expect } from 'chai';
+import { createHash, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import * as Minio from 'minio';
+import { signV4 } from 'minio/dist/main/signing.js';
+import { services } from '../harness';
+import { s3ErrorCode, submitToTicket } from '../../scripts/upload-ticket';
+
+/**
+ * The embedded object store behind its gateway (media/store-gateway/), as a client and as the
+ * service's own minio client meet it: every request is checked as S3 checks it.
+ */
+
+function settings() {
+  return services().storage.settings;
+}
+
+/** A minio client of this store, with other credentials or dates when a test needs a forged one. */
+function minioClient(secretKey = settings().secretKey, accessKey = settings().accessKey): Minio.Client {
+  const url = new URL(settings().endpoint);
+  return new Minio.Client({ endPoint: url.hostname, port: Number(url.port), useSSL: false, accessKey, secretKey, region: settings().region, pathStyle: true });
+}
+
+async function answer(response: Response): Promise<{ status: number; code: string | null }> {
+  return { status: response.status, code: s3ErrorCode(await response.text()) };
+}
+
+function amzDate(date: Date): string {
+  return date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+}
+
+/** A request signed in its Authorization header by the minio client's own signing code. */
+async function headerSigned(method: string, path: string, body: Buffer | null, options: { date?: Date; signedHash?: string; secretKey?: string } = {}): Promise<Response> {
+  const { endpoint, accessKey, secretKey, region } = settings();
+  const date = options.date ?? new Date();
+  const hash = options.signedHash ?? createHash('sha256').update(body ?? Buffer.alloc(0)).digest('hex');
+  const headers: Record<string, string> = { host: new URL(endpoint).host, 'x-amz-date': amzDate(date), 'x-amz-content-sha256': hash };
+  headers.authorization = signV4({ protocol: 'http:', method, path, headers } as Parameters<typeof signV4>[0], accessKey, options.secretKey ?? secretKey, region, date, hash);
+  delete headers.host;
+  return fetch(`${endpoint}${path}`, { method, headers, body });
+}
+
+/** A request with a path exactly as given (fetch would resolve `..`). */
+function rawGet(path: string): Promise<{ status: number; code: string | null }> {
+  const url = new URL(settings().endpoint);
+  return new Promise((resolve, reject) => {
+    http.get({ hostname: url.hostname, port: url.port, path }, (response) => {
+      let text = '';
+      response.on('data', (chunk) => { text += chunk; });
+      response.on('end', () => resolve({ status: response.statusCode!, code: s3ErrorCode(text) }));
+    }).on('error', reject);
+  });
+}
+
+const key = 'uploads/gateway-test/photo.jpg';
+const bytes = Buffer.from('the original bytes');
+
+describe('the embedded object store checks what S3 checks', () => {
+  beforeEach(() => services().storage.put(key, bytes, 'image/jpeg'));
+
+  it('refuses unsigned reads, writes, deletes and lists with 403 AccessDenied in S3 XML', async () => {
+    const { endpoint, bucket } = settings();
+    const read = await fetch(`${endpoint}/${bucket}/${key}`);
+    expect(read.status).to.equal(403);
+    expect(read.headers.get('content-type')).to.equal('application/xml');
+    expect(s3ErrorCode(await read.text())).to.equal('AccessDenied');
+    expect(await answer(await fetch(`${endpoint}/${bucket}/${key}`, { method: 'PUT', body: 'overwritten' }))).to.deep.equal({ status: 403, code: 'AccessDenied' });
+    expect(await answer(await fetch(`${endpoint}/${bucket}/${key}`, { method: 'DELETE' }))).to.deep.equal({ status: 403, code: 'AccessDenied' });
+    expect(await answer(await fetch(`${endpoint}/${bucket}?list-type=2`))).to.deep.equal({ status: 403, code: 'AccessDenied' });
+    expect(await answer(await fetch(`${endpoint}/`))).to.deep.equal({ status: 403, code: 'AccessDenied' });
+    expect((await services().storage.get(key)).equals(bytes)).to.equal(true);
+  });
+
+  it('serves a presigned GET, and refuses it once expired, tampered, moved to another key or signed with another secret', async () => {
+    const { bucket } = settings();
+    const link = await services().storage.presignedGet(key, 60);
+    const served = await fetch(link);
+    expect(served.status).to.equal(200);
+    expect(Buffer.from(await served.arrayBuffer()).equals(bytes)).to.equal(true);
+
+    const expired = await minioClient().presignedGetObject(bucket, key, 60, {}, new Date(Date.now() - 120_000));
+    expect(await answer(await fetch(expired))).to.deep.equal({ status: 403, code: 'AccessDenied' });
+    const signature = new URL(link).searchParams.get('X-Amz-Signature')!;
+    const tampered = link.replace(signature, `${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}`);
+    expect(await answer(await fetch(tampered))).to.deep.equal({ status: 403, code: 'SignatureDoesNotMatch' });
+    await services().storage.put('uploads/gateway-test/other.jpg', Buffer.from('another'), 'image/jpeg');
+    expect(await answer(await fetch(link.replace('photo.jpg', 'other.jpg')))).to.deep.equal({ status: 403, code: 'SignatureDoesNotMatch' });
+    const forged = await minioClient('not-the-store-secret').presignedGetObject(bucket, key, 60);
+    expect(await answer(await fetch(forged))).to.deep.equal({ status: 403, code: 'SignatureDoesNotMatch' });
+    expect(await answer(await fetch(link, { method: 'DELETE' }))).to.deep.equal({ status: 403, code: 'SignatureDoesNotMatch' });
+  });
+
+  it('stores through a presigned PUT, and refuses one for another key or carrying an unsigned x-amz-copy-source', async () => {
+    const { bucket } = settings();
+    const link = await minioClient().presignedPutObject(bucket, 'uploads/gateway-test/put.jpg', 60);
+    expect((await fetch(link, { method: 'PUT', body: 'put through a link', headers: { 'Content-Type': 'image/jpeg' } })).status).to.equal(200);
+    expect((await services().storage.get('uploads/gateway-test/put.jpg')).toString()).to.equal('put through a link');
+    expect(await answer(await fetch(link.replace('put.jpg', 'photo.jpg'), { method: 'PUT', body: 'x' }))).to.deep.equal({ status: 403, code: 'SignatureDoesNotMatch' });
+    // Real S3 would copy another object into the link's key with the signer's rights.
+    const copy = await fetch(link, { method: 'PUT', headers: { 'x-amz-copy-source': `/${bucket}/${key}` } });
+    expect(await answer(copy)).to.deep.equal({ status: 403, code: 'AccessDenied' });
+  });
+
+  it("checks the service's own header-signed requests: another secret, an unknown key, a body that is not the signed one, an old date", async () => {
+    const { bucket } = settings();
+    const path = `/${bucket}/uploads/gateway-test/signed.txt`;
+    expect((await headerSigned('PUT', path, Buffer.from('signed'))).status).to.equal(200);
+    expect((await services().storage.get('uploads/gateway-test/signed.txt')).toString()).to.equal('signed');
+
+    expect(await answer(await headerSigned('PUT', path, Buffer.from('forged'), { secretKey: 'not-the-store-secret' }))).to.deep.equal({ status: 403, code: 'SignatureDoesNotMatch' });
+    const signedHash = createHash('sha256').update('signed').digest('hex');
+    expect(await answer(await headerSigned('PUT', path, Buffer.from('swapped'), { signedHash }))).to.deep.equal({ status: 400, code: 'XAmzContentSHA256Mismatch' });
+    expect(await answer(await headerSigned('GET', path, null, { date: new Date(Date.now() - 20 * 60_000) }))).to.deep.equal({ status: 403, code: 'RequestTimeTooSkewed' });
+    expect((await services().storage.get('uploads/gateway-test/signed.txt')).toString()).to.equal('signed');
+
+    const stranger = await minioClient(settings().secretKey, 'SOMEONE-ELSE').presignedGetObject(bucket, key, 60);
+    expect(await answer(await fetch(stranger))).to.deep.equal({ status: 403, code: 'InvalidAccessKeyId' });
+  });
+
+  it('serves avatars and catalog images unsigned (GET, HEAD), and nothing that climbs out of their folders', async () => {
+    const { endpoint, bucket } = settings();
+    await services().storage.put('avatars/someone/face.jpg', Buffer.from('a face'), 'image/jpeg');
+    const avatar = await fetch(services().storage.publicUrl('avatars/someone/face.jpg'));
+    expect(avatar.status).to.equal(200);
+    expect(await avatar.text()).to.equal('a face');
+    expect((await fetch(`${endpoint}/${bucket}/avatars/someone/face.jpg`, { method: 'HEAD' })).status).to.equal(200);
+    expect(await answer(await fetch(`${endpoint}/${bucket}/avatars/someone/face.jpg`, { method: 'PUT', body: 'x' }))).to.deep.equal({ status: 403, code: 'AccessDenied' });
+    expect(await rawGet(`/${bucket}/avatars/../${key}`)).to.deep.equal({ status: 400, code: 'InvalidURI' });
+    expect(await rawGet(`/${bucket}/avatars/%2e%2e/${key}`)).to.deep.equal({ status: 400, code: 'InvalidURI' });
+    expect(await rawGet(`/${bucket}/avatars%2F..%2F${key.replaceAll('/', '%2F')}`)).to.deep.equal({ status: 400, code: 'InvalidURI' });
+  });
+
+  describe('upload forms (POST policy)', () => {
+    let formKey: string;
+    beforeEach(() => { formKey = `uploads/gateway-test/${randomUUID()}.jpg`; });
+
+    async function ticket(objectKey: string, options: { maxBytes?: number; expiresInSeconds?: number } = {}) {
+      return services().storage.presignedPost(objectKey, { contentType: 'image/jpeg', maxBytes: options.maxBytes ?? 1024, expiresInSeconds: options.expiresInSeconds ?? 60 });
+    }
+
+    it("stores the file under the ticket's key with the ticket's type and stamp (204)", async () => {
+      const form = await ticket(formKey);
+      expect(await submitToTicket(form, Buffer.from('from a form'), 'image/jpeg')).to.deep.equal({ status: 204, code: null });
+      expect(await services().storage.stat(formKey)).to.deep.equal({ size: 11, contentType: 'image/jpeg', viaItsTicket: true });
+    });
+
+    it('refuses a swapped key or content type, an extra or repeated field, and a form without a policy (AccessDenied)', async () => {
+      const form = await ticket(formKey);
+      const file = Buffer.from('from a form');
+      expect(await submitToTicket({ ...form, fields: { ...form.fields, key } }, file, 'image/jpeg')).to.deep.equal({ status: 403, code: 'AccessDenied' });
+      expect(await submitToTicket({ ...form, fields: { ...form.fields, 'Content-Type': 'text/html' } }, file, 'text/html')).to.deep.equal({ status: 403, code: 'AccessDenied' });
+      expect(await submitToTicket({ ...form, fields: { ...form.fields, 'x-amz-meta-extra': 'mine' } }, file, 'image/jpeg')).to.deep.equal({ status: 403, code: 'AccessDenied' });
+      expect(await submitToTicket({ ...form, fields: { key: formKey, 'Content-Type': 'image/jpeg' } }, file, 'image/jpeg')).to.deep.equal({ status: 403, code: 'AccessDenied' });
+
+      const repeated = new FormData();
+      for (const [name, value] of Object.entries(form.fields)) repeated.append(name, value);
+      repeated.append('key', key);
+      repeated.append('file', new Blob([file]), 'photo');
+      expect(await answer(await fetch(form.url, { method: 'POST', body: repeated }))).to.deep.equal({ status: 400, code: 'InvalidArgument' });
+      expect(await services().storage.stat(formKey)).to.equal(null);
+      expect((await services().storage.get(key)).equals(bytes)).to.equal(true);
+    });
+
+    it('refuses a file outside content-length-range (EntityTooLarge, EntityTooSmall)', async () => {
+      const form = await ticket(formKey, { maxBytes: 1024 });
+      expect(await submitToTicket(form, Buffer.alloc(1025, 1), 'image/jpeg')).to.deep.equal({ status: 400, code: 'EntityTooLarge' });
+      expect(await submitToTicket(form, Buffer.alloc(0), 'image/jpeg')).to.deep.equal({ status: 400, code: 'EntityTooSmall' });
+      expect(await submitToTicket(form, Buffer.alloc(1024, 1), 'image/jpeg')).to.deep.equal({ status: 204, code: null });
+    });
+
+    it('refuses an expired policy (AccessDenied) and a policy changed after signing (SignatureDoesNotMatch)', async () => {
+      const expired = await ticket(formKey, { expiresInSeconds: -60 });
+      expect(await submitToTicket(expired, Buffer.from('late'), 'image/jpeg')).to.deep.equal({ status: 403, code: 'AccessDenied' });
+      const form = await ticket(formKey, { maxBytes: 1024 });
+      const policy = Buffer.from(form.fields.policy, 'base64').toString().replace('1024', '99999999');
+      const widened = { ...form, fields: { ...form.fields, policy: Buffer.from(policy).toString('base64') } };
+      expect(await submitToTicket(widened, Buffer.alloc(2048, 1), 'image/jpeg')).to.deep.equal({ status: 403, code: 'SignatureDoesNotMatch' });
+      expect(await services().storage.stat(formKey)).to.equal(null);
+    });
+  });
+});
+
