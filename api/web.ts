@@ -31,6 +31,8 @@ export interface WebOptions {
   processorSimulator?: Partial<ProcessorSimulatorOptions>;
   /** Routes served before the contract's (probes of the HTTP conventions). */
   extraRoutes?: Route[];
+  /** How long a connection between requests must stay silent before the drain closes it (`api/http/drain.ts`). */
+  drainQuietMs?: number;
 }
 
 export interface Web extends RunningPart {
@@ -74,7 +76,7 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   // Listening before the first request, so the first answers are already kept.
   await app.context.catalogCache.start();
   // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.
-  const { server, drain } = drainableServer(app.callback(), { connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) });
+  const { server, drain } = drainableServer(app.callback(), { connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) }, { quietBeforeCloseMs: options.drainQuietMs });
   server.keepAliveTimeout = keepAliveTimeoutMs;
   answerClientErrors(server, services.log, services.config.requestTimeoutMs);
   const { host } = services.config;

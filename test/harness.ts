@@ -129,7 +129,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const log = options.log ?? base.log;
   // Its own circuits, like a process of its own: what one test app's outside services did never reaches another's.
   const appServices: Services = { ...base, config, log, paymentProcessor: paymentProcessorOf(config, base.db, log), circuits: new Circuits({ settings: config.circuits, log }) };
-  const web = await startWeb(appServices, options);
+  // A test app's clients are done when it closes: its drain need not wait long for a next request.
+  const web = await startWeb(appServices, { drainQuietMs: 100, ...options });
   return {
     url: web.url,
     h2cUrl: web.h2cUrl,

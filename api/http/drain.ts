@@ -27,9 +27,9 @@ const idleSweepMs = 50;
 /**
  * How long a connection without a request under way must stay silent before the drain closes it:
  * well above the time a client takes to send its next request after an answer (a round trip and a
- * little work), far below the drain's own limit.
+ * little work, or a stall of a busy client), far below the drain's own limit.
  */
-const quietBeforeCloseMs = 500;
+const defaultQuietBeforeCloseMs = 2000;
 
 /** A connection's requests under way, and since when it is silent when it has none. */
 interface ConnectionState {
@@ -39,7 +39,11 @@ interface ConnectionState {
   bytesReadWhenIdle: number;
 }
 
-export function drainableServer(handler: http.RequestListener, options: http.ServerOptions = {}): DrainableServer {
+export function drainableServer(
+  handler: http.RequestListener,
+  options: http.ServerOptions = {},
+  { quietBeforeCloseMs = defaultQuietBeforeCloseMs }: { quietBeforeCloseMs?: number } = {},
+): DrainableServer {
   const unanswered = new Set<http.ServerResponse>();
   const connections = new Map<net.Socket, ConnectionState>();
   let draining = false;
