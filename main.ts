@@ -8,6 +8,7 @@ import { startInfrastructure, startStoresOnly } from './process/infrastructure';
 import type { StorageSettings } from './media/storage';
 import type { RunningPart } from './services';
 import { serviceRoles, startServiceRole } from './process/roles';
+import { accountsForLog } from './pool/accounts';
 
 /**
  * One entry for every process type of the Procfile: `node dist/main.js <role...>`.
@@ -120,7 +121,9 @@ async function main(): Promise<void> {
       if (roles.includes(role)) running.push(await startServiceRole[role](services));
     }
   }
-  log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id }, 'started');
+  // Every role reads the same accounts: the web role offers what their kinds run, the worker runs it.
+  const providerAccounts = accountsForLog(config.generations.providerAccounts);
+  log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id, providerAccounts }, 'started');
 
   let stopping = false;
   const stop = async (signal: string) => {

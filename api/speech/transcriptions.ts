@@ -53,7 +53,8 @@ export async function transcribeUpload(ctx: ApiContext): Promise<Transcription> 
       throw error;
     }
 
-    const accounts = config.generations.providerAccounts;
+    // The transcription endpoint is the simulator's protocol: its accounts only.
+    const accounts = config.generations.providerAccounts.filter((account) => account.kind === 'simulator');
     if (!config.providerUrl || !accounts.length) throw errors.providerUnavailable('Speech recognition is not configured.');
     const account = accounts[nextAccount++ % accounts.length];
     const outcome = await requestTranscription(config.providerUrl, account, { wav: audio.wav, language }, config.speechDeadlineMs);

@@ -1,4 +1,4 @@
-import { AccountKeys, syncProviderAccounts } from '../../pool/accounts';
+import { AccountKeys, accountsForLog, syncProviderAccounts } from '../../pool/accounts';
 import type { ProviderAdapter } from '../../clients/providers/adapter';
 import { stopAll, type RunningPart, type Services } from '../../services';
 import { Wakeup } from '../runtime/wakeup';
@@ -43,6 +43,6 @@ export async function startGenerationPipeline(services: Services, adapter: Provi
     }),
     await startPollLoop(services, adapter, keys, { wakeup: pollWakeup, handOverFirst, onSlotReleased: wakeDispatcher }),
   ];
-  log.info({ accounts: settings.providerAccounts.length, slots: settings.providerAccounts.reduce((sum, account) => sum + account.slots, 0) }, 'generation worker started');
+  log.info({ accounts: accountsForLog(settings.providerAccounts) }, 'generation worker started');
   return stopAll(parts);
 }
