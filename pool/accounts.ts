@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { freeSlot } from '../db/pool/free-slot';
 import type { ProviderAccount } from '../clients/providers/adapter';
-import type { ProviderKind } from '../common/model-route';
+import { providerKinds, type ProviderKind } from '../common/model-route';
 
 /** An account as configured (`PROVIDER_ACCOUNTS`, `REPLICATE_ACCOUNTS`, `FAL_ACCOUNTS` = `key:slots,...`), with its concurrency cap. */
 export interface ConfiguredAccount extends ProviderAccount {
@@ -79,11 +79,18 @@ export class AccountKeys {
     private readonly accounts: ConfiguredAccount[],
   ) {
     this.fingerprints = accounts.map((account) => keyFingerprint(account.apiKey));
+    this.kinds = providerKinds.filter((kind) => accounts.some((account) => account.kind === kind));
   }
 
-  /** The key files are staged with at the provider (`ProviderAdapter.stageFile`): its links serve every account's tasks. */
-  fileKey(): ProviderAccount | null {
-    const [first] = this.accounts;
+  /** The provider kinds this process has keys for: the lines its dispatcher serves. */
+  readonly kinds: ProviderKind[];
+
+  /**
+   * The key files are staged with at a provider of `kind` (`ProviderAdapter.stageFile`): its links
+   * serve every account's tasks of that kind.
+   */
+  fileKey(kind: ProviderKind): ProviderAccount | null {
+    const first = this.accounts.find((account) => account.kind === kind);
     return first ? { kind: first.kind, apiKey: first.apiKey } : null;
   }
 

@@ -157,7 +157,7 @@ async function benchFixture(services: Services, count: number, photoKind: PhotoK
   await postToTicket(ticket, photo, 'image/jpeg');
   const uploadId = ticket.id;
   const { object_key: objectKey } = await db('uploads').where({ id: uploadId }).first('object_key');
-  const plan = { kind: 'effect' as const, effectId: effect.id, studioCategoryId: null, prompt: null, cost: 10, outputType: 'image' as const, model: 'image', inputs: [{ upload_id: uploadId, object_key: objectKey, person: 0 }] };
+  const plan = { kind: 'effect' as const, effectId: effect.id, studioCategoryId: null, prompt: null, cost: 10, outputType: 'image' as const, model: 'image', providerKind: 'simulator' as const, route: { model: 'image' }, inputs: [{ upload_id: uploadId, object_key: objectKey, person: 0 }] };
   return { userId: user.id, effectId: effect.id, uploadId, plan };
 }
 

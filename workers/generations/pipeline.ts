@@ -1,5 +1,5 @@
 import { AccountKeys, accountsForLog, syncProviderAccounts } from '../../pool/accounts';
-import type { ProviderAdapter } from '../../clients/providers/adapter';
+import type { ProviderAdapters } from '../../clients/providers/registry';
 import { stopAll, type RunningPart, type Services } from '../../services';
 import { Wakeup } from '../runtime/wakeup';
 import { startDispatcher } from './dispatcher';
@@ -20,7 +20,7 @@ const HAND_OVER_TIMING = { lullMs: 30, maxWaitMs: 150 };
  * poll loop's claims (`hand-over-first.ts`). Stops in reverse: no new work, then
  * in-flight work finishes.
  */
-export async function startGenerationPipeline(services: Services, adapter: ProviderAdapter): Promise<RunningPart> {
+export async function startGenerationPipeline(services: Services, adapters: ProviderAdapters): Promise<RunningPart> {
   const { db, log, config } = services;
   const settings = config.generations;
   await syncProviderAccounts(db, settings.providerAccounts);
@@ -35,13 +35,13 @@ export async function startGenerationPipeline(services: Services, adapter: Provi
   const sweepIntervalMs = Math.max(100, Math.min(2000, (settings.pendingTimeoutS * 1000) / 4, (settings.slotLeaseS * 1000) / 2));
 
   const parts = [
-    await startDispatcher(services, adapter, keys, {
+    await startDispatcher(services, adapters, keys, {
       wakeup: dispatchWakeup,
       handOverFirst,
       onSubmitted: () => pollWakeup.wake(),
-      sweep: sweeper(services, { adapter, keys }, sweepIntervalMs, { onSlotsReleased: wakeDispatcher, onSubmitted: () => pollWakeup.wake() }),
+      sweep: sweeper(services, { adapters, keys }, sweepIntervalMs, { onSlotsReleased: wakeDispatcher, onSubmitted: () => pollWakeup.wake() }),
     }),
-    await startPollLoop(services, adapter, keys, { wakeup: pollWakeup, handOverFirst, onSlotReleased: wakeDispatcher }),
+    await startPollLoop(services, adapters, keys, { wakeup: pollWakeup, handOverFirst, onSlotReleased: wakeDispatcher }),
   ];
   log.info({ accounts: accountsForLog(settings.providerAccounts) }, 'generation worker started');
   return stopAll(parts);

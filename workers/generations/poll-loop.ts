@@ -7,6 +7,7 @@ import { succeedWithResult } from '../../db/generations/succeed-with-result';
 import { earningTerms } from '../../db/user-effects/record-earning';
 import type { AccountKeys } from '../../pool/accounts';
 import { ResultTooLargeError, type ProviderAdapter } from '../../clients/providers/adapter';
+import type { ProviderAdapters } from '../../clients/providers/registry';
 import { releaseGenerationSlot } from '../../db/pool/release-generation-slot';
 import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
@@ -22,7 +23,7 @@ import { resultFileType, resultText, storePreview, storeResult } from './store-r
  */
 export async function startPollLoop(
   services: Services,
-  adapter: ProviderAdapter,
+  adapters: ProviderAdapters,
   keys: AccountKeys,
   wiring: {
     wakeup: Wakeup;
@@ -34,7 +35,7 @@ export async function startPollLoop(
 ): Promise<RunningPart> {
   const { db, config } = services;
   const settings = config.generations;
-  const polls = new Polls(services, adapter, keys, wiring.onSlotReleased);
+  const polls = new Polls(services, adapters, keys, wiring.onSlotReleased);
   /** When the next task not claimed by the last round is due, from that round's own statement. */
   let nextDueInMs: number | null = null;
   return startJobLoop(services, {
@@ -64,7 +65,7 @@ export async function startPollLoop(
 class Polls {
   constructor(
     private readonly services: Services,
-    private readonly adapter: ProviderAdapter,
+    private readonly adapters: ProviderAdapters,
     private readonly keys: AccountKeys,
     private readonly onSlotReleased: () => void,
   ) {}
@@ -75,7 +76,8 @@ class Polls {
       if (task.timed_out) return await this.fail(task, 'provider_timeout');
       const account = task.provider_account_id === null ? null : await this.keys.keyOf(task.provider_account_id);
       if (!account || !task.provider_task_id) return await this.fail(task, 'lost_account');
-      const outcome = await this.adapter.poll(account, task.provider_task_id);
+      const adapter = this.adapters.of(account.kind);
+      const outcome = await adapter.poll(account, task.provider_task_id);
       switch (outcome.kind) {
         case 'running':
           return await this.later(task);
@@ -89,7 +91,7 @@ class Polls {
           // The provider's work is over: its slot goes to the next pending now, not after the copy
           // (the callback freed it already when it came).
           if (!task.called_back && (await releaseGenerationSlot(this.services.db, task.id))) this.onSlotReleased();
-          return await this.copyResult(task, outcome.resultUrl);
+          return await this.copyResult(adapter, task, outcome.resultUrl);
       }
     } catch (error) {
       // The claim runs out and this task is polled again.
@@ -121,7 +123,7 @@ class Polls {
    * timeout); a file that is not a real image or video (or UTF-8 text) is `result_rejected`. A crash
    * before the commit leaves the poll claim to run out: the next poll copies the result again.
    */
-  private async copyResult(task: DuePoll, url: string): Promise<void> {
+  private async copyResult(adapter: ProviderAdapter, task: DuePoll, url: string): Promise<void> {
     const { db, boss, log, config } = this.services;
     // A download may outlast the poll claim: a heartbeat keeps it while this process lives, and a
     // crashed worker's claim still runs out within POLL_CLAIM_S.
@@ -132,7 +134,7 @@ class Polls {
     try {
       let body: Buffer;
       try {
-        ({ body } = await this.adapter.fetchResult(url));
+        ({ body } = await adapter.fetchResult(url));
       } catch (error) {
         if (error instanceof ResultTooLargeError) return await this.fail(task, 'result_rejected');
         log.warn({ err: error, generationId: task.id }, 'result download failed; polling again');

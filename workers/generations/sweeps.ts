@@ -11,14 +11,14 @@ import { pollPacing } from '../../db/generations/schedule-poll';
 import { recordSubmitJob } from '../../db/generations/record-submit-job';
 import { releaseDeadPollClaims } from '../../db/generations/release-dead-poll-claims';
 import { releasePreviewClaim } from '../../db/generations/release-preview-claim';
-import { returnSubmitJob, sendSubmitJob } from '../../db/generations/submit-ticket';
+import { finishSubmitJob, returnSubmitJob, sendSubmitJob } from '../../db/generations/submit-ticket';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
 import { earningTerms } from '../../db/user-effects/record-earning';
 import { takeBackStalledDispatch } from '../../db/generations/take-back-stalled-dispatch';
 import { bossIn } from '../../db/queues';
 import { keyFingerprint, type AccountKeys } from '../../pool/accounts';
 import { leaseSlots } from '../../db/pool/lease-slots';
-import type { ProviderAdapter } from '../../clients/providers/adapter';
+import type { ProviderAdapters } from '../../clients/providers/registry';
 import { releaseGenerationSlot } from '../../db/pool/release-generation-slot';
 import { renewSlotLease } from '../../db/pool/renew-slot-lease';
 import type { Services } from '../../services';
@@ -41,7 +41,7 @@ const absenceConfirmMs = 3000;
 
 /** What the sweeps need of the provider: recovery looks submissions up by their client reference. */
 export interface SweepProvider {
-  adapter: ProviderAdapter;
+  adapters: ProviderAdapters;
   keys: AccountKeys;
 }
 
@@ -93,7 +93,7 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
   const account = await provider.keys.keyOf(accountId);
   // A worker configured with that account's key asks; if none is left, pending expiry ends the wait.
   if (!account) return 'unknown';
-  const lookup = await provider.adapter.findTask(account, stalled.id);
+  const lookup = await provider.adapters.of(account.kind).findTask(account, stalled.id);
   if (lookup.kind === 'absent') {
     const since = absentSince.get(stalled.id) ?? Date.now();
     absentSince.set(stalled.id, since);
@@ -107,7 +107,9 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
     return 'unknown';
   }
   const adopted = await db.transaction(async (trx) => {
-    if (!(await markProcessing(trx, { generationId: stalled.id, accountId, taskId: lookup.taskId }, pollPacing(settings)))) return false;
+    const ticket = await markProcessing(trx, { generationId: stalled.id, accountId, taskId: lookup.taskId }, pollPacing(settings));
+    if (!ticket) return false;
+    if (ticket.submit_job_id) await finishSubmitJob(services.boss, trx, ticket.provider_kind, ticket.submit_job_id);
     // The task holds a slot of its account at the provider: the generation keeps (or takes) one there.
     if (!(await renewSlotLease(trx, stalled.id, settings.slotLeaseS))) await leaseSlots(trx, [stalled.id], settings.slotLeaseS, [keyFingerprint(account.apiKey)]);
     return true;
@@ -122,9 +124,9 @@ async function takeBack(services: Services, generationId: string): Promise<boole
     const taken = await takeBackStalledDispatch(trx, generationId);
     if (!taken) return false;
     await releaseGenerationSlot(trx, generationId);
-    if (!taken.submitJobId || !(await returnSubmitJob(boss, trx, taken.submitJobId))) {
-      // The ticket itself is gone (archived, or failed beyond pg-boss's reach): a new one, same line.
-      await recordSubmitJob(trx, generationId, await sendSubmitJob(boss, trx, generationId, randomUUID()));
+    if (!taken.submitJobId || !(await returnSubmitJob(boss, trx, taken.kind, taken.submitJobId))) {
+      // The ticket itself is gone (finished, or deleted beyond pg-boss's retention): a new one, same line.
+      await recordSubmitJob(trx, generationId, await sendSubmitJob(boss, trx, taken.kind, generationId, randomUUID()));
     }
     return true;
   });

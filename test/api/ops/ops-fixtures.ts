@@ -162,7 +162,7 @@ export async function seedMarketplace(): Promise<MarketplaceData> {
   const slow = await queue('Slow portrait', 40);
   await db.raw("update pgboss.job set state = 'retry', retry_count = 7 where id = (?)", [(await jobOf(slow)).rows[0].id]);
   const withModel = await queue('Busy portrait', 10);
-  if (!(await leaseModerationSlot(db, withModel, 60))) throw new Error('no free slot to lease: seed the console data first');
+  if (!(await leaseModerationSlot(db, withModel, 'simulator', 60))) throw new Error('no free slot to lease: seed the console data first');
   const verdict = await queue('Judged portrait', 5);
   await db.transaction((trx) => recordVerdict(trx, boss, { userEffectId: verdict, round: 1, verdict: 'approved', reason: null }));
   const gaveUp = await queue(scriptedName, 2, 'private');

@@ -308,7 +308,7 @@ describe('generation pipeline with the provider simulator', function () {
       const effect = await services().db('effects').where({ id: effects['winter-portrait'] }).first('cost', 'model', 'output_type');
       const plan = {
         kind: 'effect' as const, effectId: effects['winter-portrait'], studioCategoryId: null, prompt: null, cost: effect.cost,
-        outputType: effect.output_type, model: effect.model, inputs: [{ upload_id: upload, object_key: objectKey, person: 0 }],
+        outputType: effect.output_type, model: effect.model, providerKind: 'simulator' as const, route: { model: effect.model }, inputs: [{ upload_id: upload, object_key: objectKey, person: 0 }],
       };
       // One commit: their NOTIFYs wake the dispatcher for one round or two, not twelve.
       const waiting = await services().db.transaction(async (trx) => {
