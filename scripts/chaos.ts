@@ -2,6 +2,8 @@ import '../process/runtime-check';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { createLogger } from '../common/logger';
+import { startBoss } from '../db/boss';
 import { demoPhoto } from '../media/demo-assets';
 import { count, generationFigures, missingGenerations, moneyFigures, stuckGenerations, timeUntil } from './chaos/checks';
 import { startCluster, type Cluster } from './chaos/cluster';
@@ -58,6 +60,16 @@ export const shortChaos: Partial<ChaosOptions> = { users: 12, perUser: 2, latenc
 export const goals = { recoveryS: 15, restart5xx: 0, duplicateSubmissions: 0 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The stuck generations with their jobs, asked of a pg-boss of the suite's own, started only for this. */
+async function stuckGenerationsOf(cluster: Cluster): Promise<object[]> {
+  const boss = await startBoss(cluster.databaseUrl, { supervise: false, schedule: false }, createLogger('silent'));
+  try {
+    return await stuckGenerations(cluster.db, boss);
+  } finally {
+    await boss.stop({ graceful: false });
+  }
+}
 
 export async function runChaos(options: ChaosOptions, progress: (line: string) => void = () => undefined) {
   mkdirSync(options.outDir, { recursive: true });
@@ -147,7 +159,7 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
           at: new Date(frozenAt).toISOString(),
         },
       },
-      generations: { createdByClients: records.length, missing: missing.length, ...generations, stuck: await stuckGenerations(db) },
+      generations: { createdByClients: records.length, missing: missing.length, ...generations, stuck: generations.notTerminal ? await stuckGenerationsOf(cluster) : [] },
       provider: {
         tasksCreated: providerStats.submitted,
         duplicateSubmissions: providerStats.repeatedSubmissions,

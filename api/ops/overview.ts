@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
 import { html } from '../../media/pages/html';
 import { readQueueSizes } from '../../db/queue-sizes';
 import { awaitingReplay, failureWindowS } from './failures';
@@ -19,7 +20,7 @@ export interface Overview {
   moderationSlow: number;
 }
 
-export async function readOverview(db: Knex): Promise<Overview> {
+export async function readOverview(db: Knex, boss: PgBoss): Promise<Overview> {
   const [pool, failed, queues, payments, marketplace] = await Promise.all([
     readPool(db),
     db.raw<{ rows: { count: number }[] }>(
@@ -27,7 +28,7 @@ export async function readOverview(db: Knex): Promise<Overview> {
        where status = 'failed' and finished_at > now() - :window * interval '1 second' and ${awaitingReplay}`,
       { window: failureWindowS },
     ),
-    readQueueSizes(db),
+    readQueueSizes(db, boss),
     readOpenPayments(db),
     readMarketplaceFigures(db),
   ]);

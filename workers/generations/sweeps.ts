@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
+import type { JobWithMetadata } from 'pg-boss';
 import { failGeneration } from '../../db/generations/fail-generation';
 import { findDeadPreviewClaims } from '../../db/generations/find-dead-preview-claims';
 import { findOverduePending } from '../../db/generations/find-overdue-pending';
-import { findSilentPreviewJobs } from '../../db/generations/find-silent-preview-jobs';
 import { findStalledDispatches, type StalledDispatch } from '../../db/generations/find-stalled-dispatches';
-import { findStuckPreviews } from '../../db/generations/find-stuck-previews';
+import { findAwaitingPreviews, type AwaitingPreview } from '../../db/generations/find-awaiting-previews';
 import { markProcessing } from '../../db/generations/mark-processing';
 import { pollPacing } from '../../db/generations/schedule-poll';
 import { recordSubmitJob } from '../../db/generations/record-submit-job';
@@ -137,7 +137,7 @@ async function takeBack(services: Services, generationId: string): Promise<boole
  * stopped): the claim ends and the `generation-media` job is failed now, not when it expires, so
  * another media process takes it after the queue's retry delay.
  */
-export async function retryDeadPreviews(services: Services): Promise<number> {
+export async function retryDeadPreviews(services: Services, awaiting?: AwaitingPreviews): Promise<number> {
   const { db, boss } = services;
   let retried = 0;
   for (const dead of await findDeadPreviewClaims(db, batch)) {
@@ -149,20 +149,44 @@ export async function retryDeadPreviews(services: Services): Promise<number> {
     });
     if (released) retried += 1;
   }
-  const silent = await findSilentPreviewJobs(db, batch);
+  // A job fetched but nobody touched within its heartbeat: its media process died or hangs, or never
+  // got the answer to its fetch. pg-boss's own supervision fails them too, but only once a minute.
+  const now = Date.now();
+  const silent = (awaiting ?? await previewJobs(services)).flatMap(({ job }) => (
+    job?.state === 'active' && job.heartbeatSeconds && job.heartbeatOn && job.heartbeatOn.getTime() + job.heartbeatSeconds * 1000 < now ? [job.id] : []
+  ));
   if (silent.length) await boss.fail('generation-media', silent, { message: 'nobody touched it within its heartbeat' });
   return retried + silent.length;
 }
 
+/** The stored results awaiting their preview, oldest first, each with its `generation-media` job as pg-boss answers it (null: none, or gone). */
+type AwaitingPreviews = (AwaitingPreview & { job: JobWithMetadata | null })[];
+
+async function previewJobs({ db, boss }: Services): Promise<AwaitingPreviews> {
+  return Promise.all((await findAwaitingPreviews(db, batch)).map(async (awaiting) => ({
+    ...awaiting,
+    job: awaiting.media_job_id ? await boss.getJobById('generation-media', awaiting.media_job_id) : null,
+  })));
+}
+
 /**
- * A stored result whose preview will not come (its job gave up, or no media process took it within
- * MEDIA_TIMEOUT_S): the generation succeeds without a preview, as the contract allows for a failed
- * copy. A job still being tried is waited for (`findStuckPreviews`).
+ * A stored result whose preview will not come: its job gave up (every try failed, or it is gone), or
+ * it has been ready to run for MEDIA_TIMEOUT_S without any media process taking it (the media role
+ * is down). The generation succeeds without a preview, as the contract allows for a failed copy. A
+ * job being built or waiting for its next try is never given up on. Results stored before the row
+ * named its job keep the old rule: stored longer than MEDIA_TIMEOUT_S ago.
  */
-export async function finishStuckMedia(services: Services): Promise<number> {
+export async function finishStuckMedia(services: Services, awaiting?: AwaitingPreviews): Promise<number> {
   const { db, boss, config } = services;
+  const timedOut = Date.now() - config.generations.mediaTimeoutS * 1000;
+  const stuck = (awaiting ?? await previewJobs(services)).filter(({ media_job_id: jobId, job, result_stored_at: storedAt }) => {
+    if (jobId === null) return storedAt.getTime() < timedOut;
+    if (job === null) return true;
+    if (job.state === 'created' || job.state === 'retry') return job.startAfter.getTime() < timedOut;
+    return job.state !== 'active';
+  });
   let finished = 0;
-  for (const id of await findStuckPreviews(db, config.generations.mediaTimeoutS, batch)) {
+  for (const { id } of stuck) {
     if (await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }, earningTerms(config)))) finished += 1;
   }
   return finished;
@@ -183,8 +207,9 @@ export function sweeper(
     const expired = await expirePending(services);
     const { returned, adopted } = await recoverStalledDispatches(services, provider, absentSince);
     const polls = await releaseDeadPollClaims(services.db);
-    const previews = await retryDeadPreviews(services);
-    const finished = await finishStuckMedia(services);
+    const awaitingPreviews = await previewJobs(services);
+    const previews = await retryDeadPreviews(services, awaitingPreviews);
+    const finished = await finishStuckMedia(services, awaitingPreviews);
     if (expired || returned || adopted || polls || previews || finished) {
       services.log.info({ expired, returned, adopted, deadPollClaims: polls, deadPreviewClaims: previews, finished }, 'generation sweeps');
     }

@@ -9,6 +9,7 @@ import { client } from '../../client';
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { jobDataOf } from '../../jobs';
 
 /** The pool's pace is read at most every 2 s per process: wait that long so a test sees its own pool. */
 const paceTtlMs = 2100;
@@ -123,8 +124,7 @@ describe('queue position and cancel (README, "Queue position" and "Cancel")', fu
       expect(await balanceOf(user.id)).to.equal(1000);
       expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -10, reference: id }, { kind: 'refund', amount: 10, reference: id }]);
       expect((await services().boss.getJobById('generation-submit.simulator', id))?.state).to.equal('cancelled');
-      const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' and data->>'reference' = ?", [id]);
-      expect(rows.map((job: { data: object }) => job.data)).to.deep.equal([{ userId: user.id, kind: 'generation', reference: id, data: { generation_id: id, status: 'failed', error_code: 'canceled' } }]);
+      expect(await jobDataOf('push-send', { reference: id })).to.deep.equal([{ userId: user.id, kind: 'generation', reference: id, data: { generation_id: id, status: 'failed', error_code: 'canceled' } }]);
     });
 
     it('any other status is 422 validation_error with one detail on the path id, type invalid_status; nothing refunded', async () => {

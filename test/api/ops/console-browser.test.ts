@@ -3,6 +3,7 @@ import type { Response } from 'playwright-core';
 import { laptop, layoutFacts, phone, screenshot, useBrowser, visit, type Visit, type VisitOptions } from '../../browser';
 import { resetDatabase, services, startTestApp, type TestApp } from '../../harness';
 import { operator, opsConfig, scriptedName, seedConsoleData, seedMarketplace, type ConsoleData } from './ops-fixtures';
+import { jobsOf } from '../../jobs';
 
 /**
  * The operator console in real Chromium (Debian's, through playwright-core): what an operator sees
@@ -192,8 +193,7 @@ describe('operator console in Chromium', function () {
     // The page after the archive is a GET: reloading it archives nothing and sends no second push.
     await opened.page.reload();
     expect(await opened.page.innerText('#flash')).to.contain('Archived “Old favourite”');
-    const { rows } = await db.raw("select 1 from pgboss.job where name = 'push-send' and data->>'kind' = 'effect_removed'");
-    expect(rows).to.have.length(1);
+    expect(await jobsOf('push-send', { kind: 'effect_removed' })).to.have.length(1);
   });
 
   it('on a phone: the navigation wraps, wide tables scroll inside their box, the page never sideways', async () => {

@@ -6,6 +6,7 @@ import { formToken } from '../../../api/ops/form-guard';
 import { balanceOf } from '../../generation-fixtures';
 import { capturingLogger, databaseUrl, resetDatabase, services, startTestApp, testConfig, type TestApp } from '../../harness';
 import { basic, formTokenOf, operator, operatorHeaders, opsConfig, rowCells, scriptedName, seedConsoleData, seedMarketplace, type ConsoleData, type MarketplaceData } from './ops-fixtures';
+import { jobsOf } from '../../jobs';
 
 /**
  * The operator console over real HTTP against real Postgres: nothing under /ops without the
@@ -208,7 +209,7 @@ describe('operator console /ops', function () {
     });
 
     it('queues and generations: pg-boss queue sizes and generations per hour of the last 24', async () => {
-      await services().db.raw("delete from pgboss.job where name = 'push-send'");
+      await services().boss.deleteAllJobs('push-send');
       await services().boss.send('push-send', { test: true });
       await services().boss.send('push-send', { test: true }, { startAfter: 3600 });
       try {
@@ -230,7 +231,7 @@ describe('operator console /ops', function () {
         expect(page.match(/<tr data-hour=/g)).to.have.length(24);
         expect(page).to.match(/<svg class="chart"[^>]*role="img"/);
       } finally {
-        await services().db.raw("delete from pgboss.job where name = 'push-send'");
+        await services().boss.deleteAllJobs('push-send');
       }
     });
 
@@ -364,8 +365,8 @@ describe('operator console /ops', function () {
     let market: MarketplaceData;
     const db = () => services().db;
     const statusOf = async (id: string) => (await db()('user_effects').where({ id }).first('status', 'archived_by', 'archive_reason'));
-    const removedPushes = async () => (await db().raw("select data from pgboss.job where name = 'push-send' and data->>'kind' = 'effect_removed' order by created_on")).rows
-      .map((row: { data: { reference: string; userId: string } }) => ({ reference: row.data.reference, userId: row.data.userId }));
+    const removedPushes = async () => (await jobsOf('push-send', { kind: 'effect_removed' }))
+      .map((job) => ({ reference: job.data.reference, userId: job.data.userId }));
     const earningStatuses = async () => Object.fromEntries((await db()('user_effect_earnings').where({ user_effect_id: market.live.earning }).select('id', 'status'))
       .map((row: { id: string; status: string }) => [row.id, row.status]));
     const listed = (page: string, attribute: string) => [...page.matchAll(new RegExp(`<tr data-${attribute}="([^"]+)"`, 'g'))].map((match) => match[1]);

@@ -18,6 +18,7 @@ import { balanceOf, defaultPollPacing, insertEffect, ledgerOf, photo, registered
 import { databaseUrl, resetDatabase, services } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { jobDataOf } from '../../jobs';
 
 /** One slot for one generation, or null when none is free. */
 const leaseOne = async (db: Knex, generationId: string, leaseS: number, knownAccounts: string[] | null = null) => (await leaseSlots(db, [generationId], leaseS, knownAccounts))[0] ?? null;
@@ -54,10 +55,7 @@ describe('generation state machine', () => {
   const stored = (id: string) => transaction((trx) => markResultStored(trx, services().boss, { generationId: id, key: `results/${user.id}/${id}.jpg`, contentType: 'image/jpeg' }));
   const succeeded = (id: string) => transaction((trx) => succeedGeneration(trx, services().boss, { generationId: id, preview: null }, earningTerms(services().config)));
 
-  async function pushJobs() {
-    const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' order by created_on");
-    return rows.map((row: { data: object }) => row.data);
-  }
+  const pushJobs = () => jobDataOf('push-send');
 
   it('pending -> processing -> succeeded, each step once; duplicates and late steps change nothing', async () => {
     const id = await pendingGeneration();
