@@ -436,6 +436,16 @@ function generationSettings(env: Env) {
     /** Callbacks count as arriving for this long after the last one; 0 polls every task densely. */
     callbackTrustS: integer(env, 'CALLBACK_TRUST_S', 30, 0, 86_400),
     pollBatch: integer(env, 'POLL_BATCH', 100, 1, 10_000),
+    /**
+     * A call that the provider does not answer (a timeout, a cut connection, a 5xx) is tried again on
+     * that account after a backoff doubling from the base to the cap, with jitter; this many in a row
+     * open the account's circuit: no submission to it, its polls deferred, one probe per backoff.
+     */
+    providerRetry: {
+      baseMs: integer(env, 'PROVIDER_RETRY_BASE_MS', 500, 10, 60_000),
+      capMs: integer(env, 'PROVIDER_RETRY_CAP_MS', 30_000, 10, 600_000),
+      circuitFailures: integer(env, 'PROVIDER_CIRCUIT_FAILURES', 5, 1, 1000),
+    },
     pollConcurrency: integer(env, 'POLL_CONCURRENCY', 16, 1, 1000),
     dispatchTickMs: integer(env, 'DISPATCH_TICK_MS', 250, 10, 60_000),
     submitConcurrency: integer(env, 'SUBMIT_CONCURRENCY', 16, 1, 1000),

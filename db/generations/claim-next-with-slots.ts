@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import type { ModelRoute, ProviderKind } from '../../common/model-route';
+import { claimAccountProbe } from '../pool/claim-account-probe';
 import { freeSlot, usableAccount } from '../pool/free-slot';
 import type { KnownAccounts, Lease } from '../pool/lease-slots';
 import { bossIn, submitQueueOf } from '../queues';
@@ -18,6 +19,8 @@ export interface ClaimWithSlot {
   lease: Lease;
   /** Its ticket in its kind's `generation-submit.<kind>`, now `active`. */
   jobId: string;
+  /** The slot's account had calls the provider did not answer (`pool/account-circuits.ts`): an answer now resets it. */
+  accountFailing: boolean;
 }
 
 export interface NextClaims {
@@ -37,6 +40,8 @@ interface LockedSlot {
   kind: ProviderKind;
   account_id: number;
   slot_no: number;
+  account_failing: boolean;
+  circuit_open: boolean;
 }
 
 /**
@@ -49,6 +54,8 @@ interface LockedSlot {
  *    workers never lease the same one; a slot whose lease ran out counts as free,
  *    `pool/free-slot.ts`), so a round with an empty line locks no slot and a full line of one kind
  *    never holds the slots of another.
+ *    A slot of an account whose circuit is open is its probe (`pool/account-circuits.ts`): one slot
+ *    per such account, and only for the round that claims the probe.
  * 2. As many tickets of each kind's queue are fetched with pg-boss's `fetch` in this transaction:
  *    oldest first, as pg-boss hands them out, each started (`active`).
  * 3. One statement pairs the k-th ticket of a kind with the k-th slot of that kind and claims the
@@ -68,10 +75,11 @@ export async function claimNextWithSlots(
   db: Knex,
   boss: PgBoss,
   room: number,
-  settings: { claimS: number; leaseS: number; processId: string; knownAccounts: KnownAccounts; kinds: readonly ProviderKind[] },
+  settings: { claimS: number; leaseS: number; processId: string; knownAccounts: KnownAccounts; kinds: readonly ProviderKind[]; probeHoldMs: number },
 ): Promise<NextClaims> {
   return db.transaction(async (trx) => {
-    const { slots, waiting } = await lockSlotsForLines(trx, room, settings.kinds, settings.knownAccounts);
+    const { slots: locked, waiting } = await lockSlotsForLines(trx, room, settings.kinds, settings.knownAccounts);
+    const slots = await withProbes(trx, locked, settings.probeHoldMs);
     if (!slots.length) return { claims: [], passedOver: 0, waiting, freeSlots: 0 };
     const tickets: { jobId: string; generationId: string; slot: LockedSlot }[] = [];
     for (const kind of settings.kinds) {
@@ -90,6 +98,16 @@ export async function claimNextWithSlots(
   });
 }
 
+/** Of the slots of accounts whose circuit is open, one per account whose probe this round claims. */
+async function withProbes(trx: Knex.Transaction, slots: LockedSlot[], holdMs: number): Promise<LockedSlot[]> {
+  const probing = new Set<number>();
+  for (const accountId of new Set(slots.filter((slot) => slot.circuit_open).map((slot) => slot.account_id))) {
+    if ((await claimAccountProbe(trx, accountId, holdMs)).go) probing.add(accountId);
+  }
+  return slots.filter((slot, index) => !slot.circuit_open
+    || (probing.has(slot.account_id) && slots.findIndex((first) => first.account_id === slot.account_id) === index));
+}
+
 /** Step 1: per kind, the waiting generations counted up to `room` and as many free slots of that kind locked. */
 async function lockSlotsForLines(
   trx: Knex.Transaction,
@@ -97,7 +115,7 @@ async function lockSlotsForLines(
   kinds: readonly ProviderKind[],
   knownAccounts: KnownAccounts,
 ): Promise<{ slots: LockedSlot[]; waiting: number }> {
-  const { rows } = await trx.raw<{ rows: (Omit<LockedSlot, 'account_id' | 'slot_no'> & { waiting: number; account_id: number | null; slot_no: number | null })[] }>(
+  const { rows } = await trx.raw<{ rows: (Pick<LockedSlot, 'kind'> & Partial<LockedSlot> & { waiting: number; account_id: number | null })[] }>(
     `with line as materialized (
        select wanted.kind, (
          select count(*)::integer from (
@@ -108,9 +126,9 @@ async function lockSlotsForLines(
        ) as waiting
        from unnest(:kinds::text[]) as wanted (kind)
      )
-     select line.kind, line.waiting, free.account_id, free.slot_no
+     select line.kind, line.waiting, free.account_id, free.slot_no, free.account_failing, free.circuit_open
      from line left join lateral (
-       select s.account_id, s.slot_no
+       select s.account_id, s.slot_no, a.failures > 0 as account_failing, a.circuit_opened_at is not null as circuit_open
        from provider_slots s join provider_accounts a on a.id = s.account_id
        where a.kind = line.kind and ${freeSlot('s')} and s.slot_no < a.slots and ${usableAccount('a')}
        order by s.slot_no, s.account_id
@@ -121,7 +139,9 @@ async function lockSlotsForLines(
   );
   const waiting = new Map(rows.map((row) => [row.kind, row.waiting]));
   return {
-    slots: rows.flatMap((row) => (row.account_id === null ? [] : [{ kind: row.kind, account_id: row.account_id, slot_no: row.slot_no! }])),
+    slots: rows.flatMap((row) => (row.account_id === null ? [] : [{
+      kind: row.kind, account_id: row.account_id, slot_no: row.slot_no!, account_failing: row.account_failing!, circuit_open: row.circuit_open!,
+    }])),
     waiting: [...waiting.values()].reduce((sum, count) => sum + count, 0),
   };
 }
@@ -177,11 +197,13 @@ async function claimTicketed(
     },
   );
   const kindOfJob = new Map(tickets.map((ticket) => [ticket.jobId, ticket.slot.kind]));
+  const failing = new Set(tickets.filter((ticket) => ticket.slot.account_failing).map((ticket) => ticket.slot.account_id));
   return {
     claims: row.claims.map(({ account_id: accountId, slot_no: slotNo, job_id: jobId, model, route, ...generation }) => ({
       generation: { ...generation, route: route ?? { model } },
       lease: { generationId: generation.id, accountId, slotNo },
       jobId,
+      accountFailing: failing.has(accountId),
     })),
     passedOver: row.passed_over.map((ticket) => ({ ...ticket, kind: kindOfJob.get(ticket.jobId)! })),
   };

@@ -18,6 +18,7 @@ import type { FileToStage, StagedFile, StageOutcome, SubmitOutcome } from '../..
 import type { ProviderAdapters } from '../../clients/providers/registry';
 import { taskCallbackUrl } from '../../clients/providers/task-callback';
 import { releaseSlotLease } from '../../db/pool/release-slot-lease';
+import type { AccountCircuits } from '../../pool/account-circuits';
 import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
@@ -26,8 +27,6 @@ import { readInputPhotos, unusableInputPhoto } from './input-photos';
 
 /** How long the provider may take to download the photos from their presigned links. */
 const inputLinkTtlS = 3600;
-/** After the provider was unreachable, this process waits this long before submitting again. */
-const unavailablePauseMs = 1000;
 /** A task callback stays valid this long past the provider timeout (a late callback still saves a poll). */
 const callbackGraceS = 300;
 /** Photo checks ahead of the slot that one process runs at once. */
@@ -58,6 +57,8 @@ export async function startDispatcher(
   adapters: ProviderAdapters,
   keys: AccountKeys,
   wiring: {
+    /** Each account's backoff and circuit: a submission the provider did not answer counts against its account. */
+    circuits: AccountCircuits;
     wakeup: Wakeup;
     /** Where the rounds and submissions are tracked, for the poll loop to let them go first (and a lull after). */
     handOverFirst: HandOverFirst;
@@ -104,7 +105,6 @@ class Dispatcher {
   private moreToCheck = false;
   /** The last round found every slot taken: waiting generations may be checked ahead meanwhile. */
   private saturated = false;
-  private pausedUntil = 0;
   private stopping = false;
   /** Per provider kind, null when its photos are not staged (no file store, or PROVIDER_FILE_STORE=0). */
   private readonly stageFiles: Map<ProviderKind, StageFile | null>;
@@ -114,6 +114,7 @@ class Dispatcher {
     private readonly adapters: ProviderAdapters,
     private readonly keys: AccountKeys,
     private readonly wiring: {
+      circuits: AccountCircuits;
       onSubmitted: () => void;
       sweep: () => Promise<void>;
       /** A claimed slot went back to the pool (failed, back in line, or the task runs elsewhere). */
@@ -160,11 +161,11 @@ class Dispatcher {
   private async claimSubmissions(room: number): Promise<ClaimWithSlot[]> {
     const { db, config } = this.services;
     this.moreMayWait = false;
-    if (Date.now() < this.pausedUntil) return [];
     if (room <= 0) return [];
     const leaseS = config.generations.slotLeaseS;
     const { claims, passedOver, waiting, freeSlots } = await claimNextWithSlots(db, this.services.boss, room, {
       claimS: leaseS, leaseS, processId: this.services.processSession.id, knownAccounts: this.keys.fingerprints, kinds: this.keys.kinds,
+      probeHoldMs: config.generations.providerRetry.capMs,
     });
     // Fewer free slots than waiting tickets: every slot is taken, the waiting ones may be checked ahead.
     this.saturated = freeSlots < waiting;
@@ -281,6 +282,9 @@ class Dispatcher {
       return await this.backInLine(claim).catch(() => undefined);
     }
     try {
+      // An answer of any kind is the provider answering; no answer counts against the account.
+      if (outcome.kind === 'unavailable') await this.wiring.circuits.failed(lease.accountId);
+      else await this.wiring.circuits.answered(lease.accountId, claim.accountFailing);
       switch (outcome.kind) {
         case 'accepted':
           return await this.record(generation.id, lease, outcome.taskId, { kind: generation.provider_kind, jobId });
@@ -296,9 +300,9 @@ class Dispatcher {
           }
           return await this.fail(generation.id, outcome.errorCode, outcome.message ?? 'refused by the provider');
         case 'unavailable':
-          this.pausedUntil = Date.now() + unavailablePauseMs;
+          // The account backs off (its circuit tells once when the provider is down for good).
           if (!outcome.maybeAccepted) {
-            log.warn({ ...context, reason: outcome.reason }, 'provider unavailable; the generation waits');
+            log.info({ ...context, reason: outcome.reason }, 'provider unavailable; the generation waits');
             return await this.backInLine(claim);
           }
           log.warn({ ...context, reason: outcome.reason }, 'no answer to a submission; the sweeps look the task up');

@@ -1,3 +1,4 @@
+import { AccountCircuits } from '../../pool/account-circuits';
 import { AccountKeys, accountsForLog, syncProviderAccounts } from '../../pool/accounts';
 import type { ProviderAdapters } from '../../clients/providers/registry';
 import { stopAll, type RunningPart, type Services } from '../../services';
@@ -17,7 +18,8 @@ const HAND_OVER_TIMING = { lullMs: 30, maxWaitMs: 150 };
  * The generation pipeline of one `worker` process: the pool synced with PROVIDER_ACCOUNTS, the
  * dispatcher (woken by every new generation and every freed slot, the sweeps beside its rounds) and the poll loop,
  * each waking the other when it freed a slot or started a task, the dispatcher's hand-overs before the
- * poll loop's claims (`hand-over-first.ts`). Stops in reverse: no new work, then
+ * poll loop's claims (`hand-over-first.ts`), every call the provider does not answer counted against
+ * its account (`pool/account-circuits.ts`). Stops in reverse: no new work, then
  * in-flight work finishes.
  */
 export async function startGenerationPipeline(services: Services, adapters: ProviderAdapters): Promise<RunningPart> {
@@ -26,6 +28,7 @@ export async function startGenerationPipeline(services: Services, adapters: Prov
   await syncProviderAccounts(db, settings.providerAccounts);
   const keys = new AccountKeys(db, settings.providerAccounts);
   await keys.load();
+  const circuits = new AccountCircuits(db, log, settings.providerRetry);
   const dispatchWakeup = new Wakeup();
   const pollWakeup = new Wakeup();
   const wakeDispatcher = () => dispatchWakeup.wake();
@@ -36,12 +39,13 @@ export async function startGenerationPipeline(services: Services, adapters: Prov
 
   const parts = [
     await startDispatcher(services, adapters, keys, {
+      circuits,
       wakeup: dispatchWakeup,
       handOverFirst,
       onSubmitted: () => pollWakeup.wake(),
-      sweep: sweeper(services, { adapters, keys }, sweepIntervalMs, { onSlotsReleased: wakeDispatcher, onSubmitted: () => pollWakeup.wake() }),
+      sweep: sweeper(services, { adapters, keys, circuits }, sweepIntervalMs, { onSlotsReleased: wakeDispatcher, onSubmitted: () => pollWakeup.wake() }),
     }),
-    await startPollLoop(services, adapters, keys, { wakeup: pollWakeup, handOverFirst, onSlotReleased: wakeDispatcher }),
+    await startPollLoop(services, adapters, keys, { circuits, wakeup: pollWakeup, handOverFirst, onSlotReleased: wakeDispatcher }),
   ];
   log.info({ accounts: accountsForLog(settings.providerAccounts) }, 'generation worker started');
   return stopAll(parts);

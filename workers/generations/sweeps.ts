@@ -16,6 +16,7 @@ import { succeedGeneration } from '../../db/generations/succeed-generation';
 import { earningTerms } from '../../db/user-effects/record-earning';
 import { takeBackStalledDispatch } from '../../db/generations/take-back-stalled-dispatch';
 import { bossIn } from '../../db/queues';
+import type { AccountCircuits } from '../../pool/account-circuits';
 import { keyFingerprint, type AccountKeys } from '../../pool/accounts';
 import { leaseSlots } from '../../db/pool/lease-slots';
 import type { ProviderAdapters } from '../../clients/providers/registry';
@@ -43,6 +44,7 @@ const absenceConfirmMs = 3000;
 export interface SweepProvider {
   adapters: ProviderAdapters;
   keys: AccountKeys;
+  circuits: AccountCircuits;
 }
 
 /** pending longer than PENDING_TIMEOUT_S (never got a slot) -> failed `pool_timeout`, refunded. */
@@ -94,6 +96,8 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
   // A worker configured with that account's key asks; if none is left, pending expiry ends the wait.
   if (!account) return 'unknown';
   const lookup = await provider.adapters.of(account.kind).findTask(account, stalled.id);
+  if (lookup.kind === 'unavailable') await provider.circuits.failed(accountId);
+  else await provider.circuits.answered(accountId);
   if (lookup.kind === 'absent') {
     const since = absentSince.get(stalled.id) ?? Date.now();
     absentSince.set(stalled.id, since);

@@ -100,11 +100,12 @@ describe('operator console in Chromium', function () {
     await expectConsolePage(opened, 'Provider pool');
     const busy = 'tr[data-account="busy…001"]';
     const cooling = 'tr[data-account="cool…002"]';
-    expect([await cellText(opened, busy, 3), await cellText(opened, busy, 4)]).to.deep.equal(['3', '1']);
-    expect(await cellText(opened, busy, 9)).to.equal('20 s / 29 s');
-    expect(await cellText(opened, cooling, 1)).to.equal('cooling down');
-    expect(await cellText(opened, cooling, 5)).to.match(/^until .* UTC \(in 1 min\)$/);
-    expect(await cellText(opened, cooling, 8)).to.equal('provider_error × 2 lost_account × 1');
+    expect([await cellText(opened, busy, 4), await cellText(opened, busy, 5)]).to.deep.equal(['3', '1']);
+    expect(await cellText(opened, busy, 10)).to.equal('20 s / 29 s');
+    expect(await cellText(opened, cooling, 1)).to.equal('simulator');
+    expect(await cellText(opened, cooling, 2)).to.equal('cooling down');
+    expect(await cellText(opened, cooling, 6)).to.match(/^until .* UTC \(in 1 min\)$/);
+    expect(await cellText(opened, cooling, 9)).to.equal('provider_error × 2 lost_account × 1');
     await screenshot(opened.page, 'ops-pool');
   });
 

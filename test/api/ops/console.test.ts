@@ -196,15 +196,19 @@ describe('operator console /ops', function () {
       const page = await (await get('/ops/pool')).text();
       const [busyLabel, coolingLabel] = ['busy…001', 'cool…002'];
       const busy = rowCells(page, 'account', busyLabel);
-      expect(busy.slice(0, 5)).to.deep.equal([busyLabel, 'available', '4', '3', '1']);
-      expect(busy[5]).to.equal('—');
-      expect(busy.slice(6, 9)).to.deep.equal(['3', '0', '—']);
-      expect(busy[9]).to.equal('20 s / 29 s');
+      expect(busy.slice(0, 6)).to.deep.equal([busyLabel, 'simulator', 'available', '4', '3', '1']);
+      expect(busy[6]).to.equal('—');
+      expect(busy.slice(7, 10)).to.deep.equal(['3', '0', '—']);
+      expect(busy[10]).to.equal('20 s / 29 s');
       const cooling = rowCells(page, 'account', coolingLabel);
-      expect(cooling.slice(0, 5)).to.deep.equal([coolingLabel, 'cooling down', '2', '1', '1']);
-      expect(cooling[5]).to.match(/^until \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 1 min\)$/);
-      expect(cooling.slice(6, 9)).to.deep.equal(['0', '3', 'provider_error × 2 lost_account × 1']);
-      expect(cooling[9]).to.equal('— / —');
+      expect(cooling.slice(0, 6)).to.deep.equal([coolingLabel, 'simulator', 'cooling down', '2', '1', '1']);
+      expect(cooling[6]).to.match(/^until \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 1 min\)$/);
+      expect(cooling.slice(7, 10)).to.deep.equal(['0', '3', 'provider_error × 2 lost_account × 1']);
+      expect(cooling[10]).to.equal('— / —');
+      // An account the provider stopped answering.
+      await services().db('provider_accounts').where({ label: coolingLabel }).update({ failures: 5, circuit_opened_at: services().db.fn.now() });
+      expect(rowCells(await (await get('/ops/pool')).text(), 'account', coolingLabel)[2]).to.equal('not answering');
+      await services().db('provider_accounts').where({ label: coolingLabel }).update({ failures: 0, circuit_opened_at: null });
       expect(page).to.contain('<strong id="slots-leased">4</strong>').and.contain('<strong id="slots-free">2</strong>');
     });
 

@@ -11,7 +11,7 @@ describe('claimNextWithSlots: the next tickets of each kind, their generations a
   const db = () => services().db;
   const processId = () => services().processSession.id;
   const claim = (room: number, knownAccounts: string[] | null = null, kinds: ProviderKind[] = ['simulator']) =>
-    claimNextWithSlots(db(), services().boss, room, { claimS: 60, leaseS: 60, processId: processId(), knownAccounts, kinds });
+    claimNextWithSlots(db(), services().boss, room, { claimS: 60, leaseS: 60, processId: processId(), knownAccounts, kinds, probeHoldMs: 30_000 });
   const leasedSlots = () => db()('provider_slots').whereNotNull('generation_id').orderBy(['slot_no', 'account_id']).select('account_id', 'slot_no', 'generation_id');
   const accountIdOf = async (apiKey: string) => (await db()('provider_accounts').where({ key_fingerprint: keyFingerprint(apiKey) }).first('id')).id as number;
   /** The tickets' states as pg-boss answers them. */
