@@ -443,7 +443,7 @@ function generationSettings(env: Env) {
      */
     providerRetry: {
       baseMs: integer(env, 'PROVIDER_RETRY_BASE_MS', 500, 10, 60_000),
-      capMs: integer(env, 'PROVIDER_RETRY_CAP_MS', 30_000, 10, 600_000),
+      capMs: integer(env, 'PROVIDER_RETRY_CAP_MS', 10_000, 10, 600_000),
       circuitFailures: integer(env, 'PROVIDER_CIRCUIT_FAILURES', 5, 1, 1000),
     },
     pollConcurrency: integer(env, 'POLL_CONCURRENCY', 16, 1, 1000),

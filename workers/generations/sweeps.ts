@@ -95,6 +95,12 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
   const account = await provider.keys.keyOf(accountId);
   // A worker configured with that account's key asks; if none is left, pending expiry ends the wait.
   if (!account) return 'unknown';
+  // An account the provider does not answer is looked up only as its circuit's probe; the task may
+  // be running meanwhile, so its slot stays leased.
+  if (stalled.circuit_open && !(await provider.circuits.mayCall(accountId)).go) {
+    await renewSlotLease(db, stalled.id, settings.slotLeaseS);
+    return 'unknown';
+  }
   const lookup = await provider.adapters.of(account.kind).findTask(account, stalled.id);
   if (lookup.kind === 'unavailable') await provider.circuits.failed(accountId);
   else await provider.circuits.answered(accountId);
