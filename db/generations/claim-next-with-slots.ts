@@ -159,8 +159,9 @@ async function claimTicketed(
     passed_over: { jobId: string; pending: boolean }[];
   }[] }>(
     `with tickets as materialized (
-       select * from unnest(:jobIds::uuid[], :generationIds::uuid[], :accountIds::integer[], :slotNos::integer[])
-         as t (job_id, generation_id, account_id, slot_no)
+       -- Its columns named, not \`*\`: a statement returning \`*\` is never kept prepared (db/prepared-statements.ts).
+       select t.job_id, t.generation_id, t.account_id, t.slot_no
+       from unnest(:jobIds::uuid[], :generationIds::uuid[], :accountIds::integer[], :slotNos::integer[]) as t (job_id, generation_id, account_id, slot_no)
      ), claimable as materialized (
        select g.id from generations g
        where g.id = any(:generationIds::uuid[]) and g.status = 'pending' and (g.dispatch_until is null or g.dispatch_until < now())
