@@ -422,18 +422,40 @@ function apnsSettings(env: Env) {
   return { keyId, teamId, topic, environment, privateKey: privateKey(key, 'APNS_KEY', 'ec') };
 }
 
-/** `PROVIDER_ACCOUNTS`: `key:slots,key:slots` of `kind` accounts; a key may itself contain `:` (the last one separates). */
-function providerAccounts(env: Env, name: string, fallback: string, kind: ProviderKind): { kind: ProviderKind; apiKey: string; slots: number }[] {
-  const accounts = (read(env, name) ?? fallback).split(',').map((item) => item.trim()).filter(Boolean).map((item) => {
+/**
+ * One provider kind's accounts: `token:slots,token:slots`. The LAST colon of an item separates the
+ * slots, so a token may itself contain `:` (a fal key is `key_id:key_secret`). Error messages never
+ * repeat a token.
+ */
+function accountList(env: Env, name: string, kind: ProviderKind): { kind: ProviderKind; apiKey: string; slots: number }[] {
+  return list(env, name).map((item) => {
     const at = item.lastIndexOf(':');
     const slots = Number(item.slice(at + 1));
     if (at <= 0 || !/^\d+$/.test(item.slice(at + 1)) || slots < 1 || slots > 1000) {
       throw new ConfigError(`${name} must be a list of key:slots with 1..1000 slots`);
     }
-    return { kind, apiKey: item.slice(0, at), slots };
+    const apiKey = item.slice(0, at);
+    if (kind === 'fal' && !/^[^:]+:[^:]+$/.test(apiKey)) throw new ConfigError(`${name} must be a list of key_id:key_secret:slots`);
+    return { kind, apiKey, slots };
   });
-  if (new Set(accounts.map((account) => account.apiKey)).size !== accounts.length) throw new ConfigError(`${name} lists a key twice`);
-  return accounts;
+}
+
+/**
+ * The pool's accounts of every kind: `PROVIDER_ACCOUNTS` (the simulator's), `REPLICATE_ACCOUNTS`
+ * (API tokens), `FAL_ACCOUNTS` (keys). The simulator's two default accounts apply only when no
+ * account of any kind is configured: configuring a real provider alone runs nothing on the simulator.
+ */
+function providerAccounts(env: Env): { kind: ProviderKind; apiKey: string; slots: number }[] {
+  const accounts = [
+    ...accountList(env, 'PROVIDER_ACCOUNTS', 'simulator'),
+    ...accountList(env, 'REPLICATE_ACCOUNTS', 'replicate'),
+    ...accountList(env, 'FAL_ACCOUNTS', 'fal'),
+  ];
+  if (new Set(accounts.map((account) => account.apiKey)).size !== accounts.length) {
+    throw new ConfigError('PROVIDER_ACCOUNTS, REPLICATE_ACCOUNTS and FAL_ACCOUNTS list a key twice');
+  }
+  if (accounts.length) return accounts;
+  return [{ kind: 'simulator', apiKey: 'sim-account-1', slots: 4 }, { kind: 'simulator', apiKey: 'sim-account-2', slots: 4 }];
 }
 
 /** `PROVIDER_KIND_ORDER`: provider kinds, most preferred first; the real providers before the simulator by default. */
@@ -453,7 +475,7 @@ function kindOrder(env: Env, name: string): ProviderKind[] {
  */
 function generationSettings(env: Env) {
   const settings = {
-    providerAccounts: providerAccounts(env, 'PROVIDER_ACCOUNTS', 'sim-account-1:4,sim-account-2:4', 'simulator'),
+    providerAccounts: providerAccounts(env),
     /** A task goes to the first of these kinds that its effect names a route for and that has an account (`pool/model-routes.ts`). */
     providerKindOrder: kindOrder(env, 'PROVIDER_KIND_ORDER'),
     pendingTimeoutS: integer(env, 'PENDING_TIMEOUT_S', 900, 1),
@@ -469,6 +491,16 @@ function generationSettings(env: Env) {
     /** Callbacks count as arriving for this long after the last one; 0 polls every task densely. */
     callbackTrustS: integer(env, 'CALLBACK_TRUST_S', 30, 0, 86_400),
     pollBatch: integer(env, 'POLL_BATCH', 100, 1, 10_000),
+    /**
+     * A call that the provider does not answer (a timeout, a cut connection, a 5xx) is tried again on
+     * that account after a backoff doubling from the base to the cap, with jitter; this many in a row
+     * open the account's circuit: no submission to it, its polls deferred, one probe per backoff.
+     */
+    providerRetry: {
+      baseMs: integer(env, 'PROVIDER_RETRY_BASE_MS', 500, 10, 60_000),
+      capMs: integer(env, 'PROVIDER_RETRY_CAP_MS', 10_000, 10, 600_000),
+      circuitFailures: integer(env, 'PROVIDER_CIRCUIT_FAILURES', 5, 1, 1000),
+    },
     pollConcurrency: integer(env, 'POLL_CONCURRENCY', 16, 1, 1000),
     dispatchTickMs: integer(env, 'DISPATCH_TICK_MS', 250, 10, 60_000),
     submitConcurrency: integer(env, 'SUBMIT_CONCURRENCY', 16, 1, 1000),

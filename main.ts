@@ -11,6 +11,7 @@ import type { StorageSettings } from './media/storage';
 import type { RunningPart } from './services';
 import { serviceRoles, startServiceRole } from './process/roles';
 import { loadEnvFileIfPresent } from './process/env-file';
+import { accountsForLog } from './pool/accounts';
 
 /**
  * One entry for every process type of the Procfile: `node dist/main.js <role...> [--lan]`.
@@ -131,7 +132,9 @@ async function main(): Promise<void> {
       if (roles.includes(role)) running.push(await startServiceRole[role](services));
     }
   }
-  log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id, envFile }, 'started');
+  // Every role reads the same accounts: the web role offers what their kinds run, the worker runs it.
+  const providerAccounts = accountsForLog(config.generations.providerAccounts);
+  log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id, envFile, providerAccounts }, 'started');
   if (roles.includes('web')) {
     const lines = startAddressLines(config, { lan });
     // A QR code is for a terminal, not a log line.

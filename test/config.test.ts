@@ -88,4 +88,45 @@ describe('configuration', () => {
     expect(loadConfig(base).s3PublicUrl).to.equal(null);
     expect(() => loadConfig({ ...base, S3_PUBLIC_URL: 'https://cdn.example.com/media' })).to.throw(ConfigError, 'S3_PUBLIC_URL');
   });
+  describe('provider accounts', () => {
+    const accounts = (env: Record<string, string>) => loadConfig({ ...base, ...env }).generations.providerAccounts;
+
+    it('runs the two simulator accounts when no account of any kind is configured, and only then', () => {
+      expect(accounts({})).to.deep.equal([
+        { kind: 'simulator', apiKey: 'sim-account-1', slots: 4 },
+        { kind: 'simulator', apiKey: 'sim-account-2', slots: 4 },
+      ]);
+      expect(accounts({ REPLICATE_ACCOUNTS: 'r8_token:3' })).to.deep.equal([{ kind: 'replicate', apiKey: 'r8_token', slots: 3 }]);
+    });
+
+    it('reads every kind, the last colon of an item separating the slots (a fal key is key_id:key_secret)', () => {
+      expect(accounts({ PROVIDER_ACCOUNTS: 'sim:2', REPLICATE_ACCOUNTS: 'r8_one:8, r8_two:4', FAL_ACCOUNTS: 'id-1:secret-1:6' })).to.deep.equal([
+        { kind: 'simulator', apiKey: 'sim', slots: 2 },
+        { kind: 'replicate', apiKey: 'r8_one', slots: 8 },
+        { kind: 'replicate', apiKey: 'r8_two', slots: 4 },
+        { kind: 'fal', apiKey: 'id-1:secret-1', slots: 6 },
+      ]);
+    });
+
+    it('refuses a malformed list, naming the variable and never the token', () => {
+      const refusals: [Record<string, string>, string][] = [
+        [{ REPLICATE_ACCOUNTS: 'r8_zz9-token' }, 'REPLICATE_ACCOUNTS'],
+        [{ REPLICATE_ACCOUNTS: 'r8_zz9-token:0' }, 'REPLICATE_ACCOUNTS'],
+        [{ FAL_ACCOUNTS: 'zz9-key-without-id:4' }, 'FAL_ACCOUNTS'],
+        [{ FAL_ACCOUNTS: 'zz9-id:zz9-key' }, 'FAL_ACCOUNTS'],
+        [{ PROVIDER_ACCOUNTS: 'zz9-token:2', REPLICATE_ACCOUNTS: 'zz9-token:2' }, 'list a key twice'],
+      ];
+      for (const [env, named] of refusals) {
+        let message = '';
+        try {
+          loadConfig({ ...base, ...env });
+        } catch (error) {
+          expect(error).to.be.instanceOf(ConfigError);
+          message = (error as Error).message;
+        }
+        expect(message, JSON.stringify(env)).to.contain(named);
+        expect(message).not.to.contain('zz9');
+      }
+    });
+  });
 });
