@@ -108,23 +108,25 @@ describe('the service process on embedded defaults', function () {
     const port = await freePort();
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(await freePort()), LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' };
     for (const name of Object.keys(env)) if (/^(DATABASE_URL|S3_|PROVIDER_URL)/.test(name)) delete env[name];
-    child = spawn(process.execPath, [path.join(__dirname, '..', 'main.js'), 'all'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    const pretty = spawn(process.execPath, [path.join(__dirname, '..', 'main.js'), 'all'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    const exited = new Promise((resolve) => pretty.once('exit', resolve));
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    await waitForReady(`http://127.0.0.1:${port}`, 90_000);
-    const lines = output.split('\n');
-    expect(lines.filter((line) => line.startsWith('{')), 'no JSON line').to.deep.equal([]);
-    expect(lines.some((line) => /^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: SIMULATORS RUNNING: /.test(line))).to.equal(true);
-    expect(lines.some((line) => /^\[[\d:.]+\] INFO: started \{"roles":\["web","worker","media","scheduler"\]/.test(line))).to.equal(true);
-    const summary = lines.slice(lines.indexOf(`API: http://127.0.0.1:${port} (every path starts with /v1)`));
-    expect(summary[1]).to.equal(`API reference: http://127.0.0.1:${port}/docs (OpenAPI: http://127.0.0.1:${port}/v1/openapi.json)`);
-    expect(summary[2]).to.match(/^Operator console: .*\/ops, user operator, password \S+ \(generated once/);
-    expect(summary[5]).to.match(/^Simulators: the AI provider simulator/);
-    expect(summary[6]).to.equal('');
-    await new Promise((resolve) => {
-      child.once('exit', resolve);
-      child.kill('SIGTERM');
-    });
+    pretty.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    try {
+      await waitForReady(`http://127.0.0.1:${port}`, 90_000);
+      const lines = output.split('\n');
+      expect(lines.filter((line) => line.startsWith('{')), 'no JSON line').to.deep.equal([]);
+      expect(lines.some((line) => /^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: SIMULATORS RUNNING: /.test(line))).to.equal(true);
+      expect(lines.some((line) => /^\[[\d:.]+\] INFO: started \{"roles":\["web","worker","media","scheduler"\]/.test(line))).to.equal(true);
+      const summary = lines.slice(lines.indexOf(`API: http://127.0.0.1:${port} (every path starts with /v1)`));
+      expect(summary[1]).to.equal(`API reference: http://127.0.0.1:${port}/docs (OpenAPI: http://127.0.0.1:${port}/v1/openapi.json)`);
+      expect(summary[2]).to.match(/^Operator console: .*\/ops, user operator, password \S+ \(generated once/);
+      expect(summary[5]).to.match(/^Simulators: the AI provider simulator/);
+      expect(summary[6]).to.equal('');
+    } finally {
+      pretty.kill('SIGTERM');
+      await exited;
+    }
   });
 
   it('a port the service binds that another program holds: exit 1 and one line naming the variable to change, no stack trace', async () => {
