@@ -5,6 +5,7 @@ import path from 'node:path';
 import { isProviderKind, providerKinds, type ModelRoute, type ProviderKind } from './common/model-route';
 import { modelRoutesProblems, type RouteTask } from './common/model-route-check';
 import { listenerUrl } from './common/addresses';
+import type { LogFormat } from './common/logger';
 
 /**
  * Every environment variable the service reads, in one place. `loadConfig` fails at start with a
@@ -102,6 +103,13 @@ function lanBaseUrl(lan: { address: string | null } | undefined, port: number): 
   return `http://${lan.address}:${port}`;
 }
 
+function logFormat(env: Env, name: string): LogFormat | null {
+  const raw = read(env, name);
+  if (raw === undefined) return null;
+  if (raw !== 'pretty' && raw !== 'json') throw new ConfigError(`${name} must be pretty or json`);
+  return raw;
+}
+
 function list(env: Env, name: string): string[] {
   return (read(env, name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
 }
@@ -147,6 +155,8 @@ export function loadConfig(env: Env = process.env, options: { lan?: { address: s
     appLinkBase: appLinkBase(env, 'APP_LINK_BASE', 'effectsapp://'),
     dataDir,
     logLevel: text(env, 'LOG_LEVEL', 'info'),
+    /** Null: pretty on a terminal, JSON otherwise (`logFormatFor` of common/logger.ts). */
+    logFormat: logFormat(env, 'LOG_FORMAT'),
     trustProxy: flag(env, 'TRUST_PROXY', false),
     jsonBodyLimitBytes: integer(env, 'JSON_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 20_000, 1000),

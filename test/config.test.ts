@@ -59,6 +59,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ ...base, USER_EFFECT_VIDEO_RUNS_FILE: '/nowhere/video.json' })).to.throw(ConfigError, 'USER_EFFECT_VIDEO_RUNS_FILE must name a readable file');
   });
 
+  it('LOG_FORMAT: pretty or json, unset to choose by the terminal', () => {
+    expect(loadConfig(base).logFormat).to.equal(null);
+    expect(loadConfig({ ...base, LOG_FORMAT: 'pretty' }).logFormat).to.equal('pretty');
+    expect(loadConfig({ ...base, LOG_FORMAT: 'json' }).logFormat).to.equal('json');
+    expect(() => loadConfig({ ...base, LOG_FORMAT: 'text' })).to.throw(ConfigError, 'LOG_FORMAT must be pretty or json');
+  });
+
   it('reads lists of audiences and storage settings', () => {
     const config = loadConfig({ ...base, IDP_A_AUDIENCE: 'app.one, app.two', S3_ENDPOINT: 'http://minio:9000', S3_BUCKET: 'b' });
     expect(config.idp.a.audiences).to.deep.equal(['app.one', 'app.two']);

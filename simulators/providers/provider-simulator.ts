@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
+import { listen } from '../../common/listen';
 import type { Logger } from '../../common/logger';
 import type { ProviderInput } from '../../clients/providers/adapter';
 import { exchange, isSuccess } from '../../clients/outbound-http';
@@ -179,13 +179,10 @@ class Simulator {
     this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(settings.resultTtlMs, settings.fileTtlMs, 60_000))).unref();
   }
 
-  listen(port: number, host: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject).listen(port, host, () => {
-        this.url = `http://${host}:${(this.server.address() as AddressInfo).port}`;
-        resolve(this.url);
-      });
-    });
+  async listen(port: number, host: string): Promise<string> {
+    // Its port is SIM_PROVIDER_PORT wherever a process starts it (`from-config.ts`).
+    this.url = `http://${host}:${await listen(this.server, port, host, 'SIM_PROVIDER_PORT')}`;
+    return this.url;
   }
 
   stats(): ProviderSimulatorStats {

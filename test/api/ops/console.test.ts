@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { loadConfig } from '../../../config';
 import { formToken } from '../../../api/ops/form-guard';
 import { balanceOf } from '../../generation-fixtures';
+import { startSummaryLines } from '../../../process/start-summary';
 import { capturingLogger, databaseUrl, resetDatabase, services, startTestApp, testConfig, type TestApp } from '../../harness';
 import { basic, formTokenOf, operator, operatorHeaders, opsConfig, rowCells, scriptedName, seedConsoleData, seedMarketplace, type ConsoleData, type MarketplaceData } from './ops-fixtures';
 import { jobsOf } from '../../jobs';
@@ -144,7 +145,7 @@ describe('operator console /ops', function () {
   });
 
   describe('configuration', () => {
-    it('OPS_PASSWORD is generated once under DATA_DIR in the embedded default, and printed in the start log', async () => {
+    it('OPS_PASSWORD is generated once under DATA_DIR in the embedded default, and printed in the start summary', async () => {
       const dataDir = path.join(testConfig().dataDir, 'ops-generated');
       const first = loadConfig({ DATA_DIR: dataDir, TOKEN_SECRET: 'x'.repeat(40) });
       const again = loadConfig({ DATA_DIR: dataDir, TOKEN_SECRET: 'x'.repeat(40) });
@@ -155,9 +156,13 @@ describe('operator console /ops', function () {
       const logged = capturingLogger();
       const started = await startTestApp({ config: { DATA_DIR: dataDir }, log: logged.log });
       try {
-        const line = logged.lines().find((entry) => String(entry.msg).startsWith('OPERATOR CONSOLE'))!;
-        expect(line.msg).to.contain(`user operator, password ${first.ops.password}`);
-        expect(line.url).to.equal(`${started.services.config.publicBaseUrl}/ops`);
+        const facts = { ...started.services.config, embeddedPostgresPort: null, embeddedStore: true, simulators: [] };
+        expect(startSummaryLines(facts, { lan: false, qrCode: false })[2])
+          .to.equal(`Operator console: ${started.services.config.publicBaseUrl}/ops, user operator, password ${first.ops.password} (generated once, kept in ${dataDir}/secrets.json)`);
+        // Printed there once: the web role's own line says where the console is, without the password.
+        const line = logged.lines().find((entry) => entry.msg === 'operator console listening')!;
+        expect(line).to.include({ url: `${started.services.config.publicBaseUrl}/ops`, user: 'operator' });
+        expect(JSON.stringify(logged.lines())).not.to.contain(first.ops.password);
         const answer = await fetch(`${started.url}/ops`, { headers: { authorization: basic('operator', first.ops.password!) } });
         expect(answer.status).to.equal(200);
       } finally {
