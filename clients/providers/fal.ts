@@ -160,7 +160,7 @@ export function falApp(model: string): string | null {
   const parts = model.split('/');
   const app = namespaces.has(parts[0]) ? parts.slice(0, 3) : parts.slice(0, 2);
   const least = namespaces.has(parts[0]) ? 3 : 2;
-  return parts.length >= least && parts.every((part) => /^[\w.-]+$/.test(part)) ? app.join('/') : null;
+  return parts.length >= least && parts.every((part) => /^(?!\.+$)[\w.-]+$/.test(part)) ? app.join('/') : null;
 }
 
 /**

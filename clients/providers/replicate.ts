@@ -40,7 +40,7 @@ export interface ReplicateOptions {
 
 /** A version id: 64 hex digits, alone or after `owner/name:`. */
 const versionPattern = /^(?:[\w.-]+\/[\w.-]+:)?([0-9a-f]{64})$/;
-const officialModelPattern = /^([\w.-]+)\/([\w.-]+)$/;
+const officialModelPattern = /^((?!\.+\/)[\w.-]+)\/((?!\.+$)[\w.-]+)$/;
 
 type Unavailable = { kind: 'unavailable'; reason: string };
 
