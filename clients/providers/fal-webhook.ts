@@ -1,4 +1,5 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { KeptRead } from './kept-read';
 import { callProvider, field, isNoAnswer } from './provider-call';
 import { isSuccess } from '../outbound-http';
 
@@ -44,37 +45,27 @@ export interface FalWebhookKeysOptions {
 
 /** fal's webhook keys, read from its JWKS and kept a day. */
 export class FalWebhookKeys {
-  private kept: { keys: KeyObject[]; at: number } | null = null;
-  private reading: Promise<KeyObject[]> | null = null;
-  private readAt = 0;
+  private readonly kept: KeptRead<KeyObject[]>;
 
-  constructor(private readonly options: FalWebhookKeysOptions) {}
+  constructor(private readonly options: FalWebhookKeysOptions) {
+    this.kept = new KeptRead((earlier) => this.readSet(earlier), { ttlMs: options.ttlMs ?? 24 * 3600_000, refreshMinMs: options.refreshMinMs ?? 60_000 });
+  }
 
-  async current(): Promise<KeyObject[]> {
-    if (this.kept && Date.now() - this.kept.at < (this.options.ttlMs ?? 24 * 3600_000)) return this.kept.keys;
-    return this.read();
+  current(): Promise<KeyObject[]> {
+    return this.kept.current();
   }
 
   /** After a `forged` check: the keys read again, or null when they were read too recently to ask again. */
-  async refreshed(): Promise<KeyObject[] | null> {
-    if (Date.now() - this.readAt < (this.options.refreshMinMs ?? 60_000)) return null;
-    return this.read();
-  }
-
-  private read(): Promise<KeyObject[]> {
-    this.reading ??= this.readSet().finally(() => {
-      this.reading = null;
-    });
-    return this.reading;
+  refreshed(): Promise<KeyObject[] | null> {
+    return this.kept.refreshed();
   }
 
   /** A JWKS that cannot be read leaves the keys kept before (or none): every webhook then waits for polling. */
-  private async readSet(): Promise<KeyObject[]> {
-    this.readAt = Date.now();
+  private async readSet(earlier: KeyObject[] | null): Promise<KeyObject[]> {
     const answer = await callProvider(this.options.jwksUrl, { method: 'GET', headers: {}, timeoutMs: this.options.timeoutMs, maxBytes: 256 * 1024 });
     const listed = !isNoAnswer(answer) && isSuccess(answer.status) ? field(answer.body, 'keys') : null;
-    if (!Array.isArray(listed)) return this.kept?.keys ?? [];
-    const keys = listed.flatMap((jwk: unknown) => {
+    if (!Array.isArray(listed)) return earlier ?? [];
+    return listed.flatMap((jwk: unknown) => {
       const x = field(jwk, 'x');
       if (field(jwk, 'kty') !== 'OKP' || field(jwk, 'crv') !== 'Ed25519' || typeof x !== 'string') return [];
       try {
@@ -83,7 +74,5 @@ export class FalWebhookKeys {
         return [];
       }
     });
-    this.kept = { keys, at: Date.now() };
-    return keys;
   }
 }

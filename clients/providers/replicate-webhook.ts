@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ProviderAccount } from './adapter';
+import { KeptRead } from './kept-read';
 import { callProvider, field, isNoAnswer, text } from './provider-call';
 import { isSuccess } from '../outbound-http';
 
@@ -55,34 +56,24 @@ export interface ReplicateWebhookSecretsOptions {
 
 /** The signing secrets webhooks are checked against, read from `GET /webhooks/default/secret` per account and kept. */
 export class ReplicateWebhookSecrets {
-  private kept: string[] | null = null;
-  private reading: Promise<string[]> | null = null;
-  private readAt = 0;
+  private readonly kept: KeptRead<string[]>;
 
-  constructor(private readonly options: ReplicateWebhookSecretsOptions) {}
+  constructor(private readonly options: ReplicateWebhookSecretsOptions) {
+    this.kept = new KeptRead((earlier) => this.readAll(earlier ?? []), { ttlMs: Infinity, refreshMinMs: options.refreshMinMs ?? 60_000 });
+  }
 
   /** The secrets known now (read on first use). */
-  async current(): Promise<string[]> {
-    if (this.options.configured.length) return [...this.options.configured];
-    return this.kept ?? this.read();
+  current(): Promise<string[]> {
+    return this.options.configured.length ? Promise.resolve([...this.options.configured]) : this.kept.current();
   }
 
   /** After a `forged` check: the secrets read again, or null when they were read too recently to ask again. */
-  async refreshed(): Promise<string[] | null> {
-    if (this.options.configured.length || Date.now() - this.readAt < (this.options.refreshMinMs ?? 60_000)) return null;
-    return this.read();
-  }
-
-  private read(): Promise<string[]> {
-    this.reading ??= this.readAll().finally(() => {
-      this.reading = null;
-    });
-    return this.reading;
+  refreshed(): Promise<string[] | null> {
+    return this.options.configured.length ? Promise.resolve(null) : this.kept.refreshed();
   }
 
   /** An account that does not answer keeps its earlier secret, if any; the rest are read again. */
-  private async readAll(): Promise<string[]> {
-    this.readAt = Date.now();
+  private async readAll(earlier: string[]): Promise<string[]> {
     const secrets = await Promise.all(this.options.accounts().map(async (account) => {
       const answer = await callProvider(`${this.options.baseUrl.replace(/\/+$/, '')}/webhooks/default/secret`, {
         method: 'GET',
@@ -94,8 +85,6 @@ export class ReplicateWebhookSecrets {
       const key = text(field(answer.body, 'key'));
       return key !== null && key.startsWith('whsec_') ? key : null;
     }));
-    const read = secrets.filter((secret): secret is string => secret !== null);
-    this.kept = [...new Set([...read, ...(this.kept ?? [])])];
-    return this.kept;
+    return [...new Set([...secrets.filter((secret): secret is string => secret !== null), ...earlier])];
   }
 }

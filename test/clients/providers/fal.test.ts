@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import nock from 'nock';
 import { FalAdapter, falApp } from '../../../clients/providers/fal';
 import { checkFalWebhook, falSignedMessage, FalWebhookKeys } from '../../../clients/providers/fal-webhook';
+import { useOutsideWorld } from '../../outside-world';
 
 /**
  * fal's adapter against fal's own shapes, answered by nock:
@@ -42,16 +43,7 @@ describe('fal adapter', () => {
     queue_position: 0,
   };
 
-  before(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect((host) => host.startsWith('127.0.0.1') || host.startsWith('localhost'));
-  });
-  afterEach(() => {
-    const pending = nock.pendingMocks();
-    nock.cleanAll();
-    expect(pending, 'unused answers').to.deep.equal([]);
-  });
-  after(() => nock.enableNetConnect());
+  useOutsideWorld();
 
   it('names a request by its app\'s owner and alias, after a namespace', () => {
     expect(falApp('fal-ai/flux/dev')).to.equal('fal-ai/flux');

@@ -4,6 +4,7 @@ import { ReplicateAdapter } from '../../../clients/providers/replicate';
 import { checkStandardWebhook, ReplicateWebhookSecrets, standardWebhookSignature } from '../../../clients/providers/replicate-webhook';
 import { taskCallbackUrl } from '../../../clients/providers/task-callback';
 import { freePort } from '../../harness';
+import { useOutsideWorld } from '../../outside-world';
 
 /**
  * Replicate's adapter against Replicate's own documented shapes, answered by nock:
@@ -60,16 +61,7 @@ describe('Replicate adapter', () => {
   const adapter = new ReplicateAdapter({ callTimeoutMs: 200, resultTimeoutMs: 200, lookupWindowS: 900, lookupMaxPages: 3 });
   const replicate = () => nock(BASE, { reqheaders: { authorization: 'Bearer r8_token' } });
 
-  before(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect((host) => host.startsWith('127.0.0.1') || host.startsWith('localhost'));
-  });
-  afterEach(() => {
-    const pending = nock.pendingMocks();
-    nock.cleanAll();
-    expect(pending, 'unused answers').to.deep.equal([]);
-  });
-  after(() => nock.enableNetConnect());
+  useOutsideWorld();
 
   describe('submit', () => {
     it('creates a prediction of an official model with the input built from the route, our webhook and the completed events only', async () => {
