@@ -1,7 +1,7 @@
 import { createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import type http from 'node:http';
 import { falSignedMessage } from '../../clients/providers/fal-webhook';
-import { keyOf, linksOf, readBytes, readJson, sendFile, sendJson } from './http-exchange';
+import { keyOf, modelInputOf, readBytes, readJson, sendFile, sendJson } from './http-exchange';
 import { MAX_PHOTO_BYTES } from './input-photo';
 import type { Task, TaskEngine } from './task-engine';
 
@@ -57,11 +57,9 @@ export class FalFront {
     const input = await readJson(req);
     if (typeof input !== 'object' || input === null || Array.isArray(input)) return validation(res, 'body', 'a JSON object is required', 'value_error');
     const webhook = new URL(req.url ?? '/', 'http://simulator').searchParams.get('fal_webhook');
-    const prompt = (input as { prompt?: unknown }).prompt;
     const started = await this.engine.start(apiKey, {
       model,
-      photoUrls: linksOf(input),
-      prompt: typeof prompt === 'string' ? prompt : '',
+      ...modelInputOf(input),
       clientReference: null,
       front: { app },
       callback: webhook === null ? null : (task) => this.webhookCall(task, webhook),

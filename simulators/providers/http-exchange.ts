@@ -48,8 +48,13 @@ export function keyOf(req: http.IncomingMessage, scheme: 'Bearer' | 'Key'): stri
   return pattern.exec(req.headers.authorization ?? '')?.[1] ?? null;
 }
 
-/** Every http(s) link of a provider's `input` object, in order: the photos a simulated model reads. */
-export function linksOf(input: unknown): string[] {
+/** What a simulated model reads of a hosted API's `input` object: every link in it, in order, as its photos, and `input.prompt`. */
+export function modelInputOf(input: object): { photoUrls: string[]; prompt: string } {
+  const { prompt } = input as { prompt?: unknown };
+  return { photoUrls: linksOf(input), prompt: typeof prompt === 'string' ? prompt : '' };
+}
+
+function linksOf(input: unknown): string[] {
   if (typeof input === 'string') return /^https?:\/\//.test(input) ? [input] : [];
   if (Array.isArray(input)) return input.flatMap(linksOf);
   if (input && typeof input === 'object') return Object.values(input).flatMap(linksOf);

@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import Busboy from 'busboy';
 import { standardWebhookSignature } from '../../clients/providers/replicate-webhook';
-import { keyOf, linksOf, readJson, sendJson } from './http-exchange';
+import { keyOf, modelInputOf, readJson, sendJson } from './http-exchange';
 import { MAX_PHOTO_BYTES } from './input-photo';
 import type { Task, TaskEngine } from './task-engine';
 
@@ -52,11 +52,9 @@ export class ReplicateFront {
     const { webhook, webhook_events_filter: filter } = body as { webhook?: unknown; webhook_events_filter?: unknown };
     if (webhook !== undefined && (typeof webhook !== 'string' || !/^https?:\/\//.test(webhook))) return problem(res, 422, 'webhook: must be a URL');
     const completed = filter === undefined || (Array.isArray(filter) && filter.includes('completed'));
-    const prompt = (input as { prompt?: unknown }).prompt;
     const started = await this.engine.start(apiKey, {
       model,
-      photoUrls: linksOf(input),
-      prompt: typeof prompt === 'string' ? prompt : '',
+      ...modelInputOf(input),
       clientReference: null,
       front: { model: modelName, input, webhook: webhook ?? null, filter: filter ?? null },
       callback: typeof webhook === 'string' && completed ? (task) => this.webhookCall(task, webhook) : null,
