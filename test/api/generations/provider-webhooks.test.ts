@@ -2,10 +2,15 @@ import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import sharp from 'sharp';
+import type { ProviderAdapter } from '../../../clients/providers/adapter';
+import { FalAdapter } from '../../../clients/providers/fal';
 import { falSignedMessage } from '../../../clients/providers/fal-webhook';
+import { ReplicateAdapter } from '../../../clients/providers/replicate';
 import { standardWebhookSignature } from '../../../clients/providers/replicate-webhook';
 import { taskCallbackUrl } from '../../../clients/providers/task-callback';
-import type { ProviderKind } from '../../../common/model-route';
+import type { ModelRoute, ProviderKind } from '../../../common/model-route';
+import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/providers/provider-simulator';
 import { insertGeneration } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser } from '../../users';
@@ -174,5 +179,39 @@ describe('provider webhooks at the callback route', function () {
       expect((await post(signed('fal'), theirs, headers(theirs, { requestId: 'task-of-another' }))).status).to.equal(200);
       expect(await state()).to.deep.equal(before);
     });
+  });
+  describe('from the simulator speaking each protocol', () => {
+    let sim: ProviderSimulator;
+    const photoServer = http.createServer((_request, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(photoPng));
+    let photoPng: Buffer;
+    before(async () => {
+      photoPng = await sharp({ create: { width: 32, height: 32, channels: 3, background: '#336699' } }).png().toBuffer();
+      await new Promise<void>((resolve) => photoServer.listen(0, '127.0.0.1', resolve));
+      sim = await startProviderSimulator({ latencyMs: 400, accounts: { 'sim-account': 2 } });
+    });
+    after(async () => {
+      await sim.stop();
+      await new Promise<void>((resolve) => photoServer.close(() => resolve()));
+    });
+    const simApp = useTestApp(() => ({ config: { REPLICATE_WEBHOOK_SECRETS: sim.replicateSecretOf('sim-account'), FAL_JWKS_URL: sim.falJwksUrl } }));
+
+    const cases: [Exclude<ProviderKind, 'simulator'>, () => ProviderAdapter, ModelRoute][] = [
+      ['replicate', () => new ReplicateAdapter({ baseUrl: sim.replicateUrl }), { model: 'sim/image', input: { image: '{{photo}}' } }],
+      ['fal', () => new FalAdapter({ queueUrl: sim.falQueueUrl, restUrl: sim.falRestUrl }), { model: 'sim/image/dev', input: { image_url: '{{photo}}' }, output: 'images[0].url' }],
+    ];
+    for (const [kind, adapterOf, route] of cases) {
+      it(`records ${kind}'s signed webhook for the task the generation runs`, async () => {
+        const callbackUrl = taskCallbackUrl(simApp.app.url, simApp.app.services.config.tokenSecret, generationId, hourS(), kind);
+        const photo = `http://127.0.0.1:${(photoServer.address() as AddressInfo).port}/photo.png`;
+        const submitted = await adapterOf().submit({ kind, apiKey: 'sim-account' }, { route, inputs: [{ url: photo, person: 0 }], clientReference: generationId, callbackUrl });
+        expect(submitted.kind, JSON.stringify(submitted)).to.equal('accepted');
+        await services().db('generations').where({ id: generationId }).update({ provider_task_id: (submitted as { taskId: string }).taskId });
+        const deadline = Date.now() + 10_000;
+        while ((await state()).generations.find((row) => row.id === generationId)!.task_callback_at === null && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        await expectRecorded();
+      });
+    }
   });
 });
