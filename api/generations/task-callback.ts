@@ -24,6 +24,9 @@ import { isUuid } from '../../common/validation';
  * the submission is `200` too, kept until that record makes the first poll due at once. Polling
  * covers any callback that never comes. Mounted before the body parser: signatures cover the bytes.
  */
+/** A prediction's webhook carries its logs and input: larger than a client's JSON may be. */
+const WEBHOOK_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
 export function taskCallback(): Middleware<ApiContext['state'], ApiContext> {
   const paths = providerKinds.map((kind) => [kind, taskCallbackPath(kind)] as const);
   let webhooks: ProviderWebhooks | null = null;
@@ -48,7 +51,7 @@ export function taskCallback(): Middleware<ApiContext['state'], ApiContext> {
       log.warn({ requestId: ctx.state.requestId, kind }, 'provider callback with a bad or expired signature ignored');
       return answer(403, 'bad signature');
     }
-    const body = await rawBody(ctx.req, config.jsonBodyLimitBytes);
+    const body = await rawBody(ctx.req, Math.max(config.jsonBodyLimitBytes, WEBHOOK_BODY_LIMIT_BYTES));
     if (body === null) return answer(413, 'too large');
     webhooks ??= webhooksOf(config);
     const verdict = await webhooks.check(kind, { headers: ctx.headers, body, generationId });
