@@ -125,7 +125,7 @@ export class ReplicateAdapter implements ProviderAdapter {
     return downloadResult(url, { timeoutMs: this.resultTimeoutMs, maxBytes: this.resultMaxBytes });
   }
 
-  /** `POST /files` (multipart: `content`, `type`, `filename`); its `urls.get` is a link predictions read. */
+  /** `POST /files` (multipart: `content`, `type`, `filename`); its `urls.get` is the link a prediction's input names (as the JS client's file inputs do). */
   async stageFile(account: ProviderAccount, file: FileToStage): Promise<StageOutcome> {
     const filename = `photo.${file.contentType.split('/')[1]?.replace(/\W.*$/, '') || 'bin'}`;
     const form = multipart(filename, { content: file, type: file.contentType, filename });
