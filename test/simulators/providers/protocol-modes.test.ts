@@ -164,10 +164,16 @@ for (const mode of modes) {
       }
     });
 
-    it('answers unavailable, never a result, when the provider does not answer in time', async () => {
-      const slow = mode.adapter(sim, 1);
-      const outcome = await slow.submit({ kind: mode.kind, apiKey: 'pair' }, request('image'));
+    it('answers unavailable, never a result, when the provider does not answer in time; the lost submission is found, or never claimed absent', async () => {
+      const pair = { kind: mode.kind, apiKey: 'pair' };
+      const lost = request('image');
+      const outcome = await mode.adapter(sim, 1).submit(pair, lost);
       expect(outcome).to.deep.include({ kind: 'unavailable', maybeAccepted: true });
+      // The submission reached the provider and its task runs: the lookup before any new try must not say absent.
+      const delivery = await until(() => receiver.received.find((call) => call.path.includes(lost.generationId)));
+      const lookup = await adapter.findTask(pair, lost.generationId);
+      if (mode.kind === 'replicate') expect(lookup).to.deep.equal({ kind: 'found', taskId: JSON.parse(delivery.body.toString()).id });
+      else expect(lookup.kind).to.equal('unavailable');
       const closed = mode.adapter({ ...sim, replicateUrl: `http://127.0.0.1:${await freePort()}/v1`, falQueueUrl: `http://127.0.0.1:${await freePort()}` });
       expect(await closed.submit(solo, request('image'))).to.deep.include({ kind: 'unavailable', maybeAccepted: false });
       await new Promise((resolve) => setTimeout(resolve, latencyMs + 100));
