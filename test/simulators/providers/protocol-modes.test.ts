@@ -11,6 +11,7 @@ import { checkStandardWebhook, ReplicateWebhookSecrets } from '../../../clients/
 import { taskCallbackUrl } from '../../../clients/providers/task-callback';
 import type { ModelRoute, ProviderKind } from '../../../common/model-route';
 import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/providers/provider-simulator';
+import { startHoldingProxy } from '../../fault-proxies';
 import { freePort } from '../../harness';
 
 /** A stand-in for presigned storage links and for our callback route: records what it is sent. */
@@ -164,19 +165,29 @@ for (const mode of modes) {
       }
     });
 
-    it('answers unavailable, never a result, when the provider does not answer in time; the lost submission is found, or never claimed absent', async () => {
-      const pair = { kind: mode.kind, apiKey: 'pair' };
-      const lost = request('image');
-      const outcome = await mode.adapter(sim, 1).submit(pair, lost);
-      expect(outcome).to.deep.include({ kind: 'unavailable', maybeAccepted: true });
-      // The submission reached the provider and its task runs: the lookup before any new try must not say absent.
-      const delivery = await until(() => receiver.received.find((call) => call.path.includes(lost.generationId)));
-      const lookup = await adapter.findTask(pair, lost.generationId);
-      if (mode.kind === 'replicate') expect(lookup).to.deep.equal({ kind: 'found', taskId: JSON.parse(delivery.body.toString()).id });
-      else expect(lookup.kind).to.equal('unavailable');
+    it('answers unavailable that may have been accepted when the provider does not answer in time, surely not accepted when it refuses the connection', async () => {
+      expect(await mode.adapter(sim, 1).submit({ kind: mode.kind, apiKey: 'pair' }, request('image'))).to.deep.include({ kind: 'unavailable', maybeAccepted: true });
       const closed = mode.adapter({ ...sim, replicateUrl: `http://127.0.0.1:${await freePort()}/v1`, falQueueUrl: `http://127.0.0.1:${await freePort()}` });
       expect(await closed.submit(solo, request('image'))).to.deep.include({ kind: 'unavailable', maybeAccepted: false });
       await new Promise((resolve) => setTimeout(resolve, latencyMs + 100));
+    });
+
+    it('finds a submission whose answer was lost on the way back, or never claims it absent', async () => {
+      const proxy = await startHoldingProxy(sim.url, (held) => held.method === 'POST');
+      try {
+        const pair = { kind: mode.kind, apiKey: 'pair' };
+        const lost = request('image');
+        const through = mode.adapter({ ...sim, replicateUrl: `${proxy.url}/replicate/v1`, falQueueUrl: `${proxy.url}/fal/queue` }, 1000);
+        expect(await through.submit(pair, lost)).to.deep.include({ kind: 'unavailable', maybeAccepted: true });
+        const [answer] = proxy.held;
+        const created = JSON.parse(answer.body) as { id?: string; request_id?: string };
+        const lookup = await adapter.findTask(pair, lost.generationId);
+        if (mode.kind === 'replicate') expect(lookup).to.deep.equal({ kind: 'found', taskId: created.id });
+        else expect(lookup.kind, `the request ${created.request_id} runs`).to.equal('unavailable');
+        await until(() => receiver.received.find((call) => call.path.includes(lost.generationId)));
+      } finally {
+        await proxy.close();
+      }
     });
 
     it('stages a photo in its file store, and a task naming the staged link reads it there', async () => {
