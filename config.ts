@@ -256,6 +256,7 @@ export function loadConfig(env: Env = process.env, options: { lan?: { address: s
     // Where the provider calls back when a task finishes (the web role serves it): the slot is handed
     // on at once instead of at the next poll; polling stays for lost callbacks.
     providerCallbackBaseUrl: url(env, 'PROVIDER_CALLBACK_BASE_URL') ?? publicBaseUrl,
+    providerApis: providerApis(env),
 
     // SSE streams: at most `capPerUser` open at once per user across every stream kind and web
     // process; each holds a lease row renewed every `heartbeatS` (with a `: ping` comment) that lapses
@@ -476,6 +477,44 @@ function kindOrder(env: Env, name: string): ProviderKind[] {
     throw new ConfigError(`${name} must list provider kinds (${providerKinds.join(', ')}), each at most once`);
   }
   return kinds;
+}
+
+/** `whsec_<base64>` secrets, comma-separated: Replicate's webhook signing secrets (`GET /webhooks/default/secret`). */
+function webhookSecrets(env: Env, name: string): string[] {
+  const secrets = list(env, name);
+  if (!secrets.every((secret) => /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret))) throw new ConfigError(`${name} must list whsec_<base64> secrets`);
+  return secrets;
+}
+
+/**
+ * Where the hosted-inference APIs are and how long their calls may take (`clients/providers/replicate.ts`,
+ * `fal.ts`), and how their webhooks are checked (`api/generations/task-callback.ts`). The defaults are
+ * the providers' own addresses; tests and the simulator's modes point them at `simulators/providers/`.
+ */
+function providerApis(env: Env) {
+  return {
+    replicate: {
+      baseUrl: url(env, 'REPLICATE_API_URL') ?? 'https://api.replicate.com/v1',
+      /** Empty: each account's secret is read from the API once and kept (`GET /webhooks/default/secret`). */
+      webhookSecrets: webhookSecrets(env, 'REPLICATE_WEBHOOK_SECRETS'),
+      /**
+       * How far back `findTask` reads an account's predictions for a lost submission's; it must be
+       * longer than PENDING_TIMEOUT_S (the longest a submission stays unresolved).
+       */
+      lookupWindowS: integer(env, 'REPLICATE_LOOKUP_WINDOW_S', 3600, 60, 86_400),
+    },
+    fal: {
+      queueUrl: url(env, 'FAL_QUEUE_URL') ?? 'https://queue.fal.run',
+      restUrl: url(env, 'FAL_REST_URL') ?? 'https://rest.fal.ai',
+      jwksUrl: url(env, 'FAL_JWKS_URL') ?? 'https://rest.alpha.fal.ai/.well-known/jwks.json',
+    },
+    /** A webhook signed longer ago (or further ahead) than this is refused: a replay outside it cannot pass. */
+    webhookToleranceS: integer(env, 'PROVIDER_WEBHOOK_TOLERANCE_S', 300, 1, 3600),
+    /** One API call (submit, poll, lookup, cancel, file upload) without an answer this long is `unavailable`. */
+    callTimeoutMs: integer(env, 'PROVIDER_CALL_TIMEOUT_MS', 15_000, 100, 600_000),
+    /** A result file's download. */
+    resultTimeoutMs: integer(env, 'PROVIDER_RESULT_TIMEOUT_MS', 60_000, 100, 3_600_000),
+  };
 }
 
 /**

@@ -56,10 +56,11 @@ function simulatorsNeeded(config: Config, roles: RoleName[]): string[] {
 
 /**
  * A worker calls the AI provider, and so does a web process for voice input unless TRANSCRIPTION_URL
- * names another service: without PROVIDER_URL, the simulator.
+ * names another service: without PROVIDER_URL, the simulator, when accounts of its kind exist.
  */
 function providerSimulatorNeeded(config: Config, roles: RoleName[]): boolean {
-  return !config.providerUrl && (roles.includes('worker') || (roles.includes('web') && !config.transcription.url));
+  const simulatorAccounts = config.generations.providerAccounts.some((account) => account.kind === 'simulator');
+  return !config.providerUrl && simulatorAccounts && (roles.includes('worker') || (roles.includes('web') && !config.transcription.url));
 }
 
 const embeddedOnly = 'simulators run only in the embedded default: one process, nothing configured, everything on loopback. '

@@ -65,14 +65,13 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   const payments = await paymentMounts(services, options.processorSimulator);
   const mounts: Middleware<ApiContext['state'], ApiContext>[] = [
     ...payments.mounts,
-    taskCallback(),
     referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>,
     referenceRouter().routes() as Middleware<ApiContext['state'], ApiContext>,
   ];
   const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
   const operators = operatorConsole(services);
   const store = storeMount(services.storage, services.config.publicBaseUrl);
-  const app = createApp(services, routes, mounts, [...(store ? [store] : []), operators.mount]);
+  const app = createApp(services, routes, mounts, [...(store ? [store] : []), taskCallback(), operators.mount]);
   // Listening before the first request, so the first answers are already kept.
   await app.context.catalogCache.start();
   // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.

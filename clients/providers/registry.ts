@@ -1,7 +1,9 @@
 import type { ProviderKind } from '../../common/model-route';
 import type { Config } from '../../config';
 import type { ProviderAdapter } from './adapter';
+import { FalAdapter } from './fal';
 import { HttpProviderAdapter } from './http-client';
+import { ReplicateAdapter } from './replicate';
 
 /** What an adapter may be made from: the configuration, and the simulator's address when one runs. */
 export interface AdapterContext {
@@ -16,8 +18,12 @@ export interface AdapterContext {
  */
 const adapterConstructors: Record<ProviderKind, ((context: AdapterContext) => ProviderAdapter) | null> = {
   simulator: ({ simulatorUrl }) => new HttpProviderAdapter({ baseUrl: simulatorUrl ?? missing('PROVIDER_URL') }),
-  replicate: null,
-  fal: null,
+  replicate: ({ config: { providerApis: apis } }) => new ReplicateAdapter({
+    baseUrl: apis.replicate.baseUrl, callTimeoutMs: apis.callTimeoutMs, resultTimeoutMs: apis.resultTimeoutMs, lookupWindowS: apis.replicate.lookupWindowS,
+  }),
+  fal: ({ config: { providerApis: apis } }) => new FalAdapter({
+    queueUrl: apis.fal.queueUrl, restUrl: apis.fal.restUrl, callTimeoutMs: apis.callTimeoutMs, resultTimeoutMs: apis.resultTimeoutMs,
+  }),
 };
 
 function missing(what: string): never {

@@ -274,7 +274,7 @@ class Dispatcher {
         person: input.person,
       })));
       const prompt = generation.prompt === null ? {} : { prompt: generation.prompt };
-      const request = { route: generation.route, inputs, ...prompt, clientReference: generation.id, callbackUrl: this.callbackUrl(generation.id) };
+      const request = { route: generation.route, inputs, ...prompt, clientReference: generation.id, callbackUrl: this.callbackUrl(generation.id, account.kind) };
       outcome = await this.adapters.of(account.kind).submit(account, request);
     } catch (error) {
       log.error({ err: error, ...context }, 'submission failed before reaching the provider; the generation waits');
@@ -316,10 +316,10 @@ class Dispatcher {
   }
 
   /** The signed URL the provider calls when the task is done: valid as long as the provider may take. */
-  private callbackUrl(generationId: string): string {
+  private callbackUrl(generationId: string, kind: ProviderKind): string {
     const { config } = this.services;
     const expiresS = Math.ceil(Date.now() / 1000) + config.generations.providerTimeoutS + callbackGraceS;
-    return taskCallbackUrl(config.providerCallbackBaseUrl, config.tokenSecret, generationId, expiresS);
+    return taskCallbackUrl(config.providerCallbackBaseUrl, config.tokenSecret, generationId, expiresS, kind);
   }
 
   /**

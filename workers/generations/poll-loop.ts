@@ -6,7 +6,8 @@ import { pollPacing, schedulePoll } from '../../db/generations/schedule-poll';
 import { succeedWithResult } from '../../db/generations/succeed-with-result';
 import { earningTerms } from '../../db/user-effects/record-earning';
 import type { AccountKeys } from '../../pool/accounts';
-import { ResultTooLargeError, type ProviderAdapter } from '../../clients/providers/adapter';
+import { ResultTooLargeError, type ProviderAccount, type ProviderAdapter } from '../../clients/providers/adapter';
+import type { ModelRoute } from '../../common/model-route';
 import type { ProviderAdapters } from '../../clients/providers/registry';
 import { releaseGenerationSlot } from '../../db/pool/release-generation-slot';
 import type { AccountCircuits } from '../../pool/account-circuits';
@@ -77,8 +78,12 @@ class Polls {
   async pollOne(task: DuePoll): Promise<void> {
     const { log } = this.services;
     try {
-      if (task.timed_out) return await this.fail(task, 'provider_timeout');
       const account = task.provider_account_id === null ? null : await this.keys.keyOf(task.provider_account_id);
+      if (task.timed_out) {
+        // Not paid for further: the provider is asked to stop it, whatever it answers.
+        if (account && task.provider_task_id) await this.stopAtProvider(account, task.provider_task_id, task.route);
+        return await this.fail(task, 'provider_timeout');
+      }
       if (!account || !task.provider_task_id) return await this.fail(task, 'lost_account');
       const accountId = task.provider_account_id!;
       if (task.circuit_open) {
@@ -87,7 +92,7 @@ class Polls {
         if (!probe.go) return await this.later(task, probe.retryInMs);
       }
       const adapter = this.adapters.of(account.kind);
-      const outcome = await adapter.poll(account, task.provider_task_id);
+      const outcome = await adapter.poll(account, task.provider_task_id, task.route ?? undefined);
       if (outcome.kind !== 'unavailable') await this.circuits.answered(accountId, task.account_failing);
       switch (outcome.kind) {
         case 'running':
@@ -108,6 +113,14 @@ class Polls {
       // The claim runs out and this task is polled again.
       log.error({ err: error, generationId: task.id }, 'poll failed');
     }
+  }
+
+  /** Best effort: a provider that cannot stop the task now lets it run out on its own. */
+  private async stopAtProvider(account: ProviderAccount, taskId: string, route: ModelRoute | null): Promise<void> {
+    const adapter = this.adapters.of(account.kind);
+    await adapter.cancel?.(account, taskId, route ?? undefined).catch((error: unknown) => {
+      this.services.log.info({ err: error, taskId }, 'the provider did not stop a timed-out task');
+    });
   }
 
   /** The next poll by the pacing, or `afterMs` from now (a backoff, a deferral while the account's circuit is open). */
