@@ -338,7 +338,7 @@ function paymentSettings(env: Env, dataDir: string) {
 }
 
 /**
- * The operator console at `/ops` (README "Operators"), behind HTTP Basic with OPS_USER and
+ * The operator console at `/ops` (docs/operations.md, "The console at `/ops`"), behind HTTP Basic with OPS_USER and
  * OPS_PASSWORD. In the embedded default (no DATABASE_URL) a password is generated once, kept under
  * the data directory and printed in the start log; beside a configured database one must be set,
  * else the console stays closed (every `/ops` path answers 401).
@@ -355,7 +355,7 @@ function opsSettings(env: Env, dataDir: string) {
 }
 
 /**
- * Push gateways (README "Push"). Each is configured or not on its own; an unconfigured platform
+ * Push gateways (docs/operations.md, "Push gateways"). Each is configured or not on its own; an unconfigured platform
  * keeps the log-only sender. Keys are parsed here, so a broken key stops the start, not a job.
  */
 function pushSettings(env: Env) {
@@ -588,7 +588,7 @@ function modelRoutes(given: { inline: string | null; file: string | null }, name
 const userEffectTask: RouteTask = { persons: 4, photos: true };
 
 /**
- * The marketplace of user effects (README, its own section): the submission limits (wall-clock seconds),
+ * The marketplace of user effects (docs/mobile.md, "The marketplace of user effects"): the submission limits (wall-clock seconds),
  * the author's share and when it settles (billing days, section 7.0), the moderation jobs, and what
  * runs the marketplace on each provider kind.
  */

@@ -68,7 +68,7 @@ const embeddedOnly = 'simulators run only in the embedded default: one process, 
 
 /**
  * Without PROVIDER_URL a worker talks to the simulator in-process, over real HTTP on loopback
- * (README, "The two commands"), so the production code path is the one exercised.
+ * (README.md, "The two commands"), so the production code path is the one exercised.
  */
 async function withProvider(config: Config, roles: RoleName[], log: Logger, running: RunningPart[]): Promise<Config> {
   const standalone = roles.includes('sim-provider');

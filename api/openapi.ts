@@ -6,20 +6,12 @@ import { pathSchema } from './http/validation';
 import { apiGuide } from './openapi-guide';
 
 /**
- * The machine-readable contract (OpenAPI 3.1), generated from the very route table and schemas
- * that validate requests. Everything a client generator needs is derived here, once, from what a
- * route declares, so a new route is documented completely by declaring it:
- * - `operationId` from the method and path (`GET /v1/generations/{id}` is `getGenerationsById`);
- * - its tag from the first path segment (`tags` below);
- * - every path parameter from the path (`pathSchema`: a string unless `params` says more);
- * - its error answers: the ones its declaration implies (authentication, guest check, limits,
- *   validation, Idempotency-Key, 501, 500) plus the domain codes in `route.errors`, each with the
- *   envelope schema and an example per code;
- * - schemas with a `title` become named `components/schemas` (one definition, `$ref` elsewhere);
- * - a stream's events: the `text/event-stream` media type carries `x-sse-events`, a map from each
- *   event name (`message` for events without an `event:` line) to the `$ref` of the named schema of
- *   its `data`, and the answer's description names them, so a client generator emits their types
- *   (OpenAPI 3.1 has no field for the items of a stream).
+ * The machine-readable contract (OpenAPI 3.1), generated from the route table and schemas that
+ * validate requests, so a route is documented completely by declaring it: `operationId` from method
+ * and path (`getGenerationsById`), the tag from the first path segment, path parameters from the
+ * path, the error answers its declaration implies plus its domain codes (`route.errors`) with an
+ * example each, titled schemas as `components/schemas`, and for a stream `x-sse-events` mapping each
+ * event name to its data's schema (OpenAPI 3.1 has no field for the items of a stream).
  */
 
 const errorEnvelopeSchema: JsonSchema = {

@@ -3,7 +3,7 @@ import { defineRoute, type Method, type Route } from './http/route';
 
 /**
  * Contract paths that are declared but not built yet: they answer `501 not_implemented` after
- * authentication and the guest check (README, "The API"), never `404`. Building one means
+ * authentication and the guest check (docs/mobile.md), never `404`. Building one means
  * moving its line into its domain's `routes.ts`.
  */
 const unbuilt: [Method, string, Access][] = [

@@ -41,10 +41,8 @@ export interface ExchangeOptions {
  * One request and its whole answer over node:http(s) and their keep-alive agents. The calls made
  * several times per generation or renewal go through here: the pool's (submit, poll, result), the
  * payment processor client's (register, charge, status) and the simulators' (the provider's task
- * callbacks and photo downloads, the payment processor's notifications). It costs
- * half the CPU of `fetch` or less (measured on loopback, 0.24-0.29 ms against 0.50-0.75 ms a
- * call, client and server; a renewal's three processor calls took 1.1 to 3.7 ms less of a worker's
- * CPU than with `fetch`). Fails with `NoAnswerError` only.
+ * callbacks and photo downloads, the payment processor's notifications): it costs about half the
+ * CPU of `fetch` a call, client and server. Fails with `NoAnswerError` only.
  */
 export function exchange(url: string, options: ExchangeOptions): Promise<Exchange> {
   let target: URL;

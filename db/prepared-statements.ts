@@ -2,24 +2,14 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 /**
- * Every connection keeps the statements it runs often prepared, the way asyncpg and pgjdbc do: a
- * parameterised `select`/`insert`/`update`/`delete`/`with` run a second time on a connection is sent
- * as a named statement (the name is a hash of its text), so Postgres parses it once per connection
- * and, after a few runs, may keep a generic plan instead of planning it again each time. On the
- * generation pipeline's statements planning was a third of Postgres's CPU (`npm run bench`).
- *
- * Bounds and guards:
- * - a text is prepared on its second run, so texts that differ every time (an `in` list of varying
- *   length) never are; at most `MAX_PREPARED_PER_CONNECTION` stay prepared, the least recently used
- *   is deallocated to make room;
- * - a text that returns `*` is never prepared: a prepared statement whose result columns change
- *   under it (a migration adding a column) fails with "cached plan must not change result type"
- *   (a `select *` of `json_to_recordset` with its declared columns is fine);
- * - a text that fails that way anyway (a returned column's type changed) is not prepared again on
- *   that connection: the one statement fails, the next runs unprepared.
- *
- * A connection pooler in front of Postgres must keep prepared statements per client (PgBouncer
- * 1.21+ with `max_prepared_statements`, or session pooling).
+ * Every connection keeps the statements it runs often prepared, as asyncpg and pgjdbc do: a
+ * parameterised statement run a second time on a connection is sent as a named statement (a hash of
+ * its text), so Postgres parses it once and may keep a generic plan. Guards: a text is prepared on
+ * its second run (texts that vary never are), at most `MAX_PREPARED_PER_CONNECTION` stay (least
+ * recently used dropped); a text returning `*` never is, since a migration adding a column would
+ * fail it with "cached plan must not change result type", and a text that fails so anyway is not
+ * prepared again on that connection. A pooler in front of Postgres must keep prepared statements
+ * per client (PgBouncer 1.21+ `max_prepared_statements`, or session pooling).
  */
 const MAX_PREPARED_PER_CONNECTION = 250;
 /** Texts seen once are remembered (the texts themselves) up to this many, then forgotten all at once. */

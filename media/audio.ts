@@ -3,7 +3,7 @@ import { AudioTooLongError, UnreadableAudioError } from './errors';
 import { ffmpegLog, statedDurationS } from './ffmpeg-run';
 
 /**
- * Voice recordings (README, "Voice input"): the format read from the content with ffmpeg (the npm build
+ * Voice recordings (docs/mobile.md, "Studio, voice input, queue position and cancel"): the format read from the content with ffmpeg (the npm build
  * has no ffprobe, so its `-i` summary is read, as for videos), and the audio decoded to what speech
  * recognition takes, 16 kHz mono 16-bit PCM WAV.
  */

@@ -38,7 +38,7 @@ export class FfmpegError extends Error {
   }
 }
 
-/** The bytes are not audio in an accepted format (README, "Voice input"), or do not decode. */
+/** The bytes are not audio in an accepted format (docs/mobile.md, "Studio, voice input, queue position and cancel"), or do not decode. */
 export class UnreadableAudioError extends Error {
   override readonly name = 'UnreadableAudioError';
 }

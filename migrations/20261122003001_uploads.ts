@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Photo uploads (README, "The API"): the row is the ticket, the object in storage is the file.
+ * Photo uploads (docs/mobile.md): the row is the ticket, the object in storage is the file.
  * An upload counts as completed once its object exists; that and the 15 MB cap are checked when the
  * upload is used, because the embedded S3 server does not enforce POST policies.
  */

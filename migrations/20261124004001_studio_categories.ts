@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Studio categories (README, "Studio"): the tasks of the studio, an operator-editable table like the
+ * Studio categories (docs/mobile.md, "Studio, voice input, queue position and cancel"): the tasks of the studio, an operator-editable table like the
  * catalog's categories. A task takes a prompt and `min_photos`..`max_photos` photos, costs `cost`
  * credits and runs on the provider model `model`; `output_type` is `image` or `text`.
  */

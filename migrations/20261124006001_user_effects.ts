@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The marketplace of user effects (README, its own section): the user effect (a prompt and a sample photo
+ * The marketplace of user effects (docs/mobile.md, "The marketplace of user effects"): the user effect (a prompt and a sample photo
  * of a registered user), its moderation rounds, the catalog effect made from it, and the author's
  * earnings. A moderation round is a job in the worker fleet holding a provider slot like any task,
  * so a slot may now be held by a user effect instead of a generation.

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The catalog version (issue 15): every transaction that changes what the public catalog shows
+ * The catalog version: every transaction that changes what the public catalog shows
  * takes the next value of `catalog_version` once and announces it with
  * `NOTIFY catalog_changed, '{"version": n}'` (delivered at commit, never for a rollback), so every
  * web process drops its cached catalog answers within milliseconds (`api/catalog/catalog-cache.ts`).

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * One weighted search document per effect and locale (issue 15, distinct searches), so the effects
+ * One weighted search document per effect and locale, so the effects
  * with every word of a query come out of one GIN index instead of matching each word in each field
  * and aggregating every hit:
  * - `document_<locale>` = the name's vector with weight A, the labels' (tags with their slugs, enabled

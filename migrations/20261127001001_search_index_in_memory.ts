@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Search matches in memory (issue 15, `api/catalog/search-index.ts`): each web process reads the
+ * Search matches in memory (`api/catalog/search-index.ts`): each web process reads the
  * fields' lexemes once per catalog version and matches queries against them, so nothing queries
  * the vectors' GIN indexes any more, nor the weighted documents made for them. Both go; the
  * vectors themselves (and the labels' triggers) stay: they are what the index is read from.

@@ -1,5 +1,5 @@
 /**
- * One figure of issue 15's table, as a benchmark measured it: printed on one `FIGURE` line, which
+ * One figure of `npm run bench`, as a benchmark measured it: printed on one `FIGURE` line, which
  * `npm run bench` (`scripts/bench.ts`) gathers into the closing table.
  */
 export interface BenchFigure {

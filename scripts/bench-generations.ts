@@ -33,7 +33,7 @@ import { percentile, postgresCpuByClient, postgresCpuMs, processCpuMs } from './
  *    (web, worker, media, Postgres) per succeeded generation is printed beside the CPU time of a
  *    bare preview (sharp's WebP thumb and the blurhash) of the same result image, measured just
  *    before the run and just after it (the mean of the two); once from a
- *    256x256 flat grey photo (the table's since issue 15 was filed) and once from the demo
+ *    256x256 flat grey photo and once from the demo
  *    catalog's 640x800 face photo (closer to what phones upload), on the same processes;
  * 3. the pipeline with latency L and S slots: throughput as a share of the ideal S/L (goal >= 97%),
  *    from the commit of S x cycles generations until the provider's last task ended (and beside it,

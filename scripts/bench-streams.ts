@@ -57,7 +57,7 @@ export const streamsPerH2cConnection = 250;
 const changesPerTransaction = 5;
 const transactionIntervalMs = 20;
 
-/** The goal of issue 15: this many streams in one web process. */
+/** The goal: this many streams in one web process. */
 export const streamGoal = 50_000;
 /** Descriptors a process needs besides its streams (database pools, the LISTEN hub, logs, the runtime). */
 const descriptorReserve = 400;

@@ -8,7 +8,7 @@ import { figurePrefix, type BenchFigure } from './bench-figures';
  * `npm run bench`: runs each benchmark in its own process (each starts its own Postgres and object
  * store), one after the other. Every figure is printed beside a baseline measured in the same run
  * (a bare Koa route, raw pg-boss throughput), because these machines are noisy: compare ratios.
- * At the end, the figures of issue 15 in one table, each beside its same-run baseline and its goal.
+ * At the end, every figure in one table, each beside its same-run baseline and its goal.
  */
 const benches = [
   ['bench-http.js', 'HTTP stack and accounts'],
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     console.log(`\n# ${title}`);
     if ((await run(script, figures)) !== 0) failed += 1;
   }
-  console.log('\n# Issue 15 figures (this run; compare ratios, the machine is shared)\n');
+  console.log('\n# The figures (this run; compare ratios, the machine is shared)\n');
   console.log('| figure | this run | baseline (same run) | goal | met |');
   console.log('|---|---|---|---|---|');
   for (const figure of figures) {

@@ -14,29 +14,10 @@ import { runOperatorScript, UsageError } from './operator';
 
 /**
  * `npm run import-catalog -- catalog.yaml`: imports or updates categories, tags, authors, effects
- * and studio categories from a JSON or YAML file (format: `CatalogDocument` in
- * services/catalog/import.ts; what runs an effect on Replicate and fal: docs/providers.md, with
- * docs/catalog-real-providers.yaml as a whole example). Media paths are relative to the file. Every
- * row is checked before anything is written; a bad row stops the whole import with one message per
- * problem, and nothing is half-written (see importCatalog).
- *
- * Example:
- *   categories: [{slug: portraits, name: {ru: Портреты, en: Portraits}, icon: "🖼️"}]
- *   tags: [{slug: winter, name: {ru: зима, en: winter}}]
- *   effects:
- *     - slug: winter-portrait
- *       name: {ru: Зимний портрет, en: Winter portrait}
- *       description: {ru: ..., en: ...}
- *       cost: 10
- *       characters: [{min_photos: 1, max_photos: 1}]
- *       model: image                  # the simulator's model; and/or a route per provider kind:
- *       runs:
- *         replicate: {model: black-forest-labs/flux-kontext-pro, input: {prompt: "a winter portrait", input_image: "{{photo}}"}}
- *       categories: [portraits, {slug: fun, pinned_top: 1}]
- *       tags: [winter]
- *       poster: media/winter.jpg
- *       clip: media/winter.mp4        # optional
- *       focus: {x: 0.5, y: 0.3}       # optional
+ * and studio categories from a JSON or YAML file (`CatalogDocument` in services/catalog/import.ts;
+ * a complete example in docs/operations.md, routes to Replicate and fal in docs/providers.md).
+ * Media paths are relative to the file. Every row is checked before anything is written: a bad
+ * row stops the import with one message per problem.
  */
 
 export class CatalogFileError extends Error {}

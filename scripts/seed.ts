@@ -9,7 +9,7 @@ import { seedStudioCategories } from '../db/studio/seed-studio-categories';
 import { runOperatorScript } from './operator';
 
 /**
- * `npm run seed`: puts the demo catalog (README, "Demo catalog") and the demo studio categories
+ * `npm run seed`: puts the demo catalog (docs/mobile.md, "The demo catalog: what to try") and the demo studio categories
  * (7.3) into the configured or embedded database, whether or not it is empty; effects and studio
  * categories are matched by slug, so nothing is duplicated.
  */

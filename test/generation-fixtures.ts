@@ -40,7 +40,7 @@ export async function ledgerOf(userId: string): Promise<{ kind: string; amount: 
 
 const one = [{ min_photos: 1, max_photos: 1 }];
 
-/** The demo catalog's effects (README, "Demo catalog") as far as generations care. */
+/** The demo catalog's effects (docs/mobile.md, "The demo catalog: what to try") as far as generations care. */
 export const demoEffects = {
   'winter-portrait': { cost: 10, characters: one, output_type: 'image', model: 'image' },
   'multi-angle-hero': { cost: 15, characters: [{ min_photos: 1, max_photos: 4 }], output_type: 'image', model: 'image' },

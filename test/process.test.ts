@@ -61,7 +61,7 @@ describe('the service process on embedded defaults', function () {
     const started = lines.find((line) => line.msg === 'started');
     expect(started.node).to.equal(process.version);
     expect(Number(started.node.slice(1).split('.')[0])).to.be.at.least(22);
-    // Issue 16, items 7 and 15: the start log says loudly what runs as a simulator and what the embedded store is (and is not).
+    // The start log says loudly what runs as a simulator and what the embedded store is (and is not).
     const simulators = lines.find((line) => String(line.msg).startsWith('SIMULATORS RUNNING'));
     expect(simulators, 'a warning naming the simulators').to.include({ level: 40 });
     expect(simulators.simulators).to.have.length(2);
@@ -268,7 +268,7 @@ describe('what a process loads', function () {
   });
 });
 
-describe('simulators only in the embedded default (issue 16, item 15)', function () {
+describe('simulators only in the embedded default', function () {
   this.timeout(60_000);
   const configured: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none', LOG_LEVEL: 'silent' };
   for (const name of ['PROVIDER_URL', 'PAYMENT_PROCESSOR_URL', 'PAYMENTS_ENABLED']) delete configured[name];

@@ -23,7 +23,7 @@ import { loadSearchIndex, matchSearchIndex, matchWord, searchIndexBytes, wordMat
  * most words first. Then more words in the name, in tags or categories, in the description; ties
  * keep the catalog order. Thematic ids, when given, follow the matches by words.
  *
- * How (issue 15): Postgres makes the lexemes (the fields' text search vectors, the stems and the
+ * How: Postgres makes the lexemes (the fields' text search vectors, the stems and the
  * typo forms of a word: its full-text and Levenshtein machinery), and `store` (the catalog cache) keeps
  * both what it made of the catalog (`SearchIndex`, one per locale) and each word's forms until the
  * catalog changes. A query whose words are known is then matched in memory, without a statement:

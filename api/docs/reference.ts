@@ -6,22 +6,15 @@ import { html } from '../../media/pages/html';
 import { changelogPath, sendChangelog } from './changelog';
 
 /**
- * `GET /docs`: the browsable API reference, Redoc's standalone bundle (served from node_modules,
- * so it works offline and loads nothing from anywhere else) rendering `/v1/openapi.json`. Redoc
- * starts by itself on the `<redoc spec-url>` element, so the page has no inline script; its options
- * are that element's attributes.
+ * `GET /docs`: the browsable API reference, Redoc's standalone bundle from node_modules (works
+ * offline, loads nothing from elsewhere) rendering `/v1/openapi.json`; its options are attributes of
+ * the `<redoc spec-url>` element, so the page has no inline script.
  *
- * Its Content-Security-Policy is its own and looser than the layout pages' (no script at all there):
- * script only from this origin (the bundle), `connect-src 'self'` (the document), images from this
- * origin and `data:` (Redoc's icons), the search index in a worker Redoc makes from a `blob:`, and
- * exactly two `<style>` elements Redoc writes, allowed by their hashes: perfect-scrollbar's
- * stylesheet and styled-components' empty element, which it then fills through the CSSOM (which the
- * policy does not govern), so no `'unsafe-inline'` is needed. No remote origin appears anywhere:
- * the one remote address in the bundle, the Redocly logo in the menu's footer, is replaced with an
- * empty local image when the bundle is served. A new Redoc version may write other stylesheets:
- * the Chromium test of this page (`test/api/docs/`) names the hash of any it blocks.
- *
- * `/docs/changelog` (`changelog.ts`), the API changelog the guide links, is a page of the layout.
+ * Its Content-Security-Policy is looser than the layout pages': scripts and the document from this
+ * origin, Redoc's search worker from `blob:`, and the two `<style>` elements Redoc writes allowed by
+ * hash (styled-components then fills its own through the CSSOM), so no `'unsafe-inline'`. The
+ * bundle's one remote address, the Redocly logo, is replaced with an empty local image. A new Redoc
+ * may write other stylesheets: the Chromium test (`test/api/docs/`) names the hash of any it blocks.
  */
 const redocStyleHashes = ["'sha256-QMIg+bpjm3JdElJ388KYke01izlUW0UoNOeKjpMxdgc='", "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"];
 

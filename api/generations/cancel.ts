@@ -10,7 +10,7 @@ const submissionWaitMs = 5000;
 const lookAgainMs = 50;
 
 /**
- * `POST /v1/generations/{id}/cancel` (README, "Queue position" and "Cancel"): the owner's waiting generation becomes
+ * `POST /v1/generations/{id}/cancel` (docs/mobile.md, "Studio, voice input, queue position and cancel"): the owner's waiting generation becomes
  * `failed` / `canceled` and is refunded (`cancelWaitingGeneration`). One a dispatcher has claimed is
  * being submitted: the cancel waits for that to settle (a few milliseconds as a rule), then either
  * cancels it (it went back in line) or answers 422 (it is `processing` now). Any other status is 422

@@ -3,7 +3,7 @@ import type { ProviderKind } from '../../common/model-route';
 import type { GenerationRow } from '../../db/generations/model';
 import { countFreeSlots } from '../../db/pool/count-free-slots';
 
-/** Where a pending generation stands in line and how long it will likely wait (README, "Queue position" and "Cancel"); null outside `pending`. */
+/** Where a pending generation stands in line and how long it will likely wait (docs/mobile.md, "Studio, voice input, queue position and cancel"); null outside `pending`. */
 export interface QueueFigures {
   /** 1 = the next to be submitted. */
   queue_position: number | null;

@@ -9,20 +9,14 @@ import { rawBody } from '../http/body';
 import { isUuid } from '../../common/validation';
 
 /**
- * The provider's call when a task finishes (outside `/v1`: not part of the client API), at the URL
- * the dispatcher signed for the generation and the provider kind (`clients/providers/task-callback.ts`):
- * the simulator POSTs its task, Replicate its prediction, fal its `{request_id, status, payload}`.
- * It frees the slot at once (the provider's work is over) and makes the task's poll due, in one
- * statement whose `NOTIFY provider_task_done` wakes every worker: a dispatcher hands the slot on, a
- * poll loop reads the outcome from the provider (the truth, as for payments: the callback only says
- * "look now").
- *
- * A URL that is not ours, or expired, is `403` and changes nothing; so is a Replicate or fal call
- * whose own signature fails (forged, signed outside the tolerance, or made for another generation:
- * `clients/providers/provider-webhooks.ts`). A replay, a finished generation or another task of it
- * is `200` and changes nothing (recorded once per generation); a callback faster than the record of
- * the submission is `200` too, kept until that record makes the first poll due at once. Polling
- * covers any callback that never comes. Mounted before the body parser: signatures cover the bytes.
+ * The provider's call when a task finishes (outside `/v1`), at the URL the dispatcher signed for
+ * the generation and provider kind (`clients/providers/task-callback.ts`). One statement frees the
+ * slot and makes the task's poll due; its `NOTIFY provider_task_done` lets a dispatcher hand the
+ * slot on and a poll loop read the outcome from the provider (the truth: the callback only says
+ * "look now"). A URL not ours or expired, or a Replicate or fal signature that fails
+ * (`clients/providers/provider-webhooks.ts`), is `403` and changes nothing; a replay, a finished
+ * generation or another task is `200` and changes nothing; a callback ahead of the submission's
+ * record is kept until that record. Mounted before the body parser: signatures cover the bytes.
  */
 /** A prediction's webhook carries its logs and input: larger than a client's JSON may be. */
 const WEBHOOK_BODY_LIMIT_BYTES = 8 * 1024 * 1024;

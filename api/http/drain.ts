@@ -2,19 +2,11 @@ import http from 'node:http';
 import net from 'node:net';
 
 /**
- * An HTTP server that drains at shutdown. Node's `server.close()` only stops new connections and
- * closes the idle ones: a keep-alive client that always has a request in flight (a load generator,
- * a busy app behind a proxy, pipelined requests) is never idle and would be served until the
- * process is killed. Once `drain` starts, every answer not yet written says `Connection: close`, so
- * each connection closes after its current response and its client reconnects elsewhere; a
- * connection with no request under way is closed once it has stayed silent for a moment
- * (`quietBeforeCloseMs`); whatever is still open after `timeoutMs` is closed hard.
- *
- * Why not close idle connections at once, as `server.close()` does: between an answer and the next
- * request a keep-alive connection has no request under way, and a client sending back to back
- * already has its next request on the wire. Closing the connection then resets that request
- * (ECONNRESET) with no answer to read. A connection that stayed silent for a while has no request
- * coming that its client sent before it could see the close.
+ * An HTTP server that drains at shutdown. `server.close()` alone never ends a keep-alive connection
+ * that always has a request in flight. Once `drain` starts, every answer says `Connection: close`;
+ * a connection with no request under way is closed after `quietBeforeCloseMs` of silence, not at
+ * once, because a client sending back to back already has its next request on the wire and closing
+ * then would reset it (ECONNRESET) unanswered; whatever is open after `timeoutMs` is closed hard.
  */
 export interface DrainableServer {
   server: http.Server;

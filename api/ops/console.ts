@@ -85,7 +85,7 @@ function consoleRouter(): Router<ApiContext['state'], ApiContext> {
 }
 
 /**
- * The operator console (`/ops`, README "Operators"): server-rendered pages in the browser pages'
+ * The operator console (`/ops`, docs/operations.md, "The console at `/ops`"): server-rendered pages in the browser pages'
  * kit (`media/pages/`) under their strict policy, and the pg-boss dashboard at `/ops/queues`. Every
  * console path goes through the operator's credentials first, then the same-origin rule for
  * writes; the console's forms carry their token (`form-guard.ts`). Mounted before the app's body

@@ -8,7 +8,7 @@ import { paymentWebhook, WEBHOOK_PATH } from './webhook';
 /**
  * What payments add to the web app outside the route table: the processor's webhook, the payer's
  * return and fail pages, and, when no processor is configured, the processor simulator itself at
- * `/sim/processor` (README, "Simulators"), reached over HTTP like the real one. `simulator`
+ * `/sim/processor` (docs/operations.md, "Simulators"), reached over HTTP like the real one. `simulator`
  * overrides the simulator's settings (its clock, its notification retries).
  */
 export async function paymentMounts(services: Services, simulator: Partial<ProcessorSimulatorOptions> = {}): Promise<{

@@ -23,7 +23,7 @@ function shown(device: PushDevice) {
   return { id: device.id, platform: device.platform, created_at: device.created_at };
 }
 
-/** Push devices (README, "The API"): open to guests, under the per-user write budget. */
+/** Push devices (docs/mobile.md): open to guests, under the per-user write budget. */
 export const pushDeviceRoutes = [
   defineRoute<RegisterBody>({
     method: 'POST', path: '/v1/devices', access: 'token', limits: [writeBudget()],

@@ -3,7 +3,7 @@ import { defineRoute } from '../http/route';
 import { schema } from '../../common/validation';
 import { transcribeUpload } from './transcriptions';
 
-/** Voice input (README, "Voice input"). */
+/** Voice input (docs/mobile.md, "Studio, voice input, queue position and cancel"). */
 export const speechRoutes = [
   defineRoute({
     method: 'POST', path: '/v1/speech/transcriptions', access: 'registered', limits: [voiceBudget()],

@@ -4,7 +4,7 @@ import { hasRouteFor } from '../../db/catalog/offered';
 import type { Locale } from '../catalog/locale';
 import { schema } from '../../common/validation';
 
-/** StudioCategory (README, "Studio"). */
+/** StudioCategory (docs/mobile.md, "Studio, voice input, queue position and cancel"). */
 export interface StudioCategory {
   id: string;
   slug: string;

@@ -13,7 +13,7 @@ const prompt = schema.string({ minLength: 1, maxLength: maxPromptLength });
 // A studio task takes at most 4 photos (studio_categories.max_photos).
 const uploadIds = schema.array(schema.string({ minLength: 1, maxLength: 64 }), { maxItems: 4 });
 
-/** The studio (README, "Studio"): task-based generations through the same pipeline as effects. */
+/** The studio (docs/mobile.md, "Studio, voice input, queue position and cancel"): task-based generations through the same pipeline as effects. */
 export const studioRoutes = [
   defineRoute<unknown, { locale: Locale }>({
     method: 'GET', path: '/v1/studio/categories', access: 'token',

@@ -32,7 +32,7 @@ export interface StudioEstimate {
 }
 
 /**
- * `POST /v1/studio/generations` (README, "Studio"): a generation of `kind: "studio"` through the
+ * `POST /v1/studio/generations` (docs/mobile.md, "Studio, voice input, queue position and cancel"): a generation of `kind: "studio"` through the
  * same creation as an effect generation (`startGeneration`: reserve, queue, Idempotency-Key paired
  * with `POST /v1/generations`), after the studio's checks in the contract's order: validation (a
  * blank prompt too), category 404, uploads 404 (then not completed or too large, 422), photo count

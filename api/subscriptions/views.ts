@@ -4,7 +4,7 @@ import type { PlanPeriod, PlanRow, SubscriptionRow, SubscriptionStatus } from '.
 import { isUuid, schema } from '../../common/validation';
 import { productProperties } from '../payments/products';
 
-/** A plan (README, "Subscriptions"): what `GET /v1/subscriptions/plans` lists. */
+/** A plan (docs/mobile.md, "Subscriptions"): what `GET /v1/subscriptions/plans` lists. */
 export interface PlanView {
   id: string;
   code: string;
@@ -17,7 +17,7 @@ export interface PlanView {
   badge: string | null;
 }
 
-/** A subscription (README, "Subscriptions"); `payment_url` only in the answer to `POST /v1/subscriptions`. */
+/** A subscription (docs/mobile.md, "Subscriptions"); `payment_url` only in the answer to `POST /v1/subscriptions`. */
 export interface SubscriptionView {
   id: string;
   plan_id: string;

@@ -8,7 +8,7 @@ import { submissionRefusal } from './submission-limits';
 import { findOwnUserEffect } from './views';
 
 /**
- * The author's moves (README, "Marketplace of user effects"), each checked in the order: absent or another's
+ * The author's moves (docs/mobile.md, "The marketplace of user effects"), each checked in the order: absent or another's
  * `404`, then the status (`422 invalid_status`), then for publish the submission limits (`429`).
  * The guarded statement decides under its row lock; a status that changed since the read is
  * answered as the status it found.

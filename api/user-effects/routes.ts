@@ -12,7 +12,7 @@ import { submitUserEffect, type SubmitBody } from './submit';
 import { accountSchema, authorAccount, earningSchema, earningView, findOwnUserEffect, userEffectSchema, userEffectView } from './views';
 
 /**
- * The marketplace of user effects (README, its own section): registered accounts only (a guest gets
+ * The marketplace of user effects (docs/mobile.md, "The marketplace of user effects"): registered accounts only (a guest gets
  * `403 registration_required` on every path); reads share the per-user read budget, the writes
  * (submit, publish, unpublish, delete) the write limit.
  */

@@ -3,7 +3,7 @@ import type { Config } from '../../config';
 import { errors, type ApiError } from '../http/errors';
 
 /**
- * The submission limits (README, "Marketplace of user effects") (`POST /v1/user-effects` and publish), read from
+ * The submission limits (docs/mobile.md, "The marketplace of user effects") (`POST /v1/user-effects` and publish), read from
  * Postgres in the caller's transaction after it locked the author's row, so that concurrent
  * submissions in any number of web processes are counted one after another:
  * - a series of `lockRejections` rejections within `lockWindowS` locks submissions for `lockS` after

@@ -4,7 +4,7 @@ import { userEffectStatuses } from '../../db/user-effects/model';
 import { characterSchema, effectPreviewSchema, previewView, type EffectPreviewView, type PublicUrl } from '../catalog/effect-view';
 import { isUuid, schema } from '../../common/validation';
 
-/** The UserEffect (README, "Marketplace of user effects"). */
+/** The UserEffect (docs/mobile.md, "The marketplace of user effects"). */
 export interface UserEffect {
   id: string;
   status: UserEffectRow['status'];

@@ -4,7 +4,7 @@ import type { Provider } from './profile';
 import { throughCircuit, type IdentityContext } from './provider-http';
 
 /**
- * OpenID Connect `id_token` verification for idp_a and idp_b (README, "Identity providers"): signature by
+ * OpenID Connect `id_token` verification for idp_a and idp_b (docs/operations.md, "Identity providers"): signature by
  * the provider's JWKS (cached; jose refetches it when an unknown `kid` arrives), `iss`, `aud` among
  * the configured audiences, `exp` in the future. jose fetches the keys itself, so the whole
  * verification goes through the circuit of the JWKS origin: a failed key fetch counts against it,

@@ -5,7 +5,7 @@ import { IdentityProviderUnavailableError, IdentityRejectedError } from './error
 import { callProvider, jsonOf, type IdentityContext } from './provider-http';
 
 /**
- * The four providers' protocols (README, "Identity providers"), each turning what the client sent into a
+ * The four providers' protocols (docs/operations.md, "Identity providers"), each turning what the client sent into a
  * ProviderProfile. A provider missing from the config is `IdentityProviderUnavailableError`.
  */
 

@@ -4,7 +4,7 @@ import { ProcessorClient } from './client';
 import type { PaymentProcessor } from './payment-processor';
 
 /**
- * Where the processor simulator is mounted on our own web app (README, "Simulators"), and so where
+ * Where the processor simulator is mounted on our own web app (docs/operations.md, "Simulators"), and so where
  * this client calls it when no processor is configured.
  */
 export const SIMULATOR_PREFIX = '/sim/processor';

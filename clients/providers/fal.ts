@@ -18,15 +18,10 @@ import { isSuccess } from '../outbound-http';
  * status's five times with 500 too, `QUEUE_RETRY_CONFIG` of queue.ts), which would hold slots the
  * pool counts as free and could submit twice after an answer it did not see.
  *
- * A lost answer to a submission cannot be looked up: fal's queue takes no idempotency key and keeps
- * no reference of ours; the request id exists only in the answer that was lost. Its Platform API lists
- * an endpoint's requests (`GET https://api.fal.ai/v1/models/requests/by-endpoint`), by end time, with
- * their input at most: our photo links name no generation and the webhook is not shown, so neither a
- * match nor an absence could be told from it. `findTask` therefore answers `unavailable` for every
- * reference, which is the truth ("not known"): the sweeps never submit such a generation again, it
- * waits until its pending expiry refunds it. Its webhook still reaches us (the URL names the
- * generation), and it is recorded on the pending generation like any early callback
- * (`early_callback_task_id`).
+ * A lost answer to a submission cannot be looked up: fal keeps no idempotency key or reference of
+ * ours, and its list of an endpoint's requests shows neither our generation nor the webhook. So
+ * `findTask` answers `unavailable` ("not known"): the sweeps never submit such a generation again,
+ * its webhook is still recorded as an early callback, and otherwise its pending expiry refunds it.
  */
 export interface FalOptions {
   /** `https://queue.fal.run` unless told (the simulator's `/fal/queue`). */

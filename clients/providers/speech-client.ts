@@ -1,7 +1,7 @@
 import type { ProviderAccount } from './adapter';
 
 /**
- * Speech recognition (README, "Voice input"), a synchronous call with a deadline, to one of two
+ * Speech recognition (docs/mobile.md, "Studio, voice input, queue position and cancel"), a synchronous call with a deadline, to one of two
  * endpoints: the provider's own (`requestTranscription`) or an OpenAI-compatible service
  * (`requestOpenAiTranscription`, TRANSCRIPTION_URL). Anything but a text within the deadline is
  * `unavailable`.

@@ -23,7 +23,7 @@ export interface PushSender {
 }
 
 /**
- * The embedded default (README, "The two commands"): sends nothing, writes a log line per message and
+ * The embedded default (README.md, "The two commands"): sends nothing, writes a log line per message and
  * keeps the last messages in memory. What was "sent" is also in `push_log`, like for any sender.
  */
 export class RecordingPushSender implements PushSender {

@@ -4,7 +4,7 @@ import { failGeneration } from './fail-generation';
 
 /**
  * pending (waiting in line) -> failed `canceled`, refunded, with its stream event and push
- * (README, "Queue position" and "Cancel"), its ticket cancelled: `failGeneration` with the
+ * (docs/mobile.md, "Studio, voice input, queue position and cancel"), its ticket cancelled: `failGeneration` with the
  * `waiting` guard, so a generation a dispatcher has claimed is being handed to the provider and is
  * not cancelled. A dispatcher's round that fetched the ticket meanwhile skips the generation this
  * transaction holds and puts the ticket back in place, which the cancel then ends (it waits for

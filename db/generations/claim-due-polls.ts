@@ -14,19 +14,12 @@ export type DuePoll = Pick<GenerationRow, 'id' | 'user_id' | 'output_type' | 'pr
 };
 
 /**
- * The poll loop's claim, shared by every worker through the database: due `processing` tasks,
- * oldest due first, are pushed `claimS` into the future while this worker polls them, with
- * `for update skip locked` so two workers never take the same task. The claim names the process
- * (`processId`): when it dies mid-poll the sweeps give the task back at once, else the claim runs
- * out. A worker polls only tasks of accounts whose key it has, and those of accounts nobody has any
- * more (disabled, or gone): they fail `lost_account`.
- *
- * Its commit does not wait for the disk (`commit-without-flush.ts`): a claim lost in a crash of
- * Postgres only lets another worker poll the task too, and a poll changes nothing at the provider;
- * what a poll finds is recorded by guarded statements that commit synchronously.
- *
- * The same statement answers when the next task not claimed here is due (any worker's; null when
- * none is scheduled), so the loop knows how long to sleep without another round trip.
+ * The poll loop's claim: due `processing` tasks, oldest due first, pushed `claimS` ahead while this
+ * worker polls them (`skip locked`: never two workers on one task), the claim naming the process so
+ * the sweeps give it back at once if it dies. Only tasks of accounts whose key this worker has, and
+ * of accounts nobody has any more (they fail `lost_account`). The commit skips the disk flush: a
+ * lost claim only lets another worker poll too, which changes nothing at the provider. It also
+ * answers when the next unclaimed task is due, so the loop sleeps without another round trip.
  */
 export async function claimDuePolls(
   db: Knex,

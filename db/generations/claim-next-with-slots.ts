@@ -45,31 +45,18 @@ interface LockedSlot {
 }
 
 /**
- * pending (waiting) -> pending (submitting on a leased slot), for the dispatcher of process
- * `processId`, in ONE transaction (a crash leaves it done or not at all), for every provider kind of
- * `kinds` at once:
- *
- * 1. For each kind, the generations waiting in its line are counted (from `generations`, up to
- *    `room`) and as many free slots of accounts of that kind locked `for update skip locked` (two
- *    workers never lease the same one; a slot whose lease ran out counts as free,
- *    `pool/free-slot.ts`), so a round with an empty line locks no slot and a full line of one kind
- *    never holds the slots of another.
- *    A slot of an account whose circuit is open is its probe (`pool/account-circuits.ts`): one slot
- *    per such account, and only for the round that claims the probe.
- * 2. As many tickets of each kind's queue are fetched with pg-boss's `fetch` in this transaction:
- *    oldest first, as pg-boss hands them out, each started (`active`).
- * 3. One statement pairs the k-th ticket of a kind with the k-th slot of that kind and claims the
- *    ticket's generation until `claimS` from now, with the slot's account recorded as its
- *    submission attempt (written before the provider is called: whoever finds it unresolved looks
- *    the task up instead of submitting again), and leases it the slot for `leaseS`. Guarded like
- *    every claim: only `pending` generations without a live claim and without an unresolved
- *    submission, and `skip locked`: a generation another transaction holds (a cancel, an expiry) is
- *    passed over, never waited for, so no lock of this round waits on anyone.
- * 4. A ticket passed over goes back at its place when its generation is still pending, and is
- *    finished when the generation moved on.
- *
- * The status stays `pending` (the contract's `processing` starts when the provider accepted); a
- * claim past its time, or of a dead process, is taken back by the sweeps.
+ * pending (waiting) -> pending (submitting on a leased slot), for every kind of `kinds`, in one
+ * transaction (a crash leaves it done or not at all):
+ * 1. per kind, as many free slots as its line has waiting generations (up to `room`) are locked
+ *    `skip locked`, so an empty line locks nothing and one kind never holds another's slots; an
+ *    account whose circuit is open offers one slot, its probe (`pool/account-circuits.ts`);
+ * 2. as many tickets of the kind's queue are fetched with pg-boss's `fetch`, oldest first;
+ * 3. the k-th ticket gets the k-th slot: its generation claimed until `claimS`, the submission
+ *    attempt recorded before the provider is called (whoever finds it unresolved looks the task up
+ *    instead of submitting again), the slot leased for `leaseS`; a generation held by another
+ *    transaction is passed over, never waited for;
+ * 4. a ticket passed over goes back to its place while its generation is pending.
+ * The status stays `pending` until the provider accepts; the sweeps take back stale claims.
  */
 export async function claimNextWithSlots(
   db: Knex,

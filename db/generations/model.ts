@@ -8,7 +8,7 @@ export const generationStatuses: GenerationStatus[] = ['pending', 'processing', 
 /** `text`: a studio task that answers in words (`result_text`, no file). */
 export type OutputType = 'image' | 'video' | 'text';
 
-/** An effect generation runs a catalog effect; a studio one a studio task with a prompt (README, "Studio"). */
+/** An effect generation runs a catalog effect; a studio one a studio task with a prompt (docs/mobile.md, "Studio, voice input, queue position and cancel"). */
 export type GenerationKind = 'effect' | 'studio';
 
 /** One photo sent to the provider: `person` is the 0-based index in the effect's `characters`. */

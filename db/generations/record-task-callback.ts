@@ -2,32 +2,16 @@ import type { Knex } from 'knex';
 import { commitWithoutFlush } from '../commit-without-flush';
 
 /**
- * The provider called back: the task `taskId` of a generation is finished. In ONE statement (no
- * transaction round trips on the slot's hand-over):
- * - `recorded` when the generation is `processing` that task: recorded once per generation, before
- *   its result is stored; its poll made due now (a poll loop reads the outcome from the provider at
- *   once) unless a poll of it is under way (its claim, `claimed_by`: that poll reads the outcome, or
- *   `schedulePoll` sees the callback and makes the next one due at once; never two copies of one
- *   result); its slot freed (the provider's work is over, as `pool/release-generation-slot.ts` frees
- *   it after a poll) and stamped `called_back_at` (callbacks arrive: polls are a sparse fallback,
- *   `schedule-poll.ts`); and `NOTIFY provider_task_done` sent (the payload of `provider_task_done` in
- *   `db/channels.ts`), delivered at commit.
- * - `early` when the generation is still `pending` (the task ended before the provider's answer to
- *   the submission was recorded): the task it named is kept on the generation, and recording the
- *   submission of that task makes its first poll due at once (`mark-processing.ts`); that poll frees
- *   the slot.
- * - `ignored` otherwise, and nothing changes: a replay, another task (an orphan of a double
- *   submission), a generation finished or absent.
- *
- * One UPDATE decides between the first two on the row as it is when the statement holds it: when
- * the record of the submission commits while this statement waits for its row, Postgres evaluates
- * the conditions and the new values again on the committed row, so the callback is recorded, not
- * kept on a generation that is no longer pending.
- *
- * Its commit does not wait for the disk (`commit-without-flush.ts`: a flush less on the slot's
- * hand-over). What a crash could lose is only "look now" and a
- * freed slot, both of which polling and the slot's lease recover; whatever acts on it (the next
- * submission on the slot) commits synchronously after it, which flushes it too.
+ * The provider called back: task `taskId` of a generation is finished. One statement, so the slot's
+ * hand-over pays no transaction round trips:
+ * - `recorded` (the generation is `processing` that task, first callback): its poll made due now
+ *   unless one is under way, its slot freed and stamped `called_back_at`, `provider_task_done` sent;
+ * - `early` (still `pending`: the task ended before its submission was recorded): the task is kept,
+ *   and recording the submission makes its first poll due at once (`mark-processing.ts`);
+ * - `ignored`: a replay, another task, a finished or absent generation.
+ * If the submission's record commits while this waits for the row, Postgres re-evaluates on the
+ * committed row. The commit skips the disk flush: a crash loses only "poll now" and a freed slot,
+ * both recovered by polling and the slot's lease.
  */
 export type TaskCallbackOutcome = 'recorded' | 'early' | 'ignored';
 

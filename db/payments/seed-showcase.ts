@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The demo showcase (README, "Demo catalog") and its special offer, seeded once into an empty
+ * The demo showcase (docs/mobile.md, "The demo catalog: what to try") and its special offer, seeded once into an empty
  * database at start. An advisory lock serialises processes starting together; a table that already
  * has rows is left alone, so an operator's changes (a pack switched off, a new price) survive restarts.
  */

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { writeStudioCategories, type StudioCategoryRow } from './write-studio-categories';
 
 /**
- * The demo studio categories (README, "Studio"), in their order, on the simulator's models; written
+ * The demo studio categories (docs/mobile.md, "Studio, voice input, queue position and cancel"), in their order, on the simulator's models; written
  * as the catalog import takes them (`studio_categories`, `runs` per provider kind beside or instead
  * of `model`). At start they go into an empty table only (an operator's changes survive restarts,
  * as with the payment showcase); `npm run seed` adds the ones missing by slug and changes none.

@@ -3,7 +3,7 @@ import type { Localized, ModelRoutes } from '../catalog/model';
 import { nextPosition } from '../catalog/next-position';
 import { routeColumns } from '../catalog/route-columns';
 
-/** A studio category as the catalog import and the demo seed give it (README, "Studio"). */
+/** A studio category as the catalog import and the demo seed give it (docs/mobile.md, "Studio, voice input, queue position and cancel"). */
 export interface StudioCategoryRow {
   slug: string;
   name: Localized;

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The demo plans (README, "Subscriptions"), seeded once into an empty `subscription_plans` at
+ * The demo plans (docs/mobile.md, "Subscriptions"), seeded once into an empty `subscription_plans` at
  * start (an operator's later edits survive restarts), with an offer-only plan and a special offer
  * that sells it (a first month at half price, then the base price), switched off: the demo
  * showcase has one live offer (section 5); `update offers set enabled = true where code =

@@ -7,4 +7,4 @@ export async function announceUserEffect(trx: Knex.Transaction, row: Pick<UserEf
   await notify(trx, 'user_effect_status', { id: row.id, user_id: row.user_id, status: row.status, effect_id: row.effect_id });
 }
 
-/** The server's price of a generation with a user effect (README, "Marketplace of user effects"). */
+/** The server's price of a generation with a user effect (docs/mobile.md, "The marketplace of user effects"). */

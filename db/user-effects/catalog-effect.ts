@@ -4,7 +4,7 @@ import { routeColumns } from '../catalog/route-columns';
 import type { UserEffectRow } from './model';
 
 /**
- * The catalog effect of a user effect (README, "Marketplace of user effects"), kept in step with its status inside the
+ * The catalog effect of a user effect (docs/mobile.md, "The marketplace of user effects"), kept in step with its status inside the
  * transaction of each move: `approved` is listed in the `community` category with the user as its
  * author; `private` and a `processing` one that was private before are its author's only
  * (`effects.private_to`, never listed, opened or launched by anyone else); `rejected` and

@@ -1,6 +1,6 @@
 import type { ModelRoutes } from '../catalog/model';
 
-/** Statuses of a user effect (contract B, "Marketplace statuses"; README, "Marketplace of user effects"). */
+/** Statuses of a user effect (contract B, "Marketplace statuses"; docs/mobile.md, "The marketplace of user effects"). */
 export type UserEffectStatus = 'processing' | 'approved' | 'rejected' | 'archived' | 'private';
 export const userEffectStatuses: UserEffectStatus[] = ['processing', 'approved', 'rejected', 'archived', 'private'];
 /** The stream closes at these (contract B, "SSE streams"). */

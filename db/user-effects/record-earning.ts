@@ -1,6 +1,6 @@
 import type { Config } from '../../config';
 
-/** The author's share and when it settles (README, "Marketplace of user effects": 20 %, 7 billing days). */
+/** The author's share and when it settles (docs/mobile.md, "The marketplace of user effects": 20 %, 7 billing days). */
 export interface EarningTerms {
   sharePercent: number;
   settleAfterS: number;

@@ -6,7 +6,7 @@ import type { UserEffectRow } from './model';
 /**
  * processing -> rejected with the moderation model's reason (or `bad_sample` when the model approved
  * a sample the preview cannot be made of: `preview` null); `rejected_at` starts the submission
- * cooldown and counts towards the lock (README, "Marketplace of user effects"). A catalog effect it had from an earlier
+ * cooldown and counts towards the lock (docs/mobile.md, "The marketplace of user effects"). A catalog effect it had from an earlier
  * round (a publish from `private`) is hidden: a rejected user effect launches for no one.
  */
 export async function rejectUserEffect(trx: Knex.Transaction, target: { userEffectId: string; round: number }): Promise<UserEffectRow | null> {

@@ -28,7 +28,7 @@ export type OperatorRemoval =
   | { outcome: 'already_archived' };
 
 /**
- * An operator removes a user effect (README, "Marketplace of user effects"; `npm run user-effects -- archive`, and the
+ * An operator removes a user effect (docs/mobile.md, "The marketplace of user effects"; `npm run user-effects -- archive`, and the
  * operator console's Archive form): archived with the reason, its catalog effect hidden, its pending
  * earnings reversed and the author told by push, all in one transaction. The author's own removal
  * (`DELETE /v1/user-effects/{id}`) sends no push and reverses nothing.

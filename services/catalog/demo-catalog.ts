@@ -6,7 +6,7 @@ import type { Storage } from '../../media/storage';
 import { importCatalog, type CatalogDocument, type EffectRow, type ImportSummary } from './import';
 
 /**
- * The demo catalog (README, "Demo catalog"): what a mobile developer tries first and what tests may
+ * The demo catalog (docs/mobile.md, "The demo catalog: what to try"): what a mobile developer tries first and what tests may
  * rely on. Slugs, people, costs, outputs, categories and simulator models are fixed there.
  */
 

@@ -35,11 +35,11 @@ const behaviours = new Map<string, ModelBehaviour>([
   ['image', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: true, render: fromPhoto(sepiaJpeg) }],
   ['sticker', { kind: 'renders', extension: 'png', contentType: 'image/png', heavy: false, needsPhoto: true, render: fromPhoto(cutOutPng) }],
   ['video', { kind: 'renders', extension: 'mp4', contentType: 'video/mp4', heavy: true, needsPhoto: true, render: fromPhoto(loopedMp4) }],
-  // The studio's models (README, "Studio").
+  // The studio's models (docs/mobile.md, "Studio, voice input, queue position and cancel").
   ['text_to_image', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: false, render: drawPrompt }],
   ['photo_edit', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: true, render: editPhoto }],
   ['ask', { kind: 'renders', extension: 'txt', contentType: 'text/plain; charset=utf-8', heavy: false, needsPhoto: false, render: answerToPrompt }],
-  // The marketplace's moderation model (README, "Marketplace of user effects"): a verdict as JSON.
+  // The marketplace's moderation model (docs/mobile.md, "The marketplace of user effects"): a verdict as JSON.
   ['moderation', { kind: 'renders', extension: 'json', contentType: 'application/json', heavy: false, needsPhoto: false, judgesPhotos: true, render: writeModerationVerdict }],
   ['safety', { kind: 'fails', errorType: 'safety', message: 'the content was refused by the safety filter' }],
   ['error', { kind: 'fails', errorType: 'internal_error', message: 'the model failed' }],

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import type { ModelInput } from './input-photo';
 
 /**
- * The simulator's moderation model (README, "Marketplace of user effects"): it reads the texts of a user effect (the
+ * The simulator's moderation model (docs/mobile.md, "The marketplace of user effects"): it reads the texts of a user effect (the
  * task's prompt: name, description and prompt) and its sample photo, and answers a verdict as JSON:
  * `{"verdict": "rejected", "reason": "content_policy"}` when the texts contain the word `forbidden`
  * in any case, `{"verdict": "rejected", "reason": "bad_sample"}` when the sample is no decodable

@@ -106,7 +106,7 @@ export class NativeFront {
     sendJson(res, 200, { data: task ? [this.view(task)] : [] });
   }
 
-  /** The speech endpoint: a 16-bit PCM WAV in, its transcript out, at once (README, "Voice input"). */
+  /** The speech endpoint: a 16-bit PCM WAV in, its transcript out, at once (docs/mobile.md, "Studio, voice input, queue position and cancel"). */
   private async transcribe(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (this.authenticate(req) === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
     const audio = await readBytes(req, MAX_AUDIO_BYTES);

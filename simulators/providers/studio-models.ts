@@ -5,7 +5,7 @@ import { stillImage } from './input-photo';
 import type { ModelInput } from './input-photo';
 
 /**
- * The simulator's studio models (README, "Studio"), deterministic so tests can tell one prompt's
+ * The simulator's studio models (docs/mobile.md, "Studio, voice input, queue position and cancel"), deterministic so tests can tell one prompt's
  * result from another's: `text_to_image` draws a picture from the prompt, `photo_edit` changes the
  * first photo as the prompt says, `ask` answers a text derived from the prompt.
  */

@@ -1,7 +1,7 @@
 import { wavDurationMs } from '../../media/audio';
 
 /**
- * The simulator's speech recognition (README, "Voice input"): deterministic, a text that names the
+ * The simulator's speech recognition (docs/mobile.md, "Studio, voice input, queue position and cancel"): deterministic, a text that names the
  * recording's duration, read from the header of the PCM WAV the service sends.
  */
 export interface Transcript {

@@ -17,7 +17,7 @@ async function occupy(port: number): Promise<net.Server | null> {
   });
 }
 
-describe('the embedded Postgres port (issue 16, item 8)', function () {
+describe('the embedded Postgres port', function () {
   this.timeout(90_000);
   let dataDir: string;
   const held: net.Server[] = [];

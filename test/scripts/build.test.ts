@@ -13,7 +13,7 @@ interface BuildModule {
   swapIn(root: string, buildName: string): void;
 }
 
-describe('building dist/ under running processes (issue 16, item 16)', () => {
+describe('building dist/ under running processes', () => {
   let build: BuildModule;
   let scratch: string;
   before(async () => {

@@ -78,7 +78,7 @@ describe('scripts/replay-failed', () => {
     expect(refused).to.contain('--id');
   });
 
-  describe('at most once per failed generation (issue 16, item 14)', () => {
+  describe('at most once per failed generation', () => {
     it('a second --apply, and --apply --id of the same one, replay nothing more and charge nothing more', async () => {
       const failed = await failedGeneration(50, 'provider_error');
       const [first] = await replayFailed(services(), options({ errorCode: 'provider_error', apply: true }));

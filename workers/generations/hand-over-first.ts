@@ -8,12 +8,8 @@
  * started or ended for `lullMs`; at most `maxWaitMs` in all, so a steady flow of submissions delays
  * a result's copy by that much and no more.
  *
- * Why a lull and not only what is under way: the tasks of one burst end a few milliseconds apart,
- * so their callbacks come one after the other; a copy started between two of them takes the CPU
- * from the next. Measured (`bench-generations.js`, latency 1.5 s, 8 slots, 14 alternated pairs of
- * pool-only runs, 2026-11-27): with a lull of 30 ms the hand-over's p99 had a median of 26 ms
- * (under 50 ms in 11 of 14) against 43 ms (9 of 14) when only what was under way was waited for,
- * and the throughput 98.3% of S/L on average against 97.8%.
+ * A lull, not only what is under way: the tasks of one burst end milliseconds apart, and a copy
+ * started between two callbacks takes the CPU from the next hand-over.
  */
 export class HandOverFirst {
   private readonly underWay = new Set<Promise<unknown>>();

@@ -17,22 +17,14 @@ import { clockRounds, clockSleepMs } from '../runtime/clock-rounds';
 import { startJobLoop } from '../runtime/job-loop';
 
 /**
- * The subscription clock of the scheduler role. pg-boss cron ticks once a
- * minute, too coarse for periods counted in billing days of a few seconds, so the clock is a job
- * loop of its own. Each round first starts a batch of the renewals due now in one transaction
- * (`startRenewalBatch`: active periods that ended, not cancelled), then claims whatever else is due
- * (`claimDueSubscriptions`); both skip-locked, so any number of schedulers share the work. It sleeps
- * until the next one is due. For each claimed one, in one transaction with the row locked:
- *
- * - an `active` period that ended: its unspent plan credits burn (`plan_expired`), and it is either
- *   over (`cancel_at_period_end`: `expired`) or its renewal starts: a payment for the next period
- *   (unique per period and attempt) and a `subscription-renew` job, which a worker charges;
- * - 3 and 1 billing days before an `active` period's end: the reminder push, once per period each
- *   (`subscription_reminders`);
- * - a `past_due` one at its retry, 1 and 3 billing days after the period end: the next charge, or
- *   the end if it was cancelled meanwhile.
- *
- * Every step is a guarded statement, so a clock that acts late or twice changes nothing twice.
+ * The subscription clock of the scheduler role: a job loop of its own, since pg-boss cron ticks once
+ * a minute and billing days may last seconds. Each round starts a batch of the renewals due now
+ * (`startRenewalBatch`), then claims whatever else is due (`claimDueSubscriptions`), both skip-locked
+ * so any number of schedulers share the work, and handles each in one transaction with its row
+ * locked: an ended `active` period burns its plan credits and expires or starts its renewal (a
+ * payment and a `subscription-renew` job); the reminders 3 and 1 billing days before the end, once
+ * each; a `past_due` retry 1 and 3 billing days after. Every step is a guarded statement, so a
+ * clock that acts late or twice changes nothing twice.
  */
 export type ClockStep = 'renewal' | 'reminder' | 'expired' | 'nothing';
 

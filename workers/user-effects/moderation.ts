@@ -17,7 +17,7 @@ import type { RunningPart, Services } from '../../services';
 import { startQueueConsumer } from '../runtime/queue-consumer';
 
 /**
- * Moderation of user effects in the worker fleet (README, "Marketplace of user effects"), one `user-effect-moderation`
+ * Moderation of user effects in the worker fleet (docs/mobile.md, "The marketplace of user effects"), one `user-effect-moderation`
  * job per round: a provider slot is leased like any provider task (`pool/lease-moderation-slot.ts`),
  * the provider's moderation model reads the name, description, prompt and sample photo, the slot is
  * given back, and the verdict is recorded with a `user-effect-media` job in the transaction that

@@ -5,7 +5,7 @@ import { clockRounds, clockSleepMs } from '../runtime/clock-rounds';
 import { startJobLoop } from '../runtime/job-loop';
 
 /**
- * The settlement of author earnings in the scheduler role (README, "Marketplace of user effects"): at `settles_at` each
+ * The settlement of author earnings in the scheduler role (docs/mobile.md, "The marketplace of user effects"): at `settles_at` each
  * pending earning becomes `settled`, one `effect_earned` ledger row and one push, in one
  * transaction (`db/user-effects/settle-earning.ts`). Its own job loop, like the subscription
  * clock, because billing days may be seconds long; it sleeps until the next earning is due. Two

@@ -3,7 +3,7 @@ import { issueRefreshToken } from '../../../db/accounts/refresh-tokens';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser } from '../../users';
 
-describe('concurrent refreshes of one token (issue 16, item 4)', function () {
+describe('concurrent refreshes of one token', function () {
   this.timeout(120_000);
   const t = useTestApp({ config: { RATE_AUTH_BURST: '100000', RATE_AUTH_PER_MINUTE: '100000' } });
   beforeEach(() => resetDatabase());

@@ -14,7 +14,7 @@ import { jobDataOf } from '../../jobs';
 /** The pool's pace is read at most every 2 s per process: wait that long so a test sees its own pool. */
 const paceTtlMs = 2100;
 
-describe('queue position and cancel (README, "Queue position" and "Cancel")', function () {
+describe('queue position and cancel', function () {
   this.timeout(120_000);
   // The race below sends hundreds of writes and cancels in a minute.
   const unlimited = { burst: '1000000', perMinute: '1000000' };

@@ -29,7 +29,7 @@ function expectEnvelope(answer: { status: number; headers: Record<string, string
   expect(JSON.parse(answer.body).error.message).to.be.a('string').and.not.empty;
 }
 
-describe("Node's own HTTP errors in the envelope (issue 16, item 6)", () => {
+describe("Node's own HTTP errors in the envelope", () => {
   const t = useTestApp({ config: { REQUEST_TIMEOUT_MS: '600' } });
 
   it('a malformed header is 400 bad_request with X-Request-Id', async () => {

@@ -20,7 +20,7 @@ function nested(depth: number): string {
   return '['.repeat(depth) + ']'.repeat(depth);
 }
 
-describe('hostile input (issue 16, items 1-3, 5, 9)', () => {
+describe('hostile input', () => {
   const t = useTestApp({ config: { RATE_AUTH_BURST: '10000', RATE_WRITE_BURST: '10000', RATE_READ_BURST: '10000' } });
   let effects: Record<DemoSlug, string>;
   let user: TestUser;
@@ -153,7 +153,7 @@ describe('hostile input (issue 16, items 1-3, 5, 9)', () => {
   });
 });
 
-describe('hostile headers that reach SQL (issue 16, item 1)', () => {
+describe('hostile headers that reach SQL', () => {
   const t = useTestApp({ config: { TRUST_PROXY: '1' } });
   beforeEach(() => resetDatabase());
 

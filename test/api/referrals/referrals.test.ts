@@ -176,7 +176,7 @@ describe('referrals', () => {
       expect(await response.text()).not.to.contain('<script>');
     });
 
-    it('answers 404 with the page for a code with U+0000 in it, not a 500 (issue 16, item 1)', async () => {
+    it('answers 404 with the page for a code with U+0000 in it, not a 500', async () => {
       const response = await fetch(`${app.url}/r/AB%00CD`);
       expect(response.status).to.equal(404);
       expect(response.headers.get('content-type')).to.match(/^text\/html/);

@@ -6,7 +6,7 @@ import { balanceOf, generationAndChargeCounts, insertEffect, photo, storedUpload
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 
-describe('studio (README, "Studio")', () => {
+describe('studio', () => {
   const t = useTestApp();
   let user: TestUser;
   let categories: Record<string, string>;

@@ -158,7 +158,7 @@ describe('provider simulator over HTTP', function () {
     expect(answer.body.error?.type).to.equal('invalid_request');
   });
 
-  describe('moderation model (README, "Marketplace of user effects")', () => {
+  describe('moderation model (docs/mobile.md, "The marketplace of user effects")', () => {
     const moderate = (prompt: string, photo = 'blue.jpg') => api(sim, 'key', 'POST', '/v1/tasks', { model: 'moderation', inputs: [input(photo)], prompt });
     const verdictOf = async (prompt: string, photo?: string) => {
       const accepted = await moderate(prompt, photo);
