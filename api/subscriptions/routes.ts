@@ -10,7 +10,7 @@ import { profileLocale } from '../payments/products';
 import { cancelOwnSubscription, type CancelBody } from './cancel';
 import { createSubscription, type CreateSubscriptionBody } from './create';
 import { listedPlans } from './plans';
-import { createdSubscriptionSchema, findOwnSubscription, ownSubscriptions, planSchema, planView, subscriptionSchema, subscriptionView, type SubscriptionWithPlan } from './views';
+import { createdSubscriptionSchema, findOwnSubscription, ownSubscriptionsPage, planSchema, planView, subscriptionSchema, subscriptionView } from './views';
 
 const subscriptionAnswer = { description: 'Subscription', schema: subscriptionSchema };
 const notFound = "Absent or another user's subscription.";
@@ -35,12 +35,8 @@ export const subscriptionRoutes = [
     responses: { 200: { description: 'Page of Subscription', schema: pageSchema(subscriptionSchema) } },
     handler: async (ctx, { query }) => {
       const { db } = ctx.services;
-      const userId = caller(ctx).id;
-      const [rows, [{ total }]] = await Promise.all([
-        ownSubscriptions(db, userId).orderBy([{ column: 's.created_at', order: 'desc' }, { column: 's.id', order: 'desc' }]).limit(query.limit).offset(query.offset),
-        db('subscriptions').where({ user_id: userId }).count<{ total: number }[]>('* as total'),
-      ]);
-      ctx.body = page(rows.map((row: SubscriptionWithPlan) => subscriptionView(row)), total, query);
+      const { rows, total } = await ownSubscriptionsPage(db, caller(ctx).id, query);
+      ctx.body = page(rows.map((row) => subscriptionView(row)), total, query);
     },
   }),
   defineRoute<CreateSubscriptionBody>({

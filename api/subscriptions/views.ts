@@ -3,6 +3,7 @@ import type { Language } from '../../common/language';
 import type { PlanPeriod, PlanRow, SubscriptionRow, SubscriptionStatus } from '../../db/subscriptions/model';
 import { isUuid, schema } from '../../common/validation';
 import { productProperties } from '../payments/products';
+import type { Paging } from '../http/paging';
 
 /** A plan (docs/mobile.md, "Subscriptions"): what `GET /v1/subscriptions/plans` lists. */
 export interface PlanView {
@@ -71,12 +72,21 @@ export function subscriptionView(row: SubscriptionWithPlan, paymentUrl?: string)
   };
 }
 
-/** The caller's subscriptions with their plan codes, newest first. */
+/** The caller's subscriptions with their plan codes. */
 export function ownSubscriptions(db: Knex, userId: string): Knex.QueryBuilder {
   return db('subscriptions as s')
     .join('subscription_plans as p', 'p.id', 's.plan_id')
     .where('s.user_id', userId)
     .select('s.*', 'p.code as plan_code');
+}
+
+/** A page of the caller's subscriptions, newest first, and how many there are. */
+export async function ownSubscriptionsPage(db: Knex, userId: string, paging: Paging): Promise<{ rows: SubscriptionWithPlan[]; total: number }> {
+  const [rows, [{ total }]] = await Promise.all([
+    ownSubscriptions(db, userId).orderBy([{ column: 's.created_at', order: 'desc' }, { column: 's.id', order: 'desc' }]).limit(paging.limit).offset(paging.offset),
+    db('subscriptions').where({ user_id: userId }).count<{ total: number }[]>('* as total'),
+  ]);
+  return { rows, total: Number(total) };
 }
 
 /** The caller's own subscription; null for an absent one, another user's, or an id that is no UUID. */

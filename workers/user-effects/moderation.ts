@@ -3,6 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Job } from 'pg-boss';
 import { bossIn, type QueuePayloads } from '../../db/queues';
 import type { RejectionReason, UserEffectRow } from '../../db/user-effects/model';
+import { findUserEffect } from '../../db/user-effects/find-user-effect';
 import { recordVerdict } from '../../db/user-effects/record-verdict';
 import type { AccountKeys } from '../../pool/accounts';
 import { coolDownAccount } from '../../db/pool/cool-down-account';
@@ -62,7 +63,7 @@ async function moderateRound(
 ): Promise<'completed' | void> {
   const { db, boss, config } = services;
   const { userEffectId, round } = job.data;
-  const row: UserEffectRow | undefined = await db('user_effects').where({ id: userEffectId }).first();
+  const row = await findUserEffect(db, userEffectId);
   // Archived meanwhile, a newer round, or a duplicate job: nothing to do.
   if (!row || row.status !== 'processing' || row.moderation_round !== round || row.verdict !== null) return;
 

@@ -4,6 +4,7 @@ import { bossIn, type QueuePayloads } from '../../db/queues';
 import { approveUserEffect } from '../../db/user-effects/approve-user-effect';
 import { keepPrivate } from '../../db/user-effects/keep-private';
 import type { StoredUserEffectPreview, UserEffectRow } from '../../db/user-effects/model';
+import { findUserEffect } from '../../db/user-effects/find-user-effect';
 import { recordPreview } from '../../db/user-effects/record-preview';
 import { rejectUserEffect } from '../../db/user-effects/reject-user-effect';
 import { buildEffectPreview, storePreviewFiles } from '../../media/effect-preview';
@@ -24,7 +25,7 @@ const idleWaitMs = 1000;
 async function finishRound(services: Services, job: Job<QueuePayloads['user-effect-media']>): Promise<'completed' | void> {
   const { db, boss, config } = services;
   const { userEffectId, round } = job.data;
-  const row: UserEffectRow | undefined = await db('user_effects').where({ id: userEffectId }).first();
+  const row = await findUserEffect(db, userEffectId);
   if (!row || row.status !== 'processing' || row.moderation_round !== round || row.verdict === null) return;
   const built = row.preview ? null : await buildSamplePreview(services, row);
   await db.transaction(async (trx) => {
