@@ -5,6 +5,7 @@ import { ProcessorRejectedError, ProcessorUnavailableError } from '../../../clie
 import type { OrderRegistration, ProcessorState } from '../../../clients/payment-processor/payment-processor';
 import { languageOf } from '../../../common/language';
 import { memoryCircuit } from '../../harness';
+import { rejectionOf } from '../../media/fixtures';
 
 const HOST = 'https://processor.test';
 const PATH = '/payment/rest';
@@ -32,15 +33,6 @@ const registration: OrderRegistration = {
   failUrl: 'https://api.example/v1/payments/0c1f6f6e-5d0e-4c57-9a59-1f7f7a4e2b10/fail',
   receipt: { itemName: 'Pack of 100 credits', quantity: 1, priceMinor: 14900 },
 };
-
-async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 function statusReply(answer: Record<string, unknown>): void {
   nock(HOST).post(`${PATH}/getOrderStatusExtended.do`).reply(200, { errorCode: '0', errorMessage: 'Success', orderNumber: registration.paymentId, amount: 14900, currency: '643', ...answer });

@@ -11,6 +11,7 @@ import type { PaymentMethod } from '../../../common/payment-method';
 import type { OrderRegistration, VerifiedNotification } from '../../../clients/payment-processor/payment-processor';
 import { createProcessorSimulator, type ProcessorSimulator } from '../../../simulators/payment-processor/simulator';
 import { memoryCircuit } from '../../harness';
+import { rejectionOf } from '../../media/fixtures';
 
 const credentials = { userName: 'merchant-api', password: 'merchant-password', notificationSecret: 'notification-secret' };
 const START = new Date('2025-03-01T10:00:00Z');
@@ -25,15 +26,6 @@ async function listen(handler: http.RequestListener): Promise<{ server: http.Ser
 async function close(server: http.Server): Promise<void> {
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 describe('processor simulator over HTTP', () => {
