@@ -4,13 +4,14 @@ import sharp from 'sharp';
 import { reserveAndQueue } from '../../../services/generations/reserve-and-queue';
 import { ResultTooLargeError, type ProviderAdapter } from '../../../clients/providers/adapter';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
-import { adapterWith, balanceOf, insertDemoEffects, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type DemoSlug, type Pipeline } from '../../generation-fixtures';
+import { adapterWith, balanceOf, insertDemoEffects, insertEffect, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type DemoSlug, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { hugePngHeader } from '../../images';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
 import { jobsOf } from '../../jobs';
-import { kindKeys, kindRoute, overKind, stagedFilesUrl, testKind, unreadablePhotoCode } from '../../provider-kind';
+import { keyFingerprint } from '../../../pool/accounts';
+import { kindKey, kindKeys, kindRoute, overKind, stagedFilesUrl, testKind, unreadablePhotoCode } from '../../provider-kind';
 
 describe(overKind('generation pipeline with the provider simulator'), function () {
   this.timeout(60_000);
@@ -184,6 +185,22 @@ describe(overKind('generation pipeline with the provider simulator'), function (
     it('a refusal at submission fails with its code (no_model)', async () => {
       pipeline = await startPipeline({ adapter: misbehaving({ submit: async () => ({ kind: 'rejected', errorCode: 'no_model', message: 'no such model' }) }) });
       await expectRefundedFailure('winter-portrait', 'no_model');
+    });
+
+    it('no_model: the provider has no model of the route\'s name', async () => {
+      pipeline = await startPipeline();
+      // The demo slug launched here runs a model the provider does not have.
+      effects['winter-portrait'] = await insertEffect('qa-no-model', { model: 'nonesuch' });
+      await expectRefundedFailure('winter-portrait', 'no_model');
+      expect(pipeline.simulator.stats().submitted).to.equal(0);
+    });
+
+    it('lost_account: the provider refuses the key of the account the generation went to', async () => {
+      // The pool holds acct-two's key; the provider no longer knows it.
+      pipeline = await startPipeline({ simulator: { accounts: kindKeys({ 'acct-one': 2 }) } });
+      await services().db('provider_accounts').where({ key_fingerprint: keyFingerprint(kindKey('acct-one')) }).update({ cooldown_until: services().db.raw("now() + interval '1 hour'") });
+      await expectRefundedFailure('winter-portrait', 'lost_account');
+      expect(pipeline.simulator.stats().submitted).to.equal(0);
     });
 
     it('no_result_url: success reported without a result', async () => {
