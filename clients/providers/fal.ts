@@ -23,10 +23,11 @@ import { isSuccess } from '../outbound-http';
  * an endpoint's requests (`GET https://api.fal.ai/v1/models/requests/by-endpoint`), by end time, with
  * their input at most: our photo links name no generation and the webhook is not shown, so neither a
  * match nor an absence could be told from it. `findTask` therefore answers `unavailable` for every
- * reference, which is the truth ("not known"): the sweeps never submit such a generation again, it
- * waits until its pending expiry refunds it. Its webhook still reaches us (the URL names the
- * generation), and it is recorded on the pending generation like any early callback
- * (`early_callback_task_id`).
+ * reference, which is the truth ("not known"): the sweeps never submit such a generation again.
+ * Its webhook still reaches us (the URL names the generation) and is recorded on the pending
+ * generation like any early callback (`early_callback_task_id`): the sweeps adopt the task it names
+ * (`workers/generations/sweeps.ts`). Without one, the generation waits until its pending expiry
+ * refunds it.
  */
 export interface FalOptions {
   /** `https://queue.fal.run` unless told (the simulator's `/fal/queue`). */
