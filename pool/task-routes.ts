@@ -11,10 +11,7 @@ export function generationRoute(config: Config, offered: { runs: ModelRoutes | n
   return chooseRoute(routesOf(offered.runs, offered.model), config.generations.providerKindOrder, configuredKinds(config.generations.providerAccounts));
 }
 
-/** The routes of the marketplace's moderation model: the simulator's `moderation` until the catalog names others. */
-const moderationRoutes: ModelRoutes = { simulator: { model: 'moderation' } };
-
-/** The route a user effect's moderation round takes here; null when no kind with an account runs moderation. */
+/** The route a user effect's moderation round takes here (MODERATION_RUNS); null when no kind with an account runs moderation. */
 export function moderationRoute(config: Config): ChosenRoute | null {
-  return chooseRoute(moderationRoutes, config.generations.providerKindOrder, configuredKinds(config.generations.providerAccounts));
+  return chooseRoute(config.marketplace.moderationRuns, config.generations.providerKindOrder, configuredKinds(config.generations.providerAccounts));
 }

@@ -7,14 +7,16 @@ import type { PollPacing } from '../db/generations/schedule-poll';
 import type { ModelRoutes } from '../db/catalog/model';
 import type { ProviderKind } from '../common/model-route';
 import type { ProviderAdapter } from '../clients/providers/adapter';
-import { HttpProviderAdapter } from '../clients/providers/http-client';
-import { ProviderAdapters } from '../clients/providers/registry';
+import { ProviderAdapters, providerAdapters } from '../clients/providers/registry';
 import { configuredKinds } from '../pool/model-routes';
 import type { RunningPart, Services } from '../services';
 import { startProviderSimulator, type ProviderSimulator, type ProviderSimulatorOptions } from '../simulators/providers/provider-simulator';
 import { startGenerationPipeline } from '../workers/generations/pipeline';
 import { startPreviewConsumer } from '../workers/generations/preview-consumer';
-import { services, testConfig } from './harness';
+import { freePort, services, startTestApp, testConfig, type TestApp } from './harness';
+import { kindAccounts, kindRuns, simulatorApis, testKind } from './provider-kind';
+import { demoStudioCategories } from '../db/studio/seed-studio-categories';
+import { writeStudioCategories } from '../db/studio/write-studio-categories';
 import { postToTicket } from '../scripts/upload-ticket';
 import { makeUser } from './users';
 import { eventually } from '../scripts/wait';
@@ -59,6 +61,8 @@ export type DemoSlug = keyof typeof demoEffects;
 export async function insertEffect(slug: string, fields: Partial<{ cost: number; characters: object[]; output_type: string; model: string; model_max_photos: number | null; hidden: boolean; runs: ModelRoutes }> = {}): Promise<string> {
   const demo = (demoEffects as Record<string, object>)[slug] ?? demoEffects['winter-portrait'];
   const row = { ...demo, ...fields };
+  // Under a test kind (provider-kind.ts) the effect runs its simulator model through that kind's protocol.
+  const runs = fields.runs ?? kindRuns((row as { model: string }).model);
   const [effect] = await services().db('effects').insert({
     slug,
     name_ru: slug,
@@ -66,7 +70,7 @@ export async function insertEffect(slug: string, fields: Partial<{ cost: number;
     poster_key: `catalog/test/${slug}.jpg`,
     ...row,
     characters: JSON.stringify((row as { characters: object[] }).characters),
-    ...(fields.runs ? { runs: JSON.stringify(fields.runs) } : {}),
+    ...(runs ? { runs: JSON.stringify(runs) } : {}),
   }).returning('id');
   return effect.id;
 }
@@ -111,7 +115,7 @@ export async function waitForTerminal(generationId: string, timeoutMs = 20_000):
 
 /** Settings that keep the tests fast: short leases and claims, quick polls. */
 export const fastPipeline: Record<string, string> = {
-  PROVIDER_ACCOUNTS: 'acct-one:2,acct-two:2',
+  ...kindAccounts({ 'acct-one': 2, 'acct-two': 2 }),
   SLOT_LEASE_S: '3',
   POLL_CLAIM_S: '1',
   POLL_MIN_INTERVAL_MS: '20',
@@ -122,41 +126,71 @@ export const fastPipeline: Record<string, string> = {
 export interface Pipeline {
   simulator: ProviderSimulator;
   services: Services;
+  /** Each configured kind's adapter (wrapped by `adapter`), as the pipeline uses them. */
+  adapters: ProviderAdapters;
+  /** With `callbackApp`: the web app the provider's webhooks reach, which checks them as the provider signs them. */
+  callbackApp: TestApp | null;
   stop(): Promise<void>;
+}
+
+/** `real` with the calls of `change` in place of its own; every other call (and all its arguments) reaches `real`. */
+export function adapterWith(real: ProviderAdapter, change: Partial<ProviderAdapter>): ProviderAdapter {
+  return {
+    submit: change.submit ?? ((account, request) => real.submit(account, request)),
+    findTask: change.findTask ?? ((account, reference) => real.findTask(account, reference)),
+    poll: change.poll ?? ((account, taskId, route) => real.poll(account, taskId, route)),
+    fetchResult: change.fetchResult ?? ((url) => real.fetchResult(url)),
+    stageFile: change.stageFile ?? real.stageFile?.bind(real),
+    cancel: change.cancel ?? real.cancel?.bind(real),
+  };
 }
 
 /**
  * The provider simulator and the worker and media parts in this process, over the test run's
- * database and storage, with `fastPipeline` and `overrides` as configuration.
+ * database and storage, with `fastPipeline` and `overrides` as configuration. Each configured kind's
+ * tasks go through that kind's own adapter to the simulator's front of its protocol.
  */
 export async function startPipeline(options: {
   config?: Record<string, string>;
   simulator?: Partial<ProviderSimulatorOptions>;
   media?: boolean;
-  /** Wraps the adapter over the simulator (every configured kind's), to make the provider misbehave in ways the simulator cannot. */
+  /** Wraps each kind's adapter over the simulator, to make the provider misbehave in ways the simulator cannot. */
   adapter?: (real: ProviderAdapter) => ProviderAdapter;
   /** Services of the pipeline instead of the run's (a database reached through a fault proxy). */
   services?: Partial<Services>;
+  /** Starts a web app of its own that the provider's webhooks reach (PROVIDER_CALLBACK_BASE_URL), knowing the simulator's APIs. */
+  callbackApp?: boolean;
 } = {}): Promise<Pipeline> {
-  const env = { ...fastPipeline, ...options.config };
+  const callbackPort = options.callbackApp ? await freePort() : null;
+  const env = { ...fastPipeline, ...(callbackPort ? { PROVIDER_CALLBACK_BASE_URL: `http://127.0.0.1:${callbackPort}` } : {}), ...options.config };
   const config = testConfig(env);
   const accounts = Object.fromEntries(config.generations.providerAccounts.map((account) => [account.apiKey, account.slots]));
   const simulator = await startProviderSimulator({ latencyMs: 50, accounts, ...options.simulator });
-  const pipelineServices: Services = { ...services(), ...options.services, config: testConfig({ ...env, PROVIDER_URL: simulator.url }) };
-  const real = new HttpProviderAdapter({ baseUrl: simulator.url });
-  const adapter = options.adapter ? options.adapter(real) : real;
-  // Every configured kind's tasks go to the simulator: it stands in for each provider's accounts.
-  const adapters = new ProviderAdapters(Object.fromEntries([...configuredKinds(config.generations.providerAccounts)].map((kind) => [kind, adapter])));
+  const simulatorEnv = { ...env, PROVIDER_URL: simulator.url, ...simulatorApis(simulator.url) };
+  const pipelineServices: Services = { ...services(), ...options.services, config: testConfig(simulatorEnv) };
+  const kinds = configuredKinds(config.generations.providerAccounts);
+  const real = providerAdapters(kinds, { config: pipelineServices.config, simulatorUrl: simulator.url });
+  const adapters = new ProviderAdapters(Object.fromEntries([...kinds].map((kind) => [kind, options.adapter ? options.adapter(real.of(kind)) : real.of(kind)])));
   const parts: RunningPart[] = [await startGenerationPipeline(pipelineServices, adapters)];
   if (options.media ?? true) parts.push(await startPreviewConsumer(pipelineServices));
+  const callbackApp = callbackPort ? await startTestApp({ config: { ...simulatorEnv, PORT: String(callbackPort) } }) : null;
   return {
     simulator,
     services: pipelineServices,
+    adapters,
+    callbackApp,
     stop: async () => {
+      await callbackApp?.close();
       for (const part of parts.reverse()) await part.stop();
       await simulator.stop();
     },
   };
+}
+
+/** Writes the demo studio categories into an emptied table, on the test kind's routes (`provider-kind.ts`). */
+export async function insertStudioCategories(): Promise<void> {
+  const rows = demoStudioCategories.map((row) => (testKind === 'simulator' ? row : { ...row, model: undefined, runs: kindRuns(row.model!)! }));
+  await services().db.transaction((trx) => writeStudioCategories(trx, rows, { missingOnly: true }));
 }
 
 /** Accounts of each kind for `testConfig`: the simulator's `acct-one` and `acct-two`, and one account of every other kind. */

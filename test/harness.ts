@@ -13,6 +13,7 @@ import { createLogger, type Logger } from '../common/logger';
 import type { Services } from '../services';
 import type { ProcessorSimulator } from '../simulators/payment-processor/simulator';
 import { client, type Api } from './client';
+import { kindConfig, namesAccounts } from './provider-kind';
 
 /**
  * The test harness: one real Postgres (embedded in a temporary directory, or a fresh database on
@@ -27,7 +28,15 @@ export const freePort = freeLoopbackPort;
 
 /** A config for tests: everything embedded, secrets fixed, overrides on top. */
 export function testConfig(overrides: Record<string, string> = {}): Config {
-  return stack ? stack.config(overrides) : scratchConfig(path.join(os.tmpdir(), 'effects-test-data'), overrides);
+  const env = { ...kindDefaults(overrides), ...overrides };
+  return stack ? stack.config(env) : scratchConfig(path.join(os.tmpdir(), 'effects-test-data'), env);
+}
+
+/** The test kind's configuration (`provider-kind.ts`), without its accounts when the test names its own. */
+function kindDefaults(overrides: Record<string, string>): Record<string, string> {
+  const defaults = kindConfig();
+  if (!namesAccounts(overrides)) return defaults;
+  return Object.fromEntries(Object.entries(defaults).filter(([variable]) => !namesAccounts({ [variable]: '' })));
 }
 
 export function silentLogger(): Logger {

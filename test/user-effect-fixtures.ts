@@ -5,8 +5,6 @@ import { keepPrivate } from '../db/user-effects/keep-private';
 import type { UserEffectRow, UserEffectStatus } from '../db/user-effects/model';
 import { recordPreview } from '../db/user-effects/record-preview';
 import { rejectUserEffect } from '../db/user-effects/reject-user-effect';
-import { HttpProviderAdapter } from '../clients/providers/http-client';
-import { ProviderAdapters } from '../clients/providers/registry';
 import { AccountKeys } from '../pool/accounts';
 import type { RunningPart } from '../services';
 import { startModeration } from '../workers/user-effects/moderation';
@@ -67,7 +65,7 @@ export async function startMarketplacePipeline(options: Parameters<typeof startP
   const { config, db } = pipeline.services;
   const parts: RunningPart[] = [
     await startModeration(pipeline.services, {
-      adapters: new ProviderAdapters({ simulator: new HttpProviderAdapter({ baseUrl: pipeline.simulator.url }) }),
+      adapters: pipeline.adapters,
       keys: new AccountKeys(db, config.generations.providerAccounts),
     }),
     await startSamplePreviews(pipeline.services),

@@ -20,8 +20,9 @@ import { isSuccess } from '../outbound-http';
  *
  * A lost answer to a submission cannot be looked up: fal keeps no idempotency key or reference of
  * ours, and its list of an endpoint's requests shows neither our generation nor the webhook. So
- * `findTask` answers `unavailable` ("not known"): the sweeps never submit such a generation again,
- * its webhook is still recorded as an early callback, and otherwise its pending expiry refunds it.
+ * `findTask` answers `unavailable` ("not known"): the sweeps never submit such a generation again.
+ * Its webhook is recorded as an early callback and the sweeps adopt the task it names
+ * (`workers/generations/sweeps.ts`); without one, its pending expiry refunds it.
  */
 export interface FalOptions {
   /** `https://queue.fal.run` unless told (the simulator's `/fal/queue`). */

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../config';
 import { chooseRoute, configuredKinds, routesOf } from '../../pool/model-routes';
+import { moderationRoute } from '../../pool/task-routes';
 
 describe('which provider runs a task', () => {
   const routes = { fal: { model: 'fal-ai/flux/dev' }, replicate: { model: 'black-forest-labs/flux-kontext-pro' }, simulator: { model: 'image' } };
@@ -30,5 +31,14 @@ describe('which provider runs a task', () => {
     for (const bad of ['openai', 'fal,fal', 'replicate,,x']) {
       expect(() => loadConfig({ DATA_DIR: '/tmp/effects-model-routes-test', TOKEN_SECRET: 'x'.repeat(40), PROVIDER_KIND_ORDER: bad }), bad).to.throw('PROVIDER_KIND_ORDER');
     }
+  });
+
+  it('runs moderation on the route of MODERATION_RUNS whose kind has an account, the simulator\'s model when none is configured', () => {
+    const env = { DATA_DIR: '/tmp/effects-model-routes-test', TOKEN_SECRET: 'x'.repeat(40) };
+    const onFal = { model: 'openrouter/router/vision', input: { image_urls: ['{{photo}}'], prompt: '{{prompt}}' }, output: 'output' };
+    const configured = loadConfig({ ...env, FAL_ACCOUNTS: 'key-id:key-secret:2', MODERATION_RUNS: JSON.stringify({ fal: onFal }) });
+    expect(moderationRoute(configured)).to.deep.equal({ kind: 'fal', route: onFal });
+    expect(moderationRoute(loadConfig(env))).to.deep.equal({ kind: 'simulator', route: { model: 'moderation' } });
+    expect(moderationRoute(loadConfig({ ...env, FAL_ACCOUNTS: 'key-id:key-secret:2' })), 'no fal route').to.equal(null);
   });
 });

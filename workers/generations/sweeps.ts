@@ -20,6 +20,7 @@ import type { AccountCircuits } from '../../pool/account-circuits';
 import { keyFingerprint, type AccountKeys } from '../../pool/accounts';
 import { leaseSlots } from '../../db/pool/lease-slots';
 import type { ProviderAdapters } from '../../clients/providers/registry';
+import type { ProviderAccount, TaskLookup } from '../../clients/providers/adapter';
 import { releaseGenerationSlot } from '../../db/pool/release-generation-slot';
 import { renewSlotLease } from '../../db/pool/renew-slot-lease';
 import type { Services } from '../../services';
@@ -101,9 +102,7 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
     await renewSlotLease(db, stalled.id, settings.slotLeaseS);
     return 'unknown';
   }
-  const lookup = await provider.adapters.of(account.kind).findTask(account, stalled.id);
-  if (lookup.kind === 'unavailable') await provider.circuits.failed(accountId);
-  else await provider.circuits.answered(accountId);
+  const lookup = await findSubmittedTask(provider, account, stalled);
   if (lookup.kind === 'absent') {
     const since = absentSince.get(stalled.id) ?? Date.now();
     absentSince.set(stalled.id, since);
@@ -126,6 +125,19 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
   });
   if (adopted) log.info({ generationId: stalled.id, taskId: lookup.taskId }, 'unrecorded submission found at the provider; adopted');
   return adopted ? 'adopted' : 'unknown';
+}
+
+/**
+ * The task of an unresolved submission: the one the provider's signed webhook named for the
+ * generation, or else the provider's lookup by its client reference (fal has none: its webhook is
+ * the only way to learn the task of an answer lost).
+ */
+async function findSubmittedTask(provider: SweepProvider, account: ProviderAccount, stalled: StalledDispatch): Promise<TaskLookup> {
+  if (stalled.early_callback_task_id !== null) return { kind: 'found', taskId: stalled.early_callback_task_id };
+  const lookup = await provider.adapters.of(account.kind).findTask(account, stalled.id);
+  if (lookup.kind === 'unavailable') await provider.circuits.failed(stalled.submission_account_id!);
+  else await provider.circuits.answered(stalled.submission_account_id!);
+  return lookup;
 }
 
 async function takeBack(services: Services, generationId: string): Promise<boolean> {

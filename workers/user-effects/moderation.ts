@@ -119,7 +119,8 @@ async function askModel(
   for (let waitMs = pollFirstMs; Date.now() < deadline; waitMs = Math.min(pollLongestMs, waitMs * 2)) {
     await delay(waitMs, undefined, { signal });
     await renewModerationSlot(db, lease, config.generations.slotLeaseS);
-    const polled = await adapter.poll(account, submitted.taskId);
+    // With its route: fal names the task by its app, and the verdict is where the route's output says.
+    const polled = await adapter.poll(account, submitted.taskId, route);
     if (polled.kind === 'running' || polled.kind === 'unavailable') continue;
     if (polled.kind === 'failed') throw new RoundNotDone(`the moderation task failed: ${polled.errorCode}`);
     if (polled.resultUrl === null) throw new RoundNotDone('the moderation task ended without an answer');

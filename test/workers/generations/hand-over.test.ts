@@ -1,13 +1,14 @@
 import { expect } from 'chai';
 import { createGeneration } from '../../../api/generations/create';
-import { HttpProviderAdapter } from '../../../clients/providers/http-client';
-import { ProviderAdapters } from '../../../clients/providers/registry';
+import { providerAdapters } from '../../../clients/providers/registry';
+import { configuredKinds } from '../../../pool/model-routes';
 import type { RunningPart, Services } from '../../../services';
 import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/providers/provider-simulator';
 import { startGenerationPipeline } from '../../../workers/generations/pipeline';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
 import { balanceOf, fastPipeline, insertEffect, photo, storedUpload, waitForTerminal } from '../../generation-fixtures';
-import { resetDatabase, services, testConfig, useTestApp } from '../../harness';
+import { resetDatabase, services, startTestApp, testConfig, type TestApp } from '../../harness';
+import { kindAccounts, kindKeys, overKind, simulatorApis, unreadablePhotoCode } from '../../provider-kind';
 import { makeUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
 
@@ -15,29 +16,32 @@ import { eventually } from '../../../scripts/wait';
  * The hand-over of a slot the provider's callback freed, with the tick far away (DISPATCH_TICK_MS
  * 5 s) and the first poll late: only the wake-ups can hand a slot on within a tick.
  */
-describe('the hand-over of a freed slot', function () {
+describe(overKind('the hand-over of a freed slot'), function () {
   this.timeout(60_000);
-  const t = useTestApp();
   const tickMs = 5000;
   let simulator: ProviderSimulator | null = null;
+  /** The web app the provider calls back, checking its webhooks as the provider of the test kind signs them. */
+  let callbacks: TestApp | null = null;
   let parts: RunningPart[] = [];
 
   beforeEach(() => resetDatabase());
   afterEach(async () => {
     for (const part of parts.reverse()) await part.stop();
     parts = [];
+    await callbacks?.close();
     await simulator?.stop();
-    simulator = null;
+    callbacks = simulator = null;
   });
 
   /** The simulator, `workers` generation pipelines on it (each a dispatcher and a poll loop, as in one worker process each) and one media part. */
   async function start(accounts: Record<string, number>, latencyMs: number, workers: number, overrides: Record<string, string> = {}): Promise<void> {
-    simulator = await startProviderSimulator({ latencyMs, accounts });
+    simulator = await startProviderSimulator({ latencyMs, accounts: kindKeys(accounts) });
+    const apis = { ...kindAccounts(accounts), PROVIDER_URL: simulator.url, ...simulatorApis(simulator.url) };
+    callbacks = await startTestApp({ config: apis });
     const env = {
       ...fastPipeline,
-      PROVIDER_ACCOUNTS: Object.entries(accounts).map(([key, slots]) => `${key}:${slots}`).join(','),
-      PROVIDER_URL: simulator.url,
-      PROVIDER_CALLBACK_BASE_URL: t.app.url,
+      ...apis,
+      PROVIDER_CALLBACK_BASE_URL: callbacks.url,
       DISPATCH_TICK_MS: String(tickMs),
       POLL_MIN_INTERVAL_MS: '3000',
       POLL_MAX_INTERVAL_MS: '4000',
@@ -45,8 +49,9 @@ describe('the hand-over of a freed slot', function () {
       ...overrides,
     };
     const pipelineServices: Services = { ...services(), config: testConfig(env) };
+    const { config } = pipelineServices;
     for (let index = 0; index < workers; index += 1) {
-      parts.push(await startGenerationPipeline(pipelineServices, new ProviderAdapters({ simulator: new HttpProviderAdapter({ baseUrl: simulator.url }) })));
+      parts.push(await startGenerationPipeline(pipelineServices, providerAdapters(configuredKinds(config.generations.providerAccounts), { config, simulatorUrl: simulator.url })));
     }
     parts.push(await startPreviewConsumer(pipelineServices));
   }
@@ -58,7 +63,7 @@ describe('the hand-over of a freed slot', function () {
     for (let index = 0; index < count; index += 1) {
       const upload = await storedUpload(userId, await photo());
       uploads.push(upload);
-      ids.push((await createGeneration(services(), userId, { effect_id: effectId, characters: [[upload]] }, null)).body.id);
+      ids.push((await createGeneration({ ...services(), config: testConfig() }, userId, { effect_id: effectId, characters: [[upload]] }, null)).body.id);
     }
     return { ids, uploads };
   }
@@ -107,7 +112,7 @@ describe('the hand-over of a freed slot', function () {
     expect(await db('generations').where({ id: running }).first('status')).to.deep.equal({ status: 'processing' });
 
     expect(await waitForTerminal(running, 30_000)).to.deep.equal({ status: 'succeeded', error_code: null });
-    expect(await waitForTerminal(broken, 30_000)).to.deep.equal({ status: 'failed', error_code: 'bad_input_image' });
+    expect(await waitForTerminal(broken, 30_000)).to.deep.equal({ status: 'failed', error_code: unreadablePhotoCode() });
     expect(await waitForTerminal(next, 30_000)).to.deep.equal({ status: 'succeeded', error_code: null });
     expect(await balanceOf(user.id)).to.equal(100 - 2 * 10);
 

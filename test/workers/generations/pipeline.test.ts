@@ -4,14 +4,16 @@ import sharp from 'sharp';
 import { reserveAndQueue } from '../../../services/generations/reserve-and-queue';
 import { ResultTooLargeError, type ProviderAdapter } from '../../../clients/providers/adapter';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
-import { balanceOf, insertDemoEffects, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type DemoSlug, type Pipeline } from '../../generation-fixtures';
+import { adapterWith, balanceOf, insertDemoEffects, insertEffect, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type DemoSlug, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { hugePngHeader } from '../../images';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
 import { jobsOf } from '../../jobs';
+import { keyFingerprint } from '../../../pool/accounts';
+import { kindKey, kindKeys, kindRoute, overKind, stagedFilesUrl, testKind, unreadablePhotoCode } from '../../provider-kind';
 
-describe('generation pipeline with the provider simulator', function () {
+describe(overKind('generation pipeline with the provider simulator'), function () {
   this.timeout(60_000);
   const t = useTestApp();
   let pipeline: Pipeline | null = null;
@@ -48,13 +50,7 @@ describe('generation pipeline with the provider simulator', function () {
 
   /** Wraps the simulator's adapter so one call answers as the test says. */
   function misbehaving(change: Partial<ProviderAdapter>): (real: ProviderAdapter) => ProviderAdapter {
-    return (real) => ({
-      submit: change.submit ?? ((account, request) => real.submit(account, request)),
-      findTask: change.findTask ?? ((account, reference) => real.findTask(account, reference)),
-      poll: change.poll ?? ((account, taskId) => real.poll(account, taskId)),
-      fetchResult: change.fetchResult ?? ((url) => real.fetchResult(url)),
-      stageFile: change.stageFile ?? real.stageFile?.bind(real),
-    });
+    return (real) => adapterWith(real, change);
   }
 
   describe('results', () => {
@@ -191,6 +187,22 @@ describe('generation pipeline with the provider simulator', function () {
       await expectRefundedFailure('winter-portrait', 'no_model');
     });
 
+    it('no_model: the provider has no model of the route\'s name', async () => {
+      pipeline = await startPipeline();
+      // The demo slug launched here runs a model the provider does not have.
+      effects['winter-portrait'] = await insertEffect('qa-no-model', { model: 'nonesuch' });
+      await expectRefundedFailure('winter-portrait', 'no_model');
+      expect(pipeline.simulator.stats().submitted).to.equal(0);
+    });
+
+    it('lost_account: the provider refuses the key of the account the generation went to', async () => {
+      // The pool holds acct-two's key; the provider no longer knows it.
+      pipeline = await startPipeline({ simulator: { accounts: kindKeys({ 'acct-one': 2 }) } });
+      await services().db('provider_accounts').where({ key_fingerprint: keyFingerprint(kindKey('acct-one')) }).update({ cooldown_until: services().db.raw("now() + interval '1 hour'") });
+      await expectRefundedFailure('winter-portrait', 'lost_account');
+      expect(pipeline.simulator.stats().submitted).to.equal(0);
+    });
+
     it('no_result_url: success reported without a result', async () => {
       pipeline = await startPipeline({ adapter: misbehaving({ poll: async () => ({ kind: 'succeeded', resultUrl: null }) }) });
       await expectRefundedFailure('winter-portrait', 'no_result_url');
@@ -237,11 +249,14 @@ describe('generation pipeline with the provider simulator', function () {
       await expectRefundedFailure('winter-portrait', 'pool_timeout');
     });
 
-    it('provider_timeout: the provider did not finish within PROVIDER_TIMEOUT_S of the submission', async () => {
+    it('provider_timeout: the provider did not finish within PROVIDER_TIMEOUT_S of the submission; its task is cancelled there', async () => {
       pipeline = await startPipeline({ config: { PROVIDER_TIMEOUT_S: '1' }, simulator: { latencyMs: 2500 } });
       const { id } = await expectRefundedFailure('winter-portrait', 'provider_timeout');
       const row = await services().db('generations').where({ id }).first('started_at', 'finished_at');
       expect(row.finished_at - row.started_at).to.be.within(1000, 2500);
+      // The simulator's own protocol has no cancel: its tasks end by themselves.
+      const cancelled = testKind === 'simulator' ? 0 : 1;
+      expect(await eventually(async () => pipeline!.simulator.stats().canceled, (count) => count === cancelled, 2000)).to.equal(cancelled);
     });
   });
 
@@ -271,7 +286,7 @@ describe('generation pipeline with the provider simulator', function () {
 
     it('a provider 429 puts the account in cooldown and the generation back in line; it still succeeds', async () => {
       // Our pool believes acct-one has 2 slots; the provider allows it 1.
-      pipeline = await startPipeline({ simulator: { latencyMs: 300, accounts: { 'acct-one': 1, 'acct-two': 2 } } });
+      pipeline = await startPipeline({ simulator: { latencyMs: 300, accounts: kindKeys({ 'acct-one': 1, 'acct-two': 2 }) } });
       const user = await makeUser({ guest: true, balance: 1000 });
       const ids: string[] = [];
       for (let index = 0; index < 6; index += 1) ids.push((await launch('winter-portrait', { user })).id);
@@ -306,7 +321,7 @@ describe('generation pipeline with the provider simulator', function () {
       const effect = await services().db('effects').where({ id: effects['winter-portrait'] }).first('cost', 'model', 'output_type');
       const plan = {
         kind: 'effect' as const, effectId: effects['winter-portrait'], studioCategoryId: null, prompt: null, cost: effect.cost,
-        outputType: effect.output_type, model: effect.model, providerKind: 'simulator' as const, route: { model: effect.model }, inputs: [{ upload_id: upload, object_key: objectKey, person: 0 }],
+        outputType: effect.output_type, model: effect.model, providerKind: testKind, route: kindRoute(effect.model), inputs: [{ upload_id: upload, object_key: objectKey, person: 0 }],
       };
       // One commit: their NOTIFYs wake the dispatcher for one round or two, not twelve.
       const waiting = await services().db.transaction(async (trx) => {
@@ -368,7 +383,7 @@ describe('generation pipeline with the provider simulator', function () {
         const { row, submissions, simulatorUrl } = await waitBehindBusySlots();
         expect(row.staged_inputs).to.have.length(1);
         expect(row.staged_inputs[0].person).to.equal(0);
-        expect(row.staged_inputs[0].url.startsWith(`${simulatorUrl}/v1/files/`)).to.equal(true);
+        expect(row.staged_inputs[0].url.startsWith(stagedFilesUrl(simulatorUrl))).to.equal(true);
         expect(row.staged_inputs_until.getTime() - Date.now()).to.be.within(55 * 60_000, 60 * 60_000);
         expect(submissions).to.deep.equal([[row.staged_inputs[0].url]]);
         expect(pipeline!.simulator.stats()).to.deep.include({ filesStaged: 1, stagedInputsRead: 1 });
@@ -415,7 +430,7 @@ describe('generation pipeline with the provider simulator', function () {
         expect(await services().db('generations').where({ id }).first('staged_inputs', 'staged_inputs_until')).to.deep.equal({ staged_inputs: null, staged_inputs_until: null });
       });
 
-      it('tries our own link only once: when the provider refuses it too, the generation fails bad_input_image and is refunded', async () => {
+      it('tries our own link only once: when the provider refuses it too, the generation fails as an unreadable photo and is refunded', async () => {
         const { id, user, submissions } = await waitBehindBusySlots({
           adapter: linkToNothing,
           // Gone from our storage after its check: our link leads nowhere either.
@@ -423,7 +438,7 @@ describe('generation pipeline with the provider simulator', function () {
             const { inputs } = await services().db('generations').where({ id: waiting }).first('inputs');
             await services().storage.remove(inputs[0].object_key);
           },
-          waitingEnds: { status: 'failed', error_code: 'bad_input_image' },
+          waitingEnds: { status: 'failed', error_code: unreadablePhotoCode() },
         });
         expect(submissions).to.have.length(2);
         expect(await balanceOf(user.id)).to.equal(1000 - 4 * 10);

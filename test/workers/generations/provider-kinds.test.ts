@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import type { ProviderAdapter, ProviderRequest } from '../../../clients/providers/adapter';
 import type { ProviderKind } from '../../../common/model-route';
 import { keyFingerprint } from '../../../pool/accounts';
-import { insertEffect, insertGeneration, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
+import { adapterWith, insertEffect, insertGeneration, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 
-/** A simulator account and a Replicate one; the simulator stands in for both providers. */
+/** A simulator account and a Replicate one; the simulator stands in for both providers, each in its own protocol. */
 const twoKinds = { PROVIDER_ACCOUNTS: 'sim-key:2', REPLICATE_ACCOUNTS: 'r8_kinds-token:1' };
 
 describe('generations of two provider kinds in one pool', function () {
@@ -23,7 +23,7 @@ describe('generations of two provider kinds in one pool', function () {
     user = await makeUser({ guest: true, balance: 1000 });
     effects = {
       simulator: await insertEffect('on-the-simulator'),
-      replicate: await insertEffect('on-replicate', { runs: { replicate: { model: 'image', input: { image: '{{photo}}' }, output: '' } } }),
+      replicate: await insertEffect('on-replicate', { runs: { replicate: { model: 'sim/image', input: { image: '{{photo}}' }, output: '' } } }),
     };
     submitted = [];
   });
@@ -32,14 +32,11 @@ describe('generations of two provider kinds in one pool', function () {
     pipeline = null;
   });
 
-  const recording = (real: ProviderAdapter): ProviderAdapter => ({
+  const recording = (real: ProviderAdapter): ProviderAdapter => adapterWith(real, {
     submit: (account, request: ProviderRequest) => {
       submitted.push({ kind: account.kind, apiKey: account.apiKey, model: request.route.model, generationId: request.clientReference });
       return real.submit(account, request);
     },
-    findTask: (account, reference) => real.findTask(account, reference),
-    poll: (account, taskId) => real.poll(account, taskId),
-    fetchResult: (url) => real.fetchResult(url),
   });
 
   async function launch(kind: 'simulator' | 'replicate'): Promise<string> {
@@ -66,7 +63,7 @@ describe('generations of two provider kinds in one pool', function () {
     await db('provider_slots').where({ account_id: replicateAccount }).update({ generation_id: null, lease_expires_at: null });
     for (const id of onReplicate) expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
     const of = (ids: string[]) => submitted.filter((submission) => ids.includes(submission.generationId)).map(({ kind, apiKey, model }) => ({ kind, apiKey, model }));
-    expect(of(onReplicate)).to.deep.equal(Array(2).fill({ kind: 'replicate', apiKey: 'r8_kinds-token', model: 'image' }));
+    expect(of(onReplicate)).to.deep.equal(Array(2).fill({ kind: 'replicate', apiKey: 'r8_kinds-token', model: 'sim/image' }));
     expect(of(onSimulator)).to.deep.equal(Array(3).fill({ kind: 'simulator', apiKey: 'sim-key', model: 'image' }));
   });
 });

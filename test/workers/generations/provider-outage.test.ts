@@ -1,16 +1,17 @@
 import { expect } from 'chai';
 import type { ProviderAdapter } from '../../../clients/providers/adapter';
-import { insertEffect, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
+import { adapterWith, insertEffect, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { capturingLogger, resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { kindAccounts, overKind } from '../../provider-kind';
 
 /**
  * The provider stops answering for a few seconds (every call refused at once, as a cut network
  * answers) while tasks run on it: the pool notices once, backs off per account and probes, and
  * every task ends when the provider is back.
  */
-describe('a provider cut off with tasks in flight', function () {
+describe(overKind('a provider cut off with tasks in flight'), function () {
   this.timeout(90_000);
   const outageMs = 6000;
   const tasks = 4;
@@ -29,19 +30,18 @@ describe('a provider cut off with tasks in flight', function () {
   it('fails a few polls per task, not one every poll interval; one warning when the account stops answering and one when it answers again', async () => {
     let cut = false;
     const failedPolls = new Map<string, number>();
-    const cutOff = (real: ProviderAdapter): ProviderAdapter => ({
+    const cutOff = (real: ProviderAdapter): ProviderAdapter => adapterWith(real, {
       submit: (account, request) => (cut ? Promise.resolve({ kind: 'unavailable', reason: 'connection refused', maybeAccepted: false }) : real.submit(account, request)),
       findTask: (account, reference) => (cut ? Promise.resolve({ kind: 'unavailable', reason: 'connection refused' }) : real.findTask(account, reference)),
-      poll: (account, taskId) => {
-        if (!cut) return real.poll(account, taskId);
+      poll: (account, taskId, route) => {
+        if (!cut) return real.poll(account, taskId, route);
         failedPolls.set(taskId, (failedPolls.get(taskId) ?? 0) + 1);
         return Promise.resolve({ kind: 'unavailable', reason: 'connection refused' });
       },
-      fetchResult: (url) => real.fetchResult(url),
     });
     const captured = capturingLogger();
     pipeline = await startPipeline({
-      config: { PROVIDER_ACCOUNTS: 'outage-key:4', POLL_MIN_INTERVAL_MS: '100', POLL_MAX_INTERVAL_MS: '100', ...retry },
+      config: { ...kindAccounts({ 'outage-key': 4 }), POLL_MIN_INTERVAL_MS: '100', POLL_MAX_INTERVAL_MS: '100', ...retry },
       simulator: { latencyMs: outageMs + 2000 },
       adapter: cutOff,
       services: { log: captured.log },

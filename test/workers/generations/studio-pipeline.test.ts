@@ -1,19 +1,19 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { seedStudioCategories } from '../../../db/studio/seed-studio-categories';
-import { balanceOf, ledgerOf, photo, registeredPushDevice, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
+import { balanceOf, insertStudioCategories, ledgerOf, photo, registeredPushDevice, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 import { jobDataOf, jobsOf } from '../../jobs';
+import { overKind } from '../../provider-kind';
 
-describe('studio generations through the one pipeline, with the provider simulator', function () {
+describe(overKind('studio generations through the one pipeline, with the provider simulator'), function () {
   this.timeout(60_000);
   const t = useTestApp();
   let pipeline: Pipeline;
   let user: TestUser;
   beforeEach(async () => {
     await resetDatabase();
-    await seedStudioCategories(services().db, { onlyIntoEmpty: true });
+    await insertStudioCategories();
     user = await makeUser({ balance: 100 });
     // After the reset: the pipeline syncs its provider accounts at start.
     pipeline = await startPipeline();

@@ -9,6 +9,7 @@ import { taskCallbackUrl } from '../../../clients/providers/task-callback';
 import { defaultPollPacing, distantPolls, insertDemoEffects, insertGeneration, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { databaseUrl, resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser } from '../../users';
+import { overKind } from '../../provider-kind';
 
 describe('provider task callbacks', function () {
   this.timeout(60_000);
@@ -186,7 +187,7 @@ describe('provider task callbacks', function () {
     });
   });
 
-  describe('in the pipeline', () => {
+  describe(overKind('in the pipeline'), () => {
     let pipeline: Pipeline | null = null;
     afterEach(async () => {
       await pipeline?.stop();
@@ -196,8 +197,9 @@ describe('provider task callbacks', function () {
     // The first poll comes 3 s after the submission: only a callback can bring the result sooner.
     const slowPolls = { SLOT_LEASE_S: '10', POLL_MIN_INTERVAL_MS: '3000', POLL_MAX_INTERVAL_MS: '4000' };
 
-    async function runOne(callbackBase: string): Promise<{ storedAfterMs: number; calledBack: boolean }> {
-      pipeline = await startPipeline({ config: { ...slowPolls, PROVIDER_CALLBACK_BASE_URL: callbackBase }, simulator: { latencyMs: 300 } });
+    /** One generation, with webhooks to a web app that checks them, or to `deadEnd` where nothing listens. */
+    async function runOne(deadEnd?: string): Promise<{ storedAfterMs: number; calledBack: boolean }> {
+      pipeline = await startPipeline({ config: { ...slowPolls, ...(deadEnd ? { PROVIDER_CALLBACK_BASE_URL: deadEnd } : {}) }, simulator: { latencyMs: 300 }, callbackApp: !deadEnd });
       const effects = await insertDemoEffects();
       const user = await makeUser({ guest: true, balance: 100 });
       const upload = await storedUpload(user.id, await photo());
@@ -209,14 +211,14 @@ describe('provider task callbacks', function () {
     }
 
     it('stores the result as soon as the provider calls back, long before the first poll', async () => {
-      const { storedAfterMs, calledBack } = await runOne(t.app.url);
+      const { storedAfterMs, calledBack } = await runOne();
       expect(calledBack).to.equal(true);
       expect(storedAfterMs).to.be.below(2500);
     });
 
     it('takes a callback faster than the record of the submission at its first call, and stores the result long before the first poll', async () => {
       // At latency 0 the task ends as it is accepted: its callback usually outruns the record.
-      pipeline = await startPipeline({ config: { ...slowPolls, PROVIDER_CALLBACK_BASE_URL: t.app.url }, simulator: { latencyMs: 0 } });
+      pipeline = await startPipeline({ config: slowPolls, simulator: { latencyMs: 0 }, callbackApp: true });
       const effects = await insertDemoEffects();
       const user = await makeUser({ guest: true, balance: 100 });
       const upload = await storedUpload(user.id, await photo());
@@ -229,8 +231,9 @@ describe('provider task callbacks', function () {
 
     it('polls a task only as a fallback once callbacks arrive: 15 polls of a 1.5 s task before the first callback, 2 after', async () => {
       pipeline = await startPipeline({
-        config: { PROVIDER_CALLBACK_BASE_URL: t.app.url, SLOT_LEASE_S: '10', POLL_MIN_INTERVAL_MS: '100', POLL_MAX_INTERVAL_MS: '4000', CALLBACK_FALLBACK_POLL_MIN_MS: '1000' },
+        config: { SLOT_LEASE_S: '10', POLL_MIN_INTERVAL_MS: '100', POLL_MAX_INTERVAL_MS: '4000', CALLBACK_FALLBACK_POLL_MIN_MS: '1000' },
         simulator: { latencyMs: 1500 },
+        callbackApp: true,
       });
       const effects = await insertDemoEffects();
       const user = await makeUser({ guest: true, balance: 100 });

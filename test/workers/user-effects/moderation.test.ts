@@ -5,8 +5,9 @@ import { resetDatabase, services, useTestApp } from '../../harness';
 import { startMarketplacePipeline, submission, waitForStatus } from '../../user-effect-fixtures';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { kindRoute, overKind } from '../../provider-kind';
 
-describe('marketplace: moderation in the worker fleet, the community catalog, generations and earnings', function () {
+describe(overKind('marketplace: moderation in the worker fleet, the community catalog, generations and earnings'), function () {
   this.timeout(60_000);
   const handle = useTestApp();
   let pipeline: Pipeline;
@@ -68,7 +69,7 @@ describe('marketplace: moderation in the worker fleet, the community catalog, ge
     expect(launched.status, launched.text).to.equal(202);
     expect(await waitForTerminal(launched.body.id, 40_000)).to.deep.equal({ status: 'succeeded', error_code: null });
     const generation = await services().db('generations').where({ id: launched.body.id }).first('prompt', 'cost', 'model');
-    expect(generation).to.deep.equal({ prompt: 'a neon portrait at night', cost: 40, model: 'video' });
+    expect(generation).to.deep.equal({ prompt: 'a neon portrait at night', cost: 40, model: kindRoute('video').model });
     const [earning] = await services().db('user_effect_earnings').where({ user_id: author.id });
     expect(earning).to.include({ user_effect_id: id, effect_id: effectId, generation_id: launched.body.id, amount: 8, status: 'pending' });
     const days = (earning.settles_at.getTime() - earning.created_at.getTime()) / 1000 / services().config.billingDayS;
