@@ -148,7 +148,7 @@ function spreadOf(valuesMs: number[]): Spread {
 /** The photo every generation is made of: `flat` a 256x256 grey JPEG (the table's), `face` the demo catalog's 640x800 face. */
 export type PhotoKind = 'flat' | 'face';
 
-interface BenchFixture {
+export interface BenchFixture {
   userId: string;
   effectId: string;
   uploadId: string;
@@ -156,7 +156,7 @@ interface BenchFixture {
 }
 
 /** One user with enough credits for `count` generations, one effect, one stored photo. */
-async function benchFixture(services: Services, count: number, kind: ProviderKind, photoKind: PhotoKind = 'flat'): Promise<BenchFixture> {
+export async function benchFixture(services: Services, count: number, kind: ProviderKind, photoKind: PhotoKind = 'flat'): Promise<BenchFixture> {
   const { db } = services;
   const [user] = await db('users').insert({ is_anonymous: true }).returning('id');
   await db.transaction((trx) => credit(trx, { userId: user.id, kind: 'guest_start', amount: count * 10, reference: 'bench' }));
@@ -218,7 +218,7 @@ async function createGenerations(services: Services, webUrl: string, count: numb
   return { ids, committedAt };
 }
 
-interface PipelineProcesses {
+export interface PipelineProcesses {
   simulator: ProviderSimulator;
   webUrl: string;
   pids: { web: number; worker: number; media: number };
@@ -240,7 +240,7 @@ async function listeningProcesses(services: Services): Promise<number> {
  * in production (so the simulator's rendering does not share the worker's event loop); the provider
  * calls the web process back when a task is done.
  */
-async function startPipelineProcesses(stack: ScratchStack, kind: ProviderKind, latencyMs: number, slotsPerAccount: number, callbacks = true): Promise<PipelineProcesses> {
+export async function startPipelineProcesses(stack: ScratchStack, kind: ProviderKind, latencyMs: number, slotsPerAccount: number, callbacks = true): Promise<PipelineProcesses> {
   const { services } = stack;
   const accounts = benchAccounts(kind, slotsPerAccount);
   const simulator = await startProviderSimulator({ latencyMs, accounts: accounts.keys });
