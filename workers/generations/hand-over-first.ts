@@ -14,11 +14,17 @@
  * pool-only runs, 2026-11-27): with a lull of 30 ms the hand-over's p99 had a median of 26 ms
  * (under 50 ms in 11 of 14) against 43 ms (9 of 14) when only what was under way was waited for,
  * and the throughput 98.3% of S/L on average against 97.8%.
+ *
+ * With no generation waiting in line (`lineMayWait` false, as the dispatcher's last round saw it) a
+ * freed slot is handed to no one, so there is no lull to wait for: a lone generation's result is
+ * copied as soon as the rounds under way have ended.
  */
 export class HandOverFirst {
   private readonly underWay = new Set<Promise<unknown>>();
   /** When a submission last started or ended (epoch ms): the lull counts from there. */
   private lastHandOverAt = Number.NEGATIVE_INFINITY;
+  /** Generations may wait for a slot (the dispatcher keeps it); only then do hand-overs follow a freed slot. */
+  lineMayWait = true;
 
   constructor(private readonly timing: { lullMs: number; maxWaitMs: number }) {}
 
@@ -46,7 +52,7 @@ export class HandOverFirst {
     const deadline = Date.now() + this.timing.maxWaitMs;
     for (;;) {
       const now = Date.now();
-      const quietInMs = this.lastHandOverAt + this.timing.lullMs - now;
+      const quietInMs = this.lineMayWait ? this.lastHandOverAt + this.timing.lullMs - now : 0;
       if (now >= deadline || (this.underWay.size === 0 && quietInMs <= 0)) return;
       const underWay = this.underWay.size > 0 ? Promise.allSettled([...this.underWay]) : null;
       await settledWithin(underWay, Math.min(deadline - now, underWay ? Number.POSITIVE_INFINITY : quietInMs));
