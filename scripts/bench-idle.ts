@@ -3,6 +3,7 @@ import { signAccessToken } from '../api/tokens/access-token';
 import { startScratchStack, type ScratchStack } from '../process/scratch-stack';
 import type { TaskTimes } from '../simulators/providers/provider-simulator';
 import { reportFigure } from './bench-figures';
+import { wholeOption } from './bench-options';
 import { benchFixture, startPipelineProcesses, type PipelineProcesses } from './bench-generations';
 import { percentile } from './load';
 
@@ -183,12 +184,7 @@ async function main(): Promise<void> {
       'latency-ms': { type: 'string', default: '300' },
     },
   });
-  const whole = (name: keyof typeof values, min: number): number => {
-    const value = Number(values[name]);
-    if (!Number.isSafeInteger(value) || value < min) throw new Error(`--${name} takes a whole number of at least ${min}, not ${values[name]}`);
-    return value;
-  };
-  const options = { count: whole('count', 1), warmUp: whole('warm-up', 0), latencyMs: whole('latency-ms', 1) };
+  const options = { count: wholeOption(values, 'count', 1), warmUp: wholeOption(values, 'warm-up', 0), latencyMs: wholeOption(values, 'latency-ms', 1) };
   const stack = await startScratchStack();
   try {
     const result = await benchIdle(stack, options);
