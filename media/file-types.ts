@@ -24,7 +24,11 @@ const SERVED_IMAGE_FORMATS: Partial<Record<ImageFormat, FileType>> = {
 
 /** Extension and content type of the image as it is, so a transparent PNG is stored and served as PNG. */
 export async function imageFileType(buffer: Buffer): Promise<FileType> {
-  const { format } = await probeImage(buffer);
+  return servedImageType((await probeImage(buffer)).format);
+}
+
+/** `imageFileType` of an image whose header was read already. */
+export function servedImageType(format: ImageFormat): FileType {
   const fileType = SERVED_IMAGE_FORMATS[format];
   if (!fileType) throw new UnsupportedImageFormatError(format);
   return fileType;

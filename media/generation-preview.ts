@@ -19,12 +19,13 @@ export interface GenerationPreview {
   blurhash: string;
 }
 
-export async function buildGenerationPreview(result: Buffer, outputType: 'image' | 'video'): Promise<GenerationPreview> {
+/** `imageSize`: an image's displayed size when the caller read its header already (it is not read again). */
+export async function buildGenerationPreview(result: Buffer, outputType: 'image' | 'video', imageSize?: Size): Promise<GenerationPreview> {
   if (outputType === 'video') {
     const { width, height } = await probeVideo(result);
     return previewOf(await extractFrame(result, VIDEO_POSTER_AT_S), { width, height }, true);
   }
-  const { width, height } = await probeImage(result);
+  const { width, height } = imageSize ?? await probeImage(result);
   return previewOf(result, { width, height }, false);
 }
 

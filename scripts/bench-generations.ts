@@ -17,6 +17,7 @@ import { freeLoopbackPort as freePort } from '../db/postgres';
 import { startScratchStack, type ScratchStack } from '../process/scratch-stack';
 import { postToTicket } from './upload-ticket';
 import { reportFigure } from './bench-figures';
+import { wholeOption } from './bench-options';
 import { pgBossThroughput } from './bench-pg-boss';
 import { percentile, postgresCpuByClient, postgresCpuMs, processCpuMs } from './load';
 
@@ -148,7 +149,7 @@ function spreadOf(valuesMs: number[]): Spread {
 /** The photo every generation is made of: `flat` a 256x256 grey JPEG (the table's), `face` the demo catalog's 640x800 face. */
 export type PhotoKind = 'flat' | 'face';
 
-interface BenchFixture {
+export interface BenchFixture {
   userId: string;
   effectId: string;
   uploadId: string;
@@ -156,7 +157,7 @@ interface BenchFixture {
 }
 
 /** One user with enough credits for `count` generations, one effect, one stored photo. */
-async function benchFixture(services: Services, count: number, kind: ProviderKind, photoKind: PhotoKind = 'flat'): Promise<BenchFixture> {
+export async function benchFixture(services: Services, count: number, kind: ProviderKind, photoKind: PhotoKind = 'flat'): Promise<BenchFixture> {
   const { db } = services;
   const [user] = await db('users').insert({ is_anonymous: true }).returning('id');
   await db.transaction((trx) => credit(trx, { userId: user.id, kind: 'guest_start', amount: count * 10, reference: 'bench' }));
@@ -218,7 +219,7 @@ async function createGenerations(services: Services, webUrl: string, count: numb
   return { ids, committedAt };
 }
 
-interface PipelineProcesses {
+export interface PipelineProcesses {
   simulator: ProviderSimulator;
   webUrl: string;
   pids: { web: number; worker: number; media: number };
@@ -240,7 +241,7 @@ async function listeningProcesses(services: Services): Promise<number> {
  * in production (so the simulator's rendering does not share the worker's event loop); the provider
  * calls the web process back when a task is done.
  */
-async function startPipelineProcesses(stack: ScratchStack, kind: ProviderKind, latencyMs: number, slotsPerAccount: number, callbacks = true): Promise<PipelineProcesses> {
+export async function startPipelineProcesses(stack: ScratchStack, kind: ProviderKind, latencyMs: number, slotsPerAccount: number, callbacks = true): Promise<PipelineProcesses> {
   const { services } = stack;
   const accounts = benchAccounts(kind, slotsPerAccount);
   const simulator = await startProviderSimulator({ latencyMs, accounts: accounts.keys });
@@ -471,6 +472,12 @@ export async function benchGenerations(stack: ScratchStack, options: GenerationB
 
 const photoNames: Record<PhotoKind, string> = { flat: '256x256 flat grey photo', face: '640x800 face photo' };
 
+/**
+ * The most CPU a succeeded generation may take, in bare previews of its result: on the face photo
+ * the preview is most of the work, on the flat one the pipeline's own steps weigh more.
+ */
+const cpuGoals: Record<PhotoKind, number> = { flat: 1.6, face: 1.05 };
+
 function bareRuns(run: LatencyZeroRun): string {
   return run.barePreviewRunsMs.length === 2
     ? `${run.barePreviewRunsMs[0].toFixed(1)} before the run, ${run.barePreviewRunsMs[1].toFixed(1)} after`
@@ -494,7 +501,7 @@ export function formatGenerationBench(result: GenerationBenchResult): string {
         `latency 0, ${zero.slots} slots, ${zero.generations} generations created by POST /v1/generations from the ${photoNames[zero.photo]}: ${zero.succeededPerSecond.toFixed(1)}/s succeeded`
           + ` (${((zero.succeededPerSecond / result.pgBossJobsPerSecond) * 100).toFixed(1)}% of raw pg-boss jobs/s)`,
         `  CPU per succeeded generation: web ${cpu.web.toFixed(1)} ms, worker ${cpu.worker.toFixed(1)} ms, media ${cpu.media.toFixed(1)} ms, Postgres ${cpu.postgres.toFixed(1)} ms;`
-          + ` total ${total.toFixed(1)} ms = ${(total / zero.barePreviewCpuMs).toFixed(2)}x a bare sharp WebP thumb + blurhash of the same image (${zero.barePreviewCpuMs.toFixed(1)} ms; ${bareRuns(zero)}) (goal <= 3x)`,
+          + ` total ${total.toFixed(1)} ms = ${(total / zero.barePreviewCpuMs).toFixed(2)}x a bare sharp WebP thumb + blurhash of the same image (${zero.barePreviewCpuMs.toFixed(1)} ms; ${bareRuns(zero)}) (goal <= ${cpuGoals[zero.photo]}x)`,
         `  Postgres's part by whose it is: ${Object.entries(zero.postgresByClient).filter(([, ms]) => ms >= 0.05).sort(([, a], [, b]) => b - a)
           .map(([owner, ms]) => `${owner} ${ms.toFixed(1)} ms`).join(', ')}`,
       ];
@@ -535,8 +542,8 @@ function reportGenerationFigures(result: GenerationBenchResult): void {
       figure: `CPU per succeeded generation at latency 0 from the ${photoNames[zero.photo]}: web / worker / media / Postgres`,
       value: `${cpu.web.toFixed(1)} / ${cpu.worker.toFixed(1)} / ${cpu.media.toFixed(1)} / ${cpu.postgres.toFixed(1)} ms = ${total.toFixed(1)} ms, ${(total / zero.barePreviewCpuMs).toFixed(2)}x the bare preview (${zero.succeededPerSecond.toFixed(1)} succeeded/s)`,
       baseline: `bare sharp WebP thumb + blurhash of the same result ${zero.barePreviewCpuMs.toFixed(1)} ms (${bareRuns(zero)}); raw pg-boss ${result.pgBossJobsPerSecond.toFixed(0)} jobs/s`,
-      goal: '<= 3x the bare preview',
-      met: total <= 3 * zero.barePreviewCpuMs,
+      goal: `<= ${cpuGoals[zero.photo]}x the bare preview`,
+      met: total <= cpuGoals[zero.photo] * zero.barePreviewCpuMs,
     });
   }
 }
@@ -555,12 +562,7 @@ async function main(): Promise<void> {
       kind: { type: 'string', default: 'simulator' },
     },
   });
-  /** A flag's whole number, at least `min`; anything else stops the bench before it starts. */
-  const whole = (name: keyof typeof values, min: number): number => {
-    const value = Number(values[name]);
-    if (!Number.isSafeInteger(value) || value < min) throw new Error(`--${name} takes a whole number of at least ${min}, not ${values[name]}`);
-    return value;
-  };
+  const whole = (name: keyof typeof values, min: number): number => wholeOption(values, name, min);
   const kindOption = (value: unknown): ProviderKind => {
     if (!isProviderKind(value)) throw new Error(`--kind takes ${providerKinds.join(', ')}, not ${value}`);
     return value;

@@ -14,6 +14,7 @@ const benches = [
   ['bench-http.js', 'HTTP stack and accounts'],
   ['bench-catalog.js', 'catalog on 10,000 effects'],
   ['bench-generations.js', 'generation pipeline'],
+  ['bench-idle.js', 'a lone generation on an idle system'],
   ['bench-queue.js', 'queue position of a pending generation'],
   ['bench-subscriptions.js', 'subscription renewals'],
   ['bench-streams.js', 'SSE streams'],

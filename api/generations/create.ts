@@ -113,13 +113,17 @@ async function planEffectGeneration(services: Services, userId: string, body: Cr
   // 1. The effect and every upload exist and are the caller's. A hidden effect is gone for
   // launching; a private user effect's launches for its author only; one that no provider kind
   // with an account here runs is not offered, and gone for launching as a hidden one.
+  // The uploads are read (and their objects looked at) while the effect is: its refusal still
+  // comes first, and theirs is dropped then.
+  const places = uploadLocations(body);
+  const uploads = checkedUploads(services, userId, uploadIdsOf(body), (id) => places.get(id)!);
+  uploads.catch(() => undefined);
   const effect = await findLaunchableEffect(services.db, body.effect_id);
   if (!launchableBy(effect, userId)) throw errors.notFound('Effect not found.');
   const route = generationRoute(services.config, effect);
   if (!route) throw errors.notFound('Effect not found.');
   // 1 and 2. The uploads: absent or another's, then not completed or above 15 MB.
-  const places = uploadLocations(body);
-  const byId = await checkedUploads(services, userId, uploadIdsOf(body), (id) => places.get(id)!);
+  const byId = await uploads;
 
   // 3 and 4. Who is on which photo.
   const photos = assignPhotos(effect, body);

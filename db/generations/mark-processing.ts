@@ -10,25 +10,25 @@ import { nextPollInMsSql, type PollPacing } from './schedule-poll';
  * due at once when the provider already called back that this task ended
  * (`early_callback_task_id`, `record-task-callback.ts`). The submission is resolved and the change
  * announced in one statement, so it needs no transaction of its own. Answers the generation's
- * ticket, which the caller finishes (`finishSubmitJob`: pg-boss's own call), or null when nothing
- * changed.
+ * ticket, which the caller finishes (`finishSubmitJob`: pg-boss's own call), and in how many ms its
+ * first poll is due (the poll loop need not look before), or null when nothing changed.
  */
 export async function markProcessing(
   db: Knex,
   submission: { generationId: string; accountId: number; taskId: string },
   pacing: PollPacing,
-): Promise<Pick<GenerationRow, 'submit_job_id' | 'provider_kind'> | null> {
-  const { rows } = await db.raw<{ rows: Pick<GenerationRow, 'submit_job_id' | 'provider_kind'>[] }>(
+): Promise<(Pick<GenerationRow, 'submit_job_id' | 'provider_kind'> & { firstPollInMs: number }) | null> {
+  const { rows } = await db.raw<{ rows: (Pick<GenerationRow, 'submit_job_id' | 'provider_kind'> & { first_poll_in_ms: number })[] }>(
     `with processing as (
        update generations
        set status = 'processing', started_at = now(), provider_account_id = :accountId, provider_task_id = :taskId,
          next_poll_at = now() + case when early_callback_task_id = :taskId then 0 else ${nextPollInMsSql('0')} end * interval '1 millisecond',
          early_callback_task_id = null, poll_count = 0, dispatch_until = null, claimed_by = null, submission_account_id = null
        where id = :generationId and status = 'pending'
-       returning id, user_id, submit_job_id, provider_kind
+       returning id, user_id, submit_job_id, provider_kind, extract(epoch from next_poll_at - now()) * 1000 as first_poll_in_ms
      )
-     select submit_job_id, provider_kind, ${generationStatusNotifySql('processing')} from processing`,
+     select submit_job_id, provider_kind, first_poll_in_ms, ${generationStatusNotifySql('processing')} from processing`,
     { ...submission, ...pacing },
   );
-  return rows[0] ? { submit_job_id: rows[0].submit_job_id, provider_kind: rows[0].provider_kind } : null;
+  return rows[0] ? { submit_job_id: rows[0].submit_job_id, provider_kind: rows[0].provider_kind, firstPollInMs: Number(rows[0].first_poll_in_ms) } : null;
 }

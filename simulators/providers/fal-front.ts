@@ -80,7 +80,7 @@ export class FalFront {
   }
 
   private status(res: http.ServerResponse, task: Task): void {
-    this.engine.count('polls');
+    this.engine.polled(task);
     const { state } = task;
     const body = { ...this.urls(task), request_id: task.id, status: state.status === 'running' ? 'IN_PROGRESS' : 'COMPLETED', logs: null };
     sendJson(res, 200, state.status === 'canceled' ? { ...body, error: 'Request was cancelled', error_type: 'request_cancelled' } : body);

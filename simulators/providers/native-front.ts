@@ -149,7 +149,7 @@ export class NativeFront {
     if (apiKey === null) return sendError(res, 401, 'unauthorized', 'unknown API key');
     const task = this.engine.task(taskId, apiKey);
     if (!task) return sendError(res, 404, 'not_found', 'no such task');
-    this.engine.count('polls');
+    this.engine.polled(task);
     sendJson(res, 200, this.view(task));
   }
 

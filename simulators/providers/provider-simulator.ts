@@ -8,9 +8,9 @@ import { FalFront } from './fal-front';
 import { sendFile, sendJson } from './http-exchange';
 import { NativeFront, sendError } from './native-front';
 import { ReplicateFront } from './replicate-front';
-import { TaskEngine, type EngineSettings, type ProviderSimulatorStats } from './task-engine';
+import { TaskEngine, type EngineSettings, type ProviderSimulatorStats, type TaskTimes } from './task-engine';
 
-export type { ProviderSimulatorStats } from './task-engine';
+export type { ProviderSimulatorStats, TaskTimes } from './task-engine';
 
 export interface ProviderSimulatorOptions {
   /** 0 picks a free port. */
@@ -48,6 +48,8 @@ export interface ProviderSimulator {
   replicateSecretOf(apiKey: string): string;
   stop(): Promise<void>;
   stats(): ProviderSimulatorStats;
+  /** When the steps of the tasks of a client reference happened here, oldest task first. */
+  timesOf(clientReference: string): TaskTimes[];
 }
 
 const DEFAULT_CONCURRENCY = 4;
@@ -71,6 +73,7 @@ export async function startProviderSimulator(options: ProviderSimulatorOptions):
       replicateSecretOf: (apiKey) => simulator.replicate.secretOf(apiKey),
       stop: () => simulator.stop(),
       stats: () => simulator.engine.stats(),
+      timesOf: (clientReference) => simulator.engine.timesOf(clientReference),
     };
   } catch (error) {
     await simulator.stop();
@@ -126,7 +129,7 @@ class Simulator {
   private async serveResult(res: http.ServerResponse, fileName: string): Promise<void> {
     const result = this.engine.result(fileName);
     if (!result || !(await sendFile(res, result.filePath, result.contentType))) return sendError(res, 404, 'not_found', 'no such result');
-    this.engine.count('resultsServed');
+    this.engine.resultServed(fileName);
   }
 }
 

@@ -90,7 +90,7 @@ export class ReplicateFront {
   private show(res: http.ServerResponse, apiKey: string, id: string): void {
     const task = this.engine.task(id, apiKey);
     if (!task) return problem(res, 404, 'Not found.');
-    this.engine.count('polls');
+    this.engine.polled(task);
     sendJson(res, 200, this.view(task));
   }
 

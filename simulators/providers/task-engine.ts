@@ -98,6 +98,23 @@ export interface Task {
   /** The call made when the task ends, as real providers' webhooks do; null for none. */
   callback: ((task: Task) => Callback) | null;
   state: { status: 'running' } | TaskOutcome;
+  /** When its steps happened here (epoch ms), for a benchmark's breakdown of a generation's time. */
+  times: TaskTimes;
+}
+
+/** Epoch ms of a task's steps at the provider; null before the step. */
+export interface TaskTimes {
+  /** The submission arrived (before its photos were read). */
+  received: number;
+  /** Its photos read: the latency starts. */
+  started: number;
+  finished: number | null;
+  /** Its callback answered `2xx`. */
+  calledBack: number | null;
+  /** The last time a caller read its state. */
+  polled: number | null;
+  /** Its result file served. */
+  resultServed: number | null;
 }
 
 export interface TaskRequest {
@@ -158,8 +175,23 @@ export class TaskEngine {
     return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs], callbackAnswersMs: [...this.callbackAnswersMs], inputReadsMs: [...this.inputReadsMs], lastCompletedAt: this.lastCompletedAt };
   }
 
-  count(name: 'polls' | 'filesStaged' | 'resultsServed'): void {
-    this.counts[name] += 1;
+  /** A caller read the task's state (a poll). */
+  polled(task: Task): void {
+    this.counts.polls += 1;
+    task.times.polled = Date.now();
+  }
+
+  /** The result file of a task was served. */
+  resultServed(fileName: string): void {
+    this.counts.resultsServed += 1;
+    const task = this.tasks.get(fileName.split('.')[0]);
+    if (task) task.times.resultServed = Date.now();
+  }
+
+  /** The steps of the tasks of a client reference (any account), oldest first. */
+  timesOf(clientReference: string): TaskTimes[] {
+    return [...this.tasks.values()].filter((task) => task.clientReference === clientReference)
+      .sort((a, b) => a.createdAt - b.createdAt).map((task) => ({ ...task.times }));
   }
 
   /** Stops the work under way; the caller closes its server first. */
@@ -264,9 +296,11 @@ export class TaskEngine {
       front: request.front,
       callback: request.callback,
       state: { status: 'running' },
+      times: { received: arrivedAt, started: arrivedAt, finished: null, calledBack: null, polled: null, resultServed: null },
     };
     slot.finishAt = Date.now() + latencyMs;
     this.inputReadsMs.push(Date.now() - arrivedAt);
+    task.times.started = Date.now();
     this.tasks.set(task.id, task);
     if (task.clientReference !== null) this.byReference.set(referenceKey(apiKey, task.clientReference), task);
     this.counts.submitted += 1;
@@ -355,6 +389,7 @@ export class TaskEngine {
     this.freedAt.set(task.apiKey, freed);
     const finishedAt = Date.now();
     task.finishedAt = finishedAt;
+    task.times.finished = finishedAt;
     freed.push(finishedAt);
     this.lastCompletedAt = finishedAt;
     this.expiring.push({ task, expiresAt: Date.now() + this.settings.resultTtlMs });
@@ -362,7 +397,9 @@ export class TaskEngine {
     if (!task.callback) return;
     const callback = task.callback(task);
     this.track(this.callBack(task, callback).then((answered) => {
-      if (answered) this.callbackAnswersMs.push(Date.now() - finishedAt);
+      if (!answered) return;
+      task.times.calledBack = Date.now();
+      this.callbackAnswersMs.push(task.times.calledBack - finishedAt);
     }));
   }
 

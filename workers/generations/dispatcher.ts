@@ -64,8 +64,8 @@ export async function startDispatcher(
     wakeup: Wakeup;
     /** Where the rounds and submissions are tracked, for the poll loop to let them go first (and a lull after). */
     handOverFirst: HandOverFirst;
-    /** Called when a generation became `processing` here, so the poll loop looks at it soon. */
-    onSubmitted: () => void;
+    /** Called when a generation became `processing` here, with the ms until its first poll, so the poll loop looks at it then. */
+    onSubmitted: (firstPollInMs: number) => void;
     /** The sweeps: each round starts them (they limit themselves to their interval) unless they still run. */
     sweep: () => Promise<void>;
   },
@@ -80,8 +80,9 @@ export async function startDispatcher(
     // Again at once only when the round may have left a free slot and a waiting generation behind:
     // one that filled every slot it counted did not (a slot freed since comes with its own wake-up).
     nextRoundInMs: ({ roomLeft }) => (dispatcher.moreMayWait && roomLeft > 0 ? 0 : services.config.generations.dispatchTickMs),
-    // A new generation, or a slot the provider's callback freed in any process.
-    wakeOn: [{ channel: 'generation_status', when: (event) => event.status === 'pending' }, { channel: 'provider_task_done' }],
+    // A new generation, or a slot the provider's callback freed in any process while generations
+    // may wait for one (with none waiting, a freed slot has no one to go to: no round).
+    wakeOn: [{ channel: 'generation_status', when: (event) => event.status === 'pending' }, { channel: 'provider_task_done', when: () => dispatcher.lineMayWait }],
     wakeup: wiring.wakeup,
     // A submission that ends on its slot changes nothing for the next round: only one that gave its
     // slot back wakes the loop (\`slotReturned\`), so no empty round runs ahead of a slot's hand-over.
@@ -101,6 +102,12 @@ class Dispatcher {
   private sweeping = false;
   /** The last round may have left a free slot and a waiting generation behind. */
   moreMayWait = false;
+  /**
+   * Generations may wait in line: the last round did not see the line empty after its claims. A
+   * new one announces itself (NOTIFY of `pending`), so while this is false a freed slot needs no
+   * round; the tick's rounds still look.
+   */
+  lineMayWait = true;
   private checksRunning = 0;
   private claimingChecks = false;
   /** The last claim of checks found all it asked for: more photos may wait unread. */
@@ -117,7 +124,7 @@ class Dispatcher {
     private readonly keys: AccountKeys,
     private readonly wiring: {
       circuits: AccountCircuits;
-      onSubmitted: () => void;
+      onSubmitted: (firstPollInMs: number) => void;
       sweep: () => Promise<void>;
       /** A claimed slot went back to the pool (failed, back in line, or the task runs elsewhere). */
       slotReturned: () => void;
@@ -163,7 +170,10 @@ class Dispatcher {
   private async claimSubmissions(room: number): Promise<ClaimWithSlot[]> {
     const { db, config } = this.services;
     this.moreMayWait = false;
-    if (room <= 0) return [];
+    if (room <= 0) {
+      this.lineWaits(true);
+      return [];
+    }
     const leaseS = config.generations.slotLeaseS;
     const { claims, passedOver, waiting, freeSlots } = await claimNextWithSlots(db, this.services.boss, room, {
       claimS: leaseS, leaseS, processId: this.services.processSession.id, knownAccounts: this.keys.fingerprints, kinds: this.keys.kinds,
@@ -175,7 +185,14 @@ class Dispatcher {
     // again at once (a round that took nothing waits, so a ticket under a stalled worker's live
     // claim cannot spin it). A round that took every free slot it found waits for the next wake-up.
     this.moreMayWait = claims.length > 0 && (passedOver > 0 || freeSlots === room);
+    // `waiting` counts at most `room`: as many as that may mean more behind them.
+    this.lineWaits(waiting > claims.length || waiting >= room);
     return claims;
+  }
+
+  private lineWaits(mayWait: boolean): void {
+    this.lineMayWait = mayWait;
+    this.wiring.handOverFirst.lineMayWait = mayWait;
   }
 
   /**
@@ -338,7 +355,7 @@ class Dispatcher {
       config.generations.slotLeaseS * 1000,
     );
     if (started) {
-      this.wiring.onSubmitted();
+      this.wiring.onSubmitted(started.firstPollInMs);
       // A ticket left unfinished comes back after pg-boss's expiry, and the next round finishes it.
       return await finishSubmitJob(boss, null, ticket.kind, ticket.jobId)
         .catch((error: unknown) => log.warn({ err: error, generationId }, 'could not finish the ticket of a submitted generation'));

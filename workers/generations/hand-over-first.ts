@@ -9,12 +9,16 @@
  * a result's copy by that much and no more.
  *
  * A lull, not only what is under way: the tasks of one burst end milliseconds apart, and a copy
- * started between two callbacks takes the CPU from the next hand-over.
+ * started between two callbacks takes the CPU from the next hand-over. With no generation waiting
+ * in line (`lineMayWait` false) a freed slot goes to no one, so a lone generation's result is
+ * copied as soon as the rounds under way have ended.
  */
 export class HandOverFirst {
   private readonly underWay = new Set<Promise<unknown>>();
   /** When a submission last started or ended (epoch ms): the lull counts from there. */
   private lastHandOverAt = Number.NEGATIVE_INFINITY;
+  /** Generations may wait for a slot (the dispatcher keeps it); only then do hand-overs follow a freed slot. */
+  lineMayWait = true;
 
   constructor(private readonly timing: { lullMs: number; maxWaitMs: number }) {}
 
@@ -42,7 +46,7 @@ export class HandOverFirst {
     const deadline = Date.now() + this.timing.maxWaitMs;
     for (;;) {
       const now = Date.now();
-      const quietInMs = this.lastHandOverAt + this.timing.lullMs - now;
+      const quietInMs = this.lineMayWait ? this.lastHandOverAt + this.timing.lullMs - now : 0;
       if (now >= deadline || (this.underWay.size === 0 && quietInMs <= 0)) return;
       const underWay = this.underWay.size > 0 ? Promise.allSettled([...this.underWay]) : null;
       await settledWithin(underWay, Math.min(deadline - now, underWay ? Number.POSITIVE_INFINITY : quietInMs));

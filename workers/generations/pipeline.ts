@@ -42,7 +42,7 @@ export async function startGenerationPipeline(services: Services, adapters: Prov
       circuits,
       wakeup: dispatchWakeup,
       handOverFirst,
-      onSubmitted: () => pollWakeup.wake(),
+      onSubmitted: (firstPollInMs) => pollWakeup.wakeWithin(firstPollInMs),
       sweep: sweeper(services, { adapters, keys, circuits }, sweepIntervalMs, { onSlotsReleased: wakeDispatcher, onSubmitted: () => pollWakeup.wake() }),
     }),
     await startPollLoop(services, adapters, keys, { circuits, wakeup: pollWakeup, handOverFirst, onSlotReleased: wakeDispatcher }),

@@ -5,6 +5,7 @@ import { markResultStored, type StoredResultOf } from '../../db/generations/mark
 import { pollPacing, schedulePoll } from '../../db/generations/schedule-poll';
 import { succeedWithResult } from '../../db/generations/succeed-with-result';
 import { earningTerms } from '../../db/user-effects/record-earning';
+import type { StoredGenerationPreview } from '../../db/generations/model';
 import type { AccountKeys } from '../../pool/accounts';
 import { ResultTooLargeError, type ProviderAccount, type ProviderAdapter } from '../../clients/providers/adapter';
 import type { ModelRoute } from '../../common/model-route';
@@ -165,32 +166,33 @@ class Polls {
         log.warn({ err: error, generationId: task.id }, 'result download failed; polling again');
         return await this.later(task, await this.circuits.failed(task.provider_account_id!));
       }
-      const result = await this.keptResult(task, body);
-      if (!result) return await this.fail(task, 'result_rejected');
-      const stored = task.output_type === 'video'
-        ? await db.transaction((trx) => markResultStored(trx, boss, { generationId: task.id, ...result }))
-        : await this.succeedHere(task, body, result);
+      const kept = await this.keptResult(task, body);
+      if (!kept) return await this.fail(task, 'result_rejected');
+      const stored = await db.transaction((trx) => (task.output_type === 'video'
+        ? markResultStored(trx, boss, { generationId: task.id, ...kept.result })
+        : succeedWithResult(trx, boss, { generationId: task.id, preview: kept.preview, ...kept.result }, earningTerms(config))));
       if (!stored) log.info({ generationId: task.id }, 'result already stored by another worker');
     } finally {
       clearInterval(heartbeat);
     }
   }
 
-  /** An image's preview from the bytes in hand (a text answer has none), then succeeded with its result. */
-  private async succeedHere(task: DuePoll, body: Buffer, result: StoredResultOf): Promise<boolean> {
-    const { db, boss, config } = this.services;
-    const preview = 'key' in result ? await storePreview(this.services, task, () => Promise.resolve(body), 'image') : null;
-    return db.transaction((trx) => succeedWithResult(trx, boss, { generationId: task.id, preview, ...result }, earningTerms(config)));
-  }
-
-  /** A file copied into our storage under its real format, or a text task's answer; null when the result is unusable. */
-  private async keptResult(task: DuePoll, body: Buffer): Promise<StoredResultOf | null> {
+  /**
+   * A file copied into our storage under its real format, or a text task's answer; null when the
+   * result is unusable. An image's preview is made from the bytes in hand while its copy is written
+   * (a text answer and a video have none here).
+   */
+  private async keptResult(task: DuePoll, body: Buffer): Promise<{ result: StoredResultOf; preview: StoredGenerationPreview | null } | null> {
     if (task.output_type === 'text') {
       const text = resultText(body);
-      return text === null ? null : { text };
+      return text === null ? null : { result: { text }, preview: null };
     }
-    const type = await resultFileType(body, task.output_type);
-    if (!type) return null;
-    return { key: await storeResult(this.services.storage, task, body, type), contentType: type.contentType };
+    const file = await resultFileType(body, task.output_type);
+    if (!file) return null;
+    const [key, preview] = await Promise.all([
+      storeResult(this.services.storage, task, body, file.type),
+      file.imageSize ? storePreview(this.services, task, () => Promise.resolve(body), 'image', file.imageSize) : null,
+    ]);
+    return { result: { key, contentType: file.type.contentType }, preview };
   }
 }

@@ -1,8 +1,10 @@
 import type { OutputType, StoredGenerationPreview } from '../../db/generations/model';
 import { isUnreachable } from '../../db/unreachable';
 import { UnreadableImageError, UnreadableVideoError, UnsupportedImageFormatError } from '../../media/errors';
-import { imageFileType, videoFileType, type FileType } from '../../media/file-types';
+import type { Size } from '../../media/dimensions';
+import { servedImageType, videoFileType, type FileType } from '../../media/file-types';
 import { buildGenerationPreview } from '../../media/generation-preview';
+import { probeImage } from '../../media/images';
 import { previewThumbKey, resultKey } from '../../media/object-keys';
 import type { Storage } from '../../media/storage';
 import type { Services } from '../../services';
@@ -10,11 +12,14 @@ import type { Services } from '../../services';
 /**
  * The file type of a result by its real content, not by what the provider said: an image keeps its
  * own format (a transparent PNG stays PNG), a video must be an MP4. Null when it is neither: the
- * generation fails as `result_rejected`.
+ * generation fails as `result_rejected`. An image's displayed size comes with it, from the same
+ * read of its header, for its preview.
  */
-export async function resultFileType(body: Buffer, outputType: Exclude<OutputType, 'text'>): Promise<FileType | null> {
+export async function resultFileType(body: Buffer, outputType: Exclude<OutputType, 'text'>): Promise<{ type: FileType; imageSize: Size | null } | null> {
   try {
-    return outputType === 'video' ? videoFileType(body) : await imageFileType(body);
+    if (outputType === 'video') return { type: videoFileType(body), imageSize: null };
+    const { format, width, height } = await probeImage(body);
+    return { type: servedImageType(format), imageSize: { width, height } };
   } catch (error) {
     if (error instanceof UnreadableImageError || error instanceof UnreadableVideoError || error instanceof UnsupportedImageFormatError) return null;
     throw error;
@@ -32,15 +37,17 @@ export async function storeResult(storage: Storage, generation: { id: string; us
  * The preview of a result file (`previews/<user_id>/<generation_id>/thumb.webp`, for a video the
  * poster frame), or null when it cannot be read or made: the generation succeeds without one (the
  * contract). An unreachable database or object store is thrown, so the step is tried again.
+ * `imageSize`: an image's size when its header was read already.
  */
 export async function storePreview(
   { storage, log }: Pick<Services, 'storage' | 'log'>,
   generation: { id: string; user_id: string },
   readResult: () => Promise<Buffer>,
   outputType: 'image' | 'video',
+  imageSize?: Size,
 ): Promise<StoredGenerationPreview | null> {
   try {
-    const built = await buildGenerationPreview(await readResult(), outputType);
+    const built = await buildGenerationPreview(await readResult(), outputType, imageSize);
     const thumbKey = previewThumbKey(generation.user_id, generation.id);
     await storage.put(thumbKey, built.thumb, 'image/webp');
     return { thumb_key: thumbKey, poster_key: built.posterIsThumb ? thumbKey : null, width: built.width, height: built.height, blurhash: built.blurhash };

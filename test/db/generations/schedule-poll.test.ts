@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { markProcessing } from '../../../db/generations/mark-processing';
+import { recordTaskCallback } from '../../../db/generations/record-task-callback';
 import { schedulePoll } from '../../../db/generations/schedule-poll';
 import { createKnex } from '../../../db/knex';
 import { syncProviderAccounts } from '../../../pool/accounts';
@@ -122,6 +123,18 @@ describe('schedulePoll: the next poll of a running task and its slot\'s lease, i
       expect(await markProcessing(db, { generationId: trusted, accountId: account, taskId: 'task-trusted' }, { ...pacing, minMs: 300 })).not.to.equal(null);
       expect(await inMs(trusted)).to.be.within(700, 1050);
       expect(await inMs(dense)).to.be.within(0, 350);
+    });
+
+    it('answers in how many ms the new submission\'s first poll is due, 0 when its task already called back (the poll loop looks then, not before)', async () => {
+      const { db } = services();
+      const [account] = await db('provider_accounts').orderBy('id').pluck('id');
+      const user = await makeUser();
+      const [dense, early] = [await insertGeneration(user.id, 'pending'), await insertGeneration(user.id, 'pending')];
+      const first = await markProcessing(db, { generationId: dense, accountId: account, taskId: 'task-dense' }, { ...pacing, callbackTrustS: 0, minMs: 300 });
+      expect(first?.firstPollInMs).to.equal(300);
+      expect(await recordTaskCallback(db, { generationId: early, taskId: 'task-early' })).to.equal('early');
+      const calledBackFirst = await markProcessing(db, { generationId: early, accountId: account, taskId: 'task-early' }, { ...pacing, minMs: 300 });
+      expect(calledBackFirst?.firstPollInMs).to.equal(0);
     });
   });
 });

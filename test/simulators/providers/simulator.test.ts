@@ -257,6 +257,22 @@ describe('provider simulator over HTTP', function () {
     expect(after.lastCompletedAt).to.be.a('number').within(submittedAt, Date.now());
   });
 
+  it('keeps when each step of a client reference\'s task happened: received, started, finished, last polled, result served', async () => {
+    const reference = randomUUID();
+    expect(sim.timesOf(reference)).to.deep.equal([]);
+    const sentAt = Date.now();
+    const accepted = await api(sim, 'key', 'POST', '/v1/tasks', { model: 'image', inputs: [input('blue.jpg')], client_reference: reference });
+    const task = await finished(sim, 'key', accepted.body.id as string);
+    await download(task.result?.url as string);
+    const [times, ...others] = sim.timesOf(reference);
+    expect(others).to.deep.equal([]);
+    expect(times.received).to.be.within(sentAt, times.started);
+    expect(times.finished).to.be.a('number').at.least(times.started);
+    expect(times.polled).to.be.a('number').at.least(times.finished!);
+    expect(times.resultServed).to.be.a('number').within(times.polled!, Date.now());
+    expect(times.calledBack, 'no callback was asked for').to.equal(null);
+  });
+
   it('has no latest end before any task ended', async () => {
     const fresh = await startProviderSimulator({ latencyMs: 0 });
     try {

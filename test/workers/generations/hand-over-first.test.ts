@@ -75,6 +75,29 @@ describe('hand-overs before result copies (workers/generations/hand-over-first.t
     expect(await msUntil(gate.handOversDone())).to.be.below(150);
   });
 
+  it('with no generation waiting in line, holds a claim for what is under way but not for the lull (a lone generation)', async () => {
+    const gate = new HandOverFirst({ lullMs: 1_500, maxWaitMs: 10_000 });
+    await gate.handOver(Promise.resolve());
+    gate.lineMayWait = false;
+    expect(await msUntil(gate.handOversDone())).to.be.below(700);
+
+    const submission = deferred();
+    void gate.handOver(submission.promise);
+    let released = false;
+    const claim = gate.handOversDone().then(() => {
+      released = true;
+    });
+    await sleep(20);
+    expect(released, 'the submission still runs').to.equal(false);
+    submission.resolve();
+    expect(await msUntil(claim)).to.be.below(700);
+
+    // Generations wait again: the lull is back.
+    gate.lineMayWait = true;
+    await gate.handOver(Promise.resolve());
+    expect(await msUntil(gate.handOversDone())).to.be.at.least(1_400);
+  });
+
   it('a round that ends makes no lull: only submissions do (a round that claimed nothing hands no slot over)', async () => {
     const gate = new HandOverFirst({ lullMs: 5_000, maxWaitMs: 10_000 });
     const round = deferred();

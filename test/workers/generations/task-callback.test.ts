@@ -216,6 +216,29 @@ describe('provider task callbacks', function () {
       expect(storedAfterMs).to.be.below(2500);
     });
 
+    it('starts no dispatcher round for the callback of a lone generation: no one waits for its freed slot', async () => {
+      // Rounds come only when something wakes the dispatcher: its tick is a minute.
+      pipeline = await startPipeline({ config: { ...slowPolls, DISPATCH_TICK_MS: '60000', PROVIDER_CALLBACK_BASE_URL: t.app.url }, simulator: { latencyMs: 300 } });
+      const effects = await insertDemoEffects();
+      const user = await makeUser({ guest: true, balance: 100 });
+      const upload = await storedUpload(user.id, await photo());
+      let rounds = 0;
+      const countRounds = (query: { sql: string }) => {
+        if (query.sql.includes('with line as materialized')) rounds += 1;
+      };
+      services().db.on('query', countRounds);
+      try {
+        const answer = await t.api.post('/v1/generations', { effect_id: effects['winter-portrait'], characters: [[upload]] }, { token: user.token });
+        expect(await waitForTerminal(answer.body.id)).to.deep.equal({ status: 'succeeded', error_code: null });
+        const row = await services().db('generations').where({ id: answer.body.id }).first('task_callback_at');
+        expect(row.task_callback_at).not.to.equal(null);
+      } finally {
+        services().db.off('query', countRounds);
+      }
+      // The round its creation woke, which submitted it; none after.
+      expect(rounds).to.equal(1);
+    });
+
     it('takes a callback faster than the record of the submission at its first call, and stores the result long before the first poll', async () => {
       // At latency 0 the task ends as it is accepted: its callback usually outruns the record.
       pipeline = await startPipeline({ config: slowPolls, simulator: { latencyMs: 0 }, callbackApp: true });

@@ -27,4 +27,35 @@ describe('the loops\' Wakeup', () => {
     await wakeup.wait(50);
     expect(Date.now() - started).to.be.at.least(45);
   });
+
+  it('ends a longer wait by the moment a wakeWithin names, and never a shorter one later', async () => {
+    const wakeup = new Wakeup();
+    setTimeout(() => wakeup.wakeWithin(40), 10);
+    let started = Date.now();
+    await wakeup.wait(5000);
+    expect(Date.now() - started).to.be.within(40, 1000);
+    setTimeout(() => wakeup.wakeWithin(5000), 10);
+    started = Date.now();
+    await wakeup.wait(60);
+    expect(Date.now() - started).to.be.within(55, 1000);
+  });
+
+  it('keeps a wakeWithin that came between two waits for the next wait only', async () => {
+    const wakeup = new Wakeup();
+    wakeup.wakeWithin(30);
+    let started = Date.now();
+    await wakeup.wait(5000);
+    expect(Date.now() - started).to.be.below(1000);
+    started = Date.now();
+    await wakeup.wait(80);
+    expect(Date.now() - started).to.be.at.least(75);
+  });
+
+  it('takes a wakeWithin of 0 as a wake', async () => {
+    const wakeup = new Wakeup();
+    wakeup.wakeWithin(0);
+    const started = Date.now();
+    await wakeup.wait(5000);
+    expect(Date.now() - started).to.be.below(100);
+  });
 });
