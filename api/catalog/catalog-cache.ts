@@ -52,15 +52,13 @@ export class CatalogCache {
   private unsubscribe: (() => void) | null = null;
   private stopped = false;
   /**
-   * In least-recently-used order (a Map keeps insertion order; a hit moves its key to the end), but
-   * only a hit on an entry in the older half moves: a hot entry is not deleted and set again on
-   * every request (a search reads some thirty entries), and what is evicted first is still
-   * something nobody asked for in the last half of the cache's turnover.
+   * What answers are made of (`remember`): the lists, the search index, each search word's forms and
+   * matches, each effect's view. Costly to make again (a statement each), so an answer never pushes
+   * one out.
    */
-  private readonly entries = new Map<string, Entry>();
-  /** Counts the moves to the recent end of `entries` (insertions included). */
-  private moves = 0;
-  private bytes = 0;
+  private readonly parts = new Segment();
+  /** Whole answers (`answer`): made again from the parts at the cost of a join, so they give way first. */
+  private readonly answers = new Segment();
   /** Computations under way, per epoch and key: a burst of misses for one key computes it once. */
   private computing = new Map<string, Promise<{ value: unknown; until: number }>>();
   private readonly probes = new Map<string, () => void>();
@@ -136,11 +134,20 @@ export class CatalogCache {
    * to this value's.
    */
   remember<T>(key: string, bytes: (value: T) => number, compute: (freshness: Freshness) => Promise<T>, within?: Freshness): Promise<T> {
-    return this.kept(key, bytes, compute, { within, keep: keepAlways });
+    return this.kept(this.parts, key, bytes, compute, { within, keep: keepAlways });
   }
 
-  /** `remember`, keeping a computed value only when `keep` says so for its key. */
+  peek<T>(key: string, within?: Freshness): T | undefined {
+    if (!this.isLive()) return undefined;
+    const hit = this.parts.fresh(key, Date.now());
+    if (!hit) return undefined;
+    within?.limitTo(hit.until);
+    return hit.value as T;
+  }
+
+  /** `remember` in `segment`, keeping a computed value only when `keep` says so for its key. */
   private async kept<T>(
+    segment: Segment,
     key: string,
     bytes: (value: T) => number,
     compute: (freshness: Freshness) => Promise<T>,
@@ -152,17 +159,11 @@ export class CatalogCache {
       return compute(freshnessUntil(Number.POSITIVE_INFINITY));
     }
     const now = Date.now();
-    const hit = this.entries.get(key);
-    if (hit && hit.until > now) {
-      if (this.moves - hit.moved > this.entries.size / 2) {
-        this.entries.delete(key);
-        this.entries.set(key, hit);
-        hit.moved = ++this.moves;
-      }
+    const hit = segment.fresh(key, now);
+    if (hit) {
       within?.limitTo(hit.until);
       return hit.value as T;
     }
-    if (hit) this.drop(key);
     const epoch = this.epoch;
     const flightKey = `${epoch}\u0000${key}`;
     let flight = this.computing.get(flightKey);
@@ -174,7 +175,7 @@ export class CatalogCache {
         ({ value, until }) => {
           if (this.computing.get(flightKey) === flight) this.computing.delete(flightKey);
           // A change announced meanwhile may be missing from the value: hand it out, never keep it.
-          if (epoch === this.epoch && this.isLive() && until > Date.now() && keep(key)) this.store(key, value, bytes(value as T), until);
+          if (epoch === this.epoch && this.isLive() && until > Date.now() && keep(key)) this.store(segment, key, value, bytes(value as T), until);
         },
         () => {
           if (this.computing.get(flightKey) === flight) this.computing.delete(flightKey);
@@ -191,22 +192,23 @@ export class CatalogCache {
    * `keepWhenAskedAgain`: for answers that are often asked once only (a search's): the first
    * computation is handed out without being kept, so a stream of one-off answers never pushes out
    * what every request reads (the lists, the index, the effects' views); a key asked again while it
-   * is remembered as asked once is kept. `json`: the value's JSON, when it can be made cheaper
-   * than `JSON.stringify` (a page of effects from each effect's kept JSON).
+   * is remembered as asked once is kept. `body`: the value's JSON bytes, when they can be made
+   * cheaper than by `JSON.stringify` (a page of effects from each effect's kept bytes).
    */
   answer<T>(
     key: string,
     compute: (freshness: Freshness) => Promise<T | null>,
-    options: { keepWhenAskedAgain?: boolean; json?: (value: T) => string } = {},
+    options: { keepWhenAskedAgain?: boolean; body?: (value: T) => Buffer } = {},
   ): Promise<CatalogAnswer<T> | null> {
     return this.kept<CatalogAnswer<T> | null>(
+      this.answers,
       `answer\u0000${key}`,
       // The value and its bytes are both kept: count the bytes twice and a little more.
       (answer) => (answer ? answer.body.length * 3 : 64),
       async (freshness) => {
         const value = await compute(freshness);
         if (value === null) return null;
-        const body = Buffer.from(options.json ? options.json(value) : JSON.stringify(value));
+        const body = options.body ? options.body(value) : Buffer.from(JSON.stringify(value));
         return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
       },
       { keep: options.keepWhenAskedAgain ? (answerKey) => this.askedAgain(answerKey) : keepAlways },
@@ -237,22 +239,73 @@ export class CatalogCache {
   /** Empties the cache: what is being computed finishes for its callers but is not kept. */
   private forget(): void {
     this.epoch += 1;
-    this.entries.clear();
+    this.parts.clear();
+    this.answers.clear();
     this.askedOnce.clear();
-    this.bytes = 0;
     this.computing = new Map();
   }
 
-  private store(key: string, value: unknown, bytes: number, until: number): void {
+  /**
+   * Keeps a value in `segment`. Over the budget, the answers read longest ago go first, then the
+   * parts read longest ago; an answer never pushes out a part (it would go itself first).
+   */
+  private store(segment: Segment, key: string, value: unknown, bytes: number, until: number): void {
     if (bytes > this.settings.cacheBytes) return;
-    this.drop(key);
-    this.entries.set(key, { value, bytes, until, moved: ++this.moves });
-    this.bytes += bytes;
-    for (const [oldest, entry] of this.entries) {
-      if (this.bytes <= this.settings.cacheBytes) break;
-      this.entries.delete(oldest);
-      this.bytes -= entry.bytes;
+    segment.set(key, { value, bytes, until });
+    while (this.parts.bytes + this.answers.bytes > this.settings.cacheBytes) {
+      if (this.answers.dropOldest()) continue;
+      if (segment === this.answers) break;
+      this.parts.dropOldest();
     }
+  }
+}
+
+/**
+ * Entries in least-recently-used order (a Map keeps insertion order; a hit moves its key to the end),
+ * but only a hit on an entry in the older half moves: a hot entry is not deleted and set again on
+ * every request (a search reads some thirty entries), and what is evicted first is still something
+ * nobody asked for in the last half of the segment's turnover.
+ */
+class Segment {
+  private readonly entries = new Map<string, Entry>();
+  /** Counts the moves to the recent end of `entries` (insertions included). */
+  private moves = 0;
+  bytes = 0;
+
+  /** The entry of `key` while it is still true at `now` (one that is no longer is dropped), moved as the LRU order says. */
+  fresh(key: string, now: number): Entry | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    if (hit.until <= now) {
+      this.drop(key);
+      return undefined;
+    }
+    if (this.moves - hit.moved > this.entries.size / 2) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      hit.moved = ++this.moves;
+    }
+    return hit;
+  }
+
+  set(key: string, entry: Omit<Entry, 'moved'>): void {
+    this.drop(key);
+    this.entries.set(key, { ...entry, moved: ++this.moves });
+    this.bytes += entry.bytes;
+  }
+
+  /** Drops the entry read longest ago; false when there is none. */
+  dropOldest(): boolean {
+    for (const key of this.entries.keys()) {
+      this.drop(key);
+      return true;
+    }
+    return false;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
   }
 
   private drop(key: string): void {

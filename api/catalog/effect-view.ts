@@ -149,16 +149,19 @@ function effectOf(row: EffectRow, url: PublicUrl): Effect {
   };
 }
 
-const jsonOfView = new WeakMap<Effect, string>();
+const bytesOfView = new WeakMap<Effect, Buffer>();
 
-/** An effect view's JSON, made once per view (views are kept in the catalog cache and never changed). */
-export function effectJson(view: Effect): string {
-  let json = jsonOfView.get(view);
-  if (json === undefined) {
-    json = JSON.stringify(view);
-    jsonOfView.set(view, json);
+/**
+ * An effect view's JSON bytes, made once per view (views are kept in the catalog cache and never
+ * changed): a page of known effects is then copies of bytes, not serialising and encoding.
+ */
+export function effectBytes(view: Effect): Buffer {
+  let bytes = bytesOfView.get(view);
+  if (bytes === undefined) {
+    bytes = Buffer.from(JSON.stringify(view));
+    bytesOfView.set(view, bytes);
   }
-  return json;
+  return bytes;
 }
 
 /**
@@ -173,7 +176,7 @@ export function effectJson(view: Effect): string {
 export async function loadEffects(db: Knex, url: PublicUrl, ids: string[], locale: Locale, store: CatalogStore = computeEveryTime): Promise<Effect[]> {
   const views = await rememberEach<string, Effect>(store, ids, {
     key: (id) => `effect-view\u0000${locale}\u0000${id}`,
-    bytes: (view) => 64 + (view ? effectJson(view).length * 3 : 0),
+    bytes: (view) => 64 + (view ? effectBytes(view).length * 3 : 0),
   }, async (missing) => {
     const { rows } = await db.raw<{ rows: EffectRow[] }>(
       `select e.id, e.slug, e.name_${locale} as name, e.description_${locale} as description,

@@ -5,7 +5,7 @@ import type { Freshness } from './catalog-cache';
 import type { EffectFilters, IdPage } from './catalog-order';
 import { computeEveryTime, rememberEach, type CatalogStore } from './catalog-store';
 import { searchConfigOf, type Locale } from './locale';
-import { loadSearchIndex, matchSearchIndex, matchWord, searchIndexBytes, wordMatchBytes, type WordMatch } from './search-index';
+import { loadSearchIndex, matchSearchIndex, matchWord, searchIndexBytes, wordMatchBytes, type SearchIndex, type WordMatch } from './search-index';
 
 /**
  * Search by words (catalog rule 4).
@@ -37,9 +37,10 @@ export async function searchEffectIds(
   freshness?: Freshness,
 ): Promise<IdPage> {
   const { locale, filters, paging, thematicIds } = request;
+  const indexKey = `search-index\u0000${locale}`;
   const [forms, index] = await Promise.all([
     searchWordForms(db, request.words, locale, store, freshness),
-    store.remember(`search-index\u0000${locale}`, searchIndexBytes, () => loadSearchIndex(db, locale, request.offered), freshness),
+    store.peek<SearchIndex>(indexKey, freshness) ?? store.remember(indexKey, searchIndexBytes, () => loadSearchIndex(db, locale, request.offered), freshness),
   ]);
   // A word of punctuation only normalises to nothing: it has no forms and is left out.
   const known = forms.filter((wordForms) => wordForms.length > 0);

@@ -85,6 +85,39 @@ describe('catalog cache', function () {
       expect(repeatedComputed).to.equal(2);
     });
 
+    it('lets answers give way to what they are made of: answers asked twice never push out a part, parts push out answers', async () => {
+      let partComputed = 0;
+      const part = () => cache.remember('part', () => 3000, async () => {
+        partComputed += 1;
+        return 'view';
+      });
+      await part();
+      // Twenty searches asked twice (kept), each as big as the part: they push out each other only.
+      for (let index = 0; index < 20; index += 1) {
+        const search = () => cache.answer(`search ${index}`, async () => ({ items: 'y'.repeat(1000) }), { keepWhenAskedAgain: true });
+        await search();
+        await search();
+      }
+      await part();
+      expect(partComputed).to.equal(1);
+
+      let listComputed = 0;
+      const list = () => cache.answer('list', async () => {
+        listComputed += 1;
+        return { items: 'x'.repeat(1000) };
+      });
+      await list();
+      await list();
+      expect(listComputed).to.equal(1);
+      // Two more parts fill the budget: the answer goes, not the part read longest ago.
+      await cache.remember('part 2', () => 3000, async () => 'list ids');
+      await cache.remember('part 3', () => 3000, async () => 'search index');
+      await list();
+      await part();
+      expect(listComputed).to.equal(2);
+      expect(partComputed).to.equal(1);
+    });
+
     it('evicts the answer read longest ago when over its budget, an answer read since staying', async () => {
       const computed: string[] = [];
       const ask = (key: string) => cache.answer(key, async () => {
