@@ -5,6 +5,7 @@ import path from 'node:path';
 import { isProviderKind, providerKinds, type ModelRoute, type ProviderKind } from './common/model-route';
 import { modelRoutesProblems, type RouteTask } from './common/model-route-check';
 import { listenerUrl } from './common/addresses';
+import type { LogFormat } from './common/logger';
 
 /**
  * Every environment variable the service reads, in one place. `loadConfig` fails at start with a
@@ -102,6 +103,13 @@ function lanBaseUrl(lan: { address: string | null } | undefined, port: number): 
   return `http://${lan.address}:${port}`;
 }
 
+function logFormat(env: Env, name: string): LogFormat | null {
+  const raw = read(env, name);
+  if (raw === undefined) return null;
+  if (raw !== 'pretty' && raw !== 'json') throw new ConfigError(`${name} must be pretty or json`);
+  return raw;
+}
+
 function list(env: Env, name: string): string[] {
   return (read(env, name) ?? '').split(',').map((item) => item.trim()).filter(Boolean);
 }
@@ -147,6 +155,8 @@ export function loadConfig(env: Env = process.env, options: { lan?: { address: s
     appLinkBase: appLinkBase(env, 'APP_LINK_BASE', 'effectsapp://'),
     dataDir,
     logLevel: text(env, 'LOG_LEVEL', 'info'),
+    /** Null: pretty on a terminal, JSON otherwise (`logFormatFor` of common/logger.ts). */
+    logFormat: logFormat(env, 'LOG_FORMAT'),
     trustProxy: flag(env, 'TRUST_PROXY', false),
     jsonBodyLimitBytes: integer(env, 'JSON_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 20_000, 1000),
@@ -246,6 +256,7 @@ export function loadConfig(env: Env = process.env, options: { lan?: { address: s
     // Where the provider calls back when a task finishes (the web role serves it): the slot is handed
     // on at once instead of at the next poll; polling stays for lost callbacks.
     providerCallbackBaseUrl: url(env, 'PROVIDER_CALLBACK_BASE_URL') ?? publicBaseUrl,
+    providerApis: providerApis(env),
 
     // SSE streams: at most `capPerUser` open at once per user across every stream kind and web
     // process; each holds a lease row renewed every `heartbeatS` (with a `: ping` comment) that lapses
@@ -422,18 +433,40 @@ function apnsSettings(env: Env) {
   return { keyId, teamId, topic, environment, privateKey: privateKey(key, 'APNS_KEY', 'ec') };
 }
 
-/** `PROVIDER_ACCOUNTS`: `key:slots,key:slots` of `kind` accounts; a key may itself contain `:` (the last one separates). */
-function providerAccounts(env: Env, name: string, fallback: string, kind: ProviderKind): { kind: ProviderKind; apiKey: string; slots: number }[] {
-  const accounts = (read(env, name) ?? fallback).split(',').map((item) => item.trim()).filter(Boolean).map((item) => {
+/**
+ * One provider kind's accounts: `token:slots,token:slots`. The LAST colon of an item separates the
+ * slots, so a token may itself contain `:` (a fal key is `key_id:key_secret`). Error messages never
+ * repeat a token.
+ */
+function accountList(env: Env, name: string, kind: ProviderKind): { kind: ProviderKind; apiKey: string; slots: number }[] {
+  return list(env, name).map((item) => {
     const at = item.lastIndexOf(':');
     const slots = Number(item.slice(at + 1));
     if (at <= 0 || !/^\d+$/.test(item.slice(at + 1)) || slots < 1 || slots > 1000) {
       throw new ConfigError(`${name} must be a list of key:slots with 1..1000 slots`);
     }
-    return { kind, apiKey: item.slice(0, at), slots };
+    const apiKey = item.slice(0, at);
+    if (kind === 'fal' && !/^[^:]+:[^:]+$/.test(apiKey)) throw new ConfigError(`${name} must be a list of key_id:key_secret:slots`);
+    return { kind, apiKey, slots };
   });
-  if (new Set(accounts.map((account) => account.apiKey)).size !== accounts.length) throw new ConfigError(`${name} lists a key twice`);
-  return accounts;
+}
+
+/**
+ * The pool's accounts of every kind: `PROVIDER_ACCOUNTS` (the simulator's), `REPLICATE_ACCOUNTS`
+ * (API tokens), `FAL_ACCOUNTS` (keys). The simulator's two default accounts apply only when no
+ * account of any kind is configured: configuring a real provider alone runs nothing on the simulator.
+ */
+function providerAccounts(env: Env): { kind: ProviderKind; apiKey: string; slots: number }[] {
+  const accounts = [
+    ...accountList(env, 'PROVIDER_ACCOUNTS', 'simulator'),
+    ...accountList(env, 'REPLICATE_ACCOUNTS', 'replicate'),
+    ...accountList(env, 'FAL_ACCOUNTS', 'fal'),
+  ];
+  if (new Set(accounts.map((account) => account.apiKey)).size !== accounts.length) {
+    throw new ConfigError('PROVIDER_ACCOUNTS, REPLICATE_ACCOUNTS and FAL_ACCOUNTS list a key twice');
+  }
+  if (accounts.length) return accounts;
+  return [{ kind: 'simulator', apiKey: 'sim-account-1', slots: 4 }, { kind: 'simulator', apiKey: 'sim-account-2', slots: 4 }];
 }
 
 /** `PROVIDER_KIND_ORDER`: provider kinds, most preferred first; the real providers before the simulator by default. */
@@ -446,6 +479,44 @@ function kindOrder(env: Env, name: string): ProviderKind[] {
   return kinds;
 }
 
+/** `whsec_<base64>` secrets, comma-separated: Replicate's webhook signing secrets (`GET /webhooks/default/secret`). */
+function webhookSecrets(env: Env, name: string): string[] {
+  const secrets = list(env, name);
+  if (!secrets.every((secret) => /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret))) throw new ConfigError(`${name} must list whsec_<base64> secrets`);
+  return secrets;
+}
+
+/**
+ * Where the hosted-inference APIs are and how long their calls may take (`clients/providers/replicate.ts`,
+ * `fal.ts`), and how their webhooks are checked (`api/generations/task-callback.ts`). The defaults are
+ * the providers' own addresses; tests and the simulator's modes point them at `simulators/providers/`.
+ */
+function providerApis(env: Env) {
+  return {
+    replicate: {
+      baseUrl: url(env, 'REPLICATE_API_URL') ?? 'https://api.replicate.com/v1',
+      /** Empty: each account's secret is read from the API once and kept (`GET /webhooks/default/secret`). */
+      webhookSecrets: webhookSecrets(env, 'REPLICATE_WEBHOOK_SECRETS'),
+      /**
+       * How far back `findTask` reads an account's predictions for a lost submission's; it must be
+       * longer than PENDING_TIMEOUT_S (the longest a submission stays unresolved).
+       */
+      lookupWindowS: integer(env, 'REPLICATE_LOOKUP_WINDOW_S', 3600, 60, 86_400),
+    },
+    fal: {
+      queueUrl: url(env, 'FAL_QUEUE_URL') ?? 'https://queue.fal.run',
+      restUrl: url(env, 'FAL_REST_URL') ?? 'https://rest.fal.ai',
+      jwksUrl: url(env, 'FAL_JWKS_URL') ?? 'https://rest.alpha.fal.ai/.well-known/jwks.json',
+    },
+    /** A webhook signed longer ago (or further ahead) than this is refused: a replay outside it cannot pass. */
+    webhookToleranceS: integer(env, 'PROVIDER_WEBHOOK_TOLERANCE_S', 300, 1, 3600),
+    /** One API call (submit, poll, lookup, cancel, file upload) without an answer this long is `unavailable`. */
+    callTimeoutMs: integer(env, 'PROVIDER_CALL_TIMEOUT_MS', 15_000, 100, 600_000),
+    /** A result file's download. */
+    resultTimeoutMs: integer(env, 'PROVIDER_RESULT_TIMEOUT_MS', 60_000, 100, 3_600_000),
+  };
+}
+
 /**
  * The generation pipeline: provider accounts and their slots, waiting budgets, leases and the
  * pacing of the dispatcher and the poll loop. The lease must outlast a poll claim plus the longest
@@ -453,7 +524,7 @@ function kindOrder(env: Env, name: string): ProviderKind[] {
  */
 function generationSettings(env: Env) {
   const settings = {
-    providerAccounts: providerAccounts(env, 'PROVIDER_ACCOUNTS', 'sim-account-1:4,sim-account-2:4', 'simulator'),
+    providerAccounts: providerAccounts(env),
     /** A task goes to the first of these kinds that its effect names a route for and that has an account (`pool/model-routes.ts`). */
     providerKindOrder: kindOrder(env, 'PROVIDER_KIND_ORDER'),
     pendingTimeoutS: integer(env, 'PENDING_TIMEOUT_S', 900, 1),
@@ -469,6 +540,16 @@ function generationSettings(env: Env) {
     /** Callbacks count as arriving for this long after the last one; 0 polls every task densely. */
     callbackTrustS: integer(env, 'CALLBACK_TRUST_S', 30, 0, 86_400),
     pollBatch: integer(env, 'POLL_BATCH', 100, 1, 10_000),
+    /**
+     * A call that the provider does not answer (a timeout, a cut connection, a 5xx) is tried again on
+     * that account after a backoff doubling from the base to the cap, with jitter; this many in a row
+     * open the account's circuit: no submission to it, its polls deferred, one probe per backoff.
+     */
+    providerRetry: {
+      baseMs: integer(env, 'PROVIDER_RETRY_BASE_MS', 500, 10, 60_000),
+      capMs: integer(env, 'PROVIDER_RETRY_CAP_MS', 10_000, 10, 600_000),
+      circuitFailures: integer(env, 'PROVIDER_CIRCUIT_FAILURES', 5, 1, 1000),
+    },
     pollConcurrency: integer(env, 'POLL_CONCURRENCY', 16, 1, 1000),
     dispatchTickMs: integer(env, 'DISPATCH_TICK_MS', 250, 10, 60_000),
     submitConcurrency: integer(env, 'SUBMIT_CONCURRENCY', 16, 1, 1000),

@@ -3,14 +3,16 @@ import './process/compile-cache';
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { lanAddress, startAddressLines } from './common/addresses';
+import { lanAddress } from './common/addresses';
 import { ConfigError, loadConfig, type Config } from './config';
-import { createLogger, flushLogs, type Logger } from './common/logger';
-import { startInfrastructure, startStoresOnly } from './process/infrastructure';
+import { createProcessLogger, flushLogs, logFormatFor, type Logger } from './common/logger';
+import { startInfrastructure, startStoresOnly, type Infrastructure } from './process/infrastructure';
+import { startSummaryLines } from './process/start-summary';
 import type { StorageSettings } from './media/storage';
 import type { RunningPart } from './services';
 import { serviceRoles, startServiceRole } from './process/roles';
 import { loadEnvFileIfPresent } from './process/env-file';
+import { accountsForLog } from './pool/accounts';
 
 /**
  * One entry for every process type of the Procfile: `node dist/main.js <role...> [--lan]`.
@@ -54,10 +56,11 @@ function simulatorsNeeded(config: Config, roles: RoleName[]): string[] {
 
 /**
  * A worker calls the AI provider, and so does a web process for voice input unless TRANSCRIPTION_URL
- * names another service: without PROVIDER_URL, the simulator.
+ * names another service: without PROVIDER_URL, the simulator, when accounts of its kind exist.
  */
 function providerSimulatorNeeded(config: Config, roles: RoleName[]): boolean {
-  return !config.providerUrl && (roles.includes('worker') || (roles.includes('web') && !config.transcription.url));
+  const simulatorAccounts = config.generations.providerAccounts.some((account) => account.kind === 'simulator');
+  return !config.providerUrl && simulatorAccounts && (roles.includes('worker') || (roles.includes('web') && !config.transcription.url));
 }
 
 const embeddedOnly = 'simulators run only in the embedded default: one process, nothing configured, everything on loopback. '
@@ -73,7 +76,8 @@ async function withProvider(config: Config, roles: RoleName[], log: Logger, runn
   const { startProviderSimulatorFromConfig } = await import('./simulators/providers/from-config.js');
   const simulator = await startProviderSimulatorFromConfig(config, log);
   running.push(simulator);
-  log.warn({ url: simulator.url }, 'PROVIDER SIMULATOR listening: a stand-in for the AI provider, for development and load tests only');
+  // Beside the roles, the warning about every simulator of the process says it (main).
+  if (standalone) log.warn({ url: simulator.url }, 'PROVIDER SIMULATOR listening: a stand-in for the AI provider, for development and load tests only');
   return config.providerUrl ? config : { ...config, providerUrl: simulator.url };
 }
 
@@ -92,12 +96,23 @@ function storesEnvironment(databaseUrl: string, s3: StorageSettings): string {
   ].join('\n');
 }
 
+/** What the start summary says about this process (`process/start-summary.ts`). */
+function startFacts(config: Config, infrastructure: Infrastructure, simulators: string[]) {
+  return {
+    ...config,
+    embeddedPostgresPort: config.databaseUrl ? null : Number(new URL(infrastructure.databaseUrl).port),
+    embeddedStore: !config.s3,
+    simulators,
+  };
+}
+
 async function main(): Promise<void> {
   const roles = parseRoles(process.argv.slice(2));
   const envFile = loadEnvFileIfPresent();
   const lan = process.argv.includes('--lan');
   const baseConfig = loadConfig(process.env, lan ? { lan: { address: lanAddress(os.networkInterfaces()) } } : {});
-  const log = createLogger(baseConfig.logLevel);
+  const logFormat = logFormatFor(baseConfig.logFormat, process.stdout.isTTY === true);
+  const log = await createProcessLogger(baseConfig.logLevel, logFormat);
   const running: RunningPart[] = [];
   const simulators = simulatorsNeeded(baseConfig, roles);
   if (simulators.length && (baseConfig.databaseUrl || baseConfig.s3)) {
@@ -120,23 +135,34 @@ async function main(): Promise<void> {
     await infrastructure.stop();
     throw new ConfigError(`${simulators.join(' and ')} would run in a second process on this data directory's embedded Postgres, which another process started; ${embeddedOnly}`);
   }
-  const config = await withProvider(baseConfig, roles, log, running);
-  if (simulators.length) {
-    log.warn({ simulators }, `SIMULATORS RUNNING: ${simulators.join(' and ')}. Anyone who reaches this service can approve their own payments. Development only: ${embeddedOnly}.`);
-  }
-  if (infrastructure) {
-    const services = { ...infrastructure.services, config };
-    // The web role last: it takes requests once the job roles are up.
-    for (const role of ['worker', 'media', 'scheduler', 'web'] as const) {
-      if (roles.includes(role)) running.push(await startServiceRole[role](services));
+  let config = baseConfig;
+  try {
+    config = await withProvider(baseConfig, roles, log, running);
+    if (simulators.length) {
+      log.warn({ simulators }, `SIMULATORS RUNNING: ${simulators.join(' and ')}. Anyone who reaches this service can approve their own payments. Development only: ${embeddedOnly}.`);
     }
+    if (infrastructure) {
+      const services = { ...infrastructure.services, config };
+      // The web role last: it takes requests once the job roles are up.
+      for (const role of ['worker', 'media', 'scheduler', 'web'] as const) {
+        if (roles.includes(role)) running.push(await startServiceRole[role](services));
+      }
+    }
+  } catch (error) {
+    // A start that fails half-way (a port taken) stops what it started: no embedded server or
+    // temporary folder outlives it.
+    for (const part of [...running].reverse()) await part.stop().catch((stopError) => log.error({ err: stopError }, 'error while stopping'));
+    await infrastructure?.stop();
+    throw error;
   }
-  log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id, envFile }, 'started');
-  if (roles.includes('web')) {
-    const lines = startAddressLines(config, { lan });
-    // A QR code is for a terminal, not a log line.
-    if (lan) process.stdout.write(`${lines.join('\n')}\n`);
-    else for (const line of lines) log.info({ url: config.publicBaseUrl }, line);
+  // Every role reads the same accounts: the web role offers what their kinds run, the worker runs it.
+  const providerAccounts = accountsForLog(config.generations.providerAccounts);
+  log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id, envFile, providerAccounts }, 'started');
+  if (roles.includes('web') && infrastructure) {
+    const lines = startSummaryLines(startFacts(config, infrastructure, simulators), { lan, qrCode: logFormat === 'pretty' });
+    // For a person, a block of text (with its QR code in LAN mode); for a log collector, one line.
+    if (logFormat === 'pretty') process.stdout.write(`\n${lines.join('\n')}\n\n`);
+    else log.info({ url: config.publicBaseUrl, lines }, 'ready');
   }
 
   let stopping = false;

@@ -4,7 +4,7 @@ import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
 import { drainableServer } from './http/drain';
 import { errorEnvelope } from './http/error-envelope';
-import { listen } from './http/listen';
+import { listen } from '../common/listen';
 import { requestId } from './http/request-id';
 import { metricsRouter } from './metrics';
 import type { RunningPart, Services } from '../services';
@@ -22,7 +22,7 @@ export async function startMetricsServer(services: Services, port: number): Prom
   app.use(metricsRouter().routes());
   const { server, drain } = drainableServer(app.callback());
   answerClientErrors(server, services.log, services.config.requestTimeoutMs);
-  const listening = await listen(server, port, services.config.host);
+  const listening = await listen(server, port, services.config.host, 'METRICS_PORT');
   services.log.info({ host: services.config.host, port: listening }, 'metrics listening');
   return {
     url: listenerUrl(services.config.host, listening),

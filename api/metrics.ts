@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../common/logger';
 import { freeSlot } from '../db/pool/free-slot';
 import type { ApiContext } from './http/context';
@@ -21,8 +22,8 @@ export function metricsRouter(): Router<ApiContext['state'], ApiContext> {
   const outcomes = new OutcomeMetrics();
   let refreshing: Promise<void> | null = null;
   router.get('/metrics', metricsAccess(), async (ctx) => {
-    const { db, log } = ctx.services;
-    refreshing ??= refreshDatabaseMetrics(db, outcomes, log).finally(() => {
+    const { db, boss, log } = ctx.services;
+    refreshing ??= refreshDatabaseMetrics(db, boss, outcomes, log).finally(() => {
       refreshing = null;
     });
     await refreshing;
@@ -32,9 +33,9 @@ export function metricsRouter(): Router<ApiContext['state'], ApiContext> {
   return router;
 }
 
-async function refreshDatabaseMetrics(db: Knex, outcomes: OutcomeMetrics, log: Logger): Promise<void> {
+async function refreshDatabaseMetrics(db: Knex, boss: PgBoss, outcomes: OutcomeMetrics, log: Logger): Promise<void> {
   const steps: [string, () => Promise<void>][] = [
-    ['queues', () => refreshQueues(db)],
+    ['queues', () => refreshQueues(db, boss)],
     ['provider slots', () => refreshProviderSlots(db)],
     ['stream leases', () => refreshStreamLeases(db)],
     ...outcomes.steps(db),
@@ -45,8 +46,8 @@ async function refreshDatabaseMetrics(db: Knex, outcomes: OutcomeMetrics, log: L
   }
 }
 
-async function refreshQueues(db: Knex): Promise<void> {
-  for (const size of await readQueueSizes(db)) {
+async function refreshQueues(db: Knex, boss: PgBoss): Promise<void> {
+  for (const size of await readQueueSizes(db, boss)) {
     queueJobsWaiting.set({ queue: size.queue }, size.waiting);
     queueJobsDeferred.set({ queue: size.queue }, size.deferred);
     queueOldestJobAge.set({ queue: size.queue }, size.oldest_age_s);

@@ -132,6 +132,14 @@ Register each installation's token with \`POST /v1/devices\` (\`platform\` \`ios
 and the \`device_id\`). A generation reaching \`succeeded\` or \`failed\` sends a push in the user's
 language with \`generation_id\` and \`status\` in its data.
 
+## Generated clients
+
+\`/v1/openapi.json\` feeds client generators. For TypeScript (React Native included),
+\`npx openapi-typescript <this server>/v1/openapi.json --output schema.d.ts\` writes the types
+\`openapi-fetch\` calls the API with, the streams' events included. The service's repository holds
+the app developer's guide, \`docs/mobile.md\`: such a client step by step, uploads, streams, push tokens
+and coming back from a payment in React Native, and testing from a phone or an emulator.
+
 ## Trying it out locally
 
 A development server (\`npm start\`) runs with built-in simulators: the AI provider (the demo effect

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { pendingMigrations } from '../db/knex';
 import { withTimeout } from '../db/listen-hub';
+import { submitQueueOf } from '../db/queues';
 import type { ApiContext } from './http/context';
 import { briefOutageRetryAfterS } from './http/errors';
 
@@ -29,7 +30,7 @@ export function operationsRouter(): Router<ApiContext['state'], ApiContext> {
         checks.database = true;
         migrationsCurrent ||= (await pendingMigrations(db)) === 0;
         checks.migrations = migrationsCurrent;
-        checks.queue = Boolean(await boss.getQueue('generation-submit'));
+        checks.queue = Boolean(await boss.getQueue(submitQueueOf('simulator')));
       })(), readinessTimeoutMs, 'the readiness check timed out');
     } catch (error) {
       ctx.services.log.warn({ err: error }, 'readiness check failed');

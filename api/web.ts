@@ -12,7 +12,7 @@ import { answerClientErrors } from './http/client-errors';
 import type { ApiContext } from './http/context';
 import { drainableServer } from './http/drain';
 import { drainableH2cServer, type DrainableH2cServer } from './http/h2c-server';
-import { listen } from './http/listen';
+import { listen } from '../common/listen';
 import type { Route } from './http/route';
 import { referenceRouter } from './docs/reference';
 import { paymentMounts } from './payments/mounts';
@@ -65,14 +65,13 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   const payments = await paymentMounts(services, options.processorSimulator);
   const mounts: Middleware<ApiContext['state'], ApiContext>[] = [
     ...payments.mounts,
-    taskCallback(),
     referralPageRouter().routes() as Middleware<ApiContext['state'], ApiContext>,
     referenceRouter().routes() as Middleware<ApiContext['state'], ApiContext>,
   ];
   const routes = [...(options.extraRoutes ?? []), ...allRoutes(services.config.publicBaseUrl, { thematicSearch: options.thematicSearch })];
   const operators = operatorConsole(services);
   const store = storeMount(services.storage, services.config.publicBaseUrl);
-  const app = createApp(services, routes, mounts, [...(store ? [store] : []), operators.mount]);
+  const app = createApp(services, routes, mounts, [...(store ? [store] : []), taskCallback(), operators.mount]);
   // Listening before the first request, so the first answers are already kept.
   await app.context.catalogCache.start();
   // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.
@@ -80,7 +79,7 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   server.keepAliveTimeout = keepAliveTimeoutMs;
   answerClientErrors(server, services.log, services.config.requestTimeoutMs);
   const { host } = services.config;
-  const port = await listen(server, services.config.port, host);
+  const port = await listen(server, services.config.port, host, 'PORT');
   services.log.info({ host, port }, 'web listening');
   const h2c = await startH2c(services, app.callback());
   announceConsole(services);
@@ -116,21 +115,17 @@ async function startH2c(services: Services, handler: ReturnType<ReturnType<typeo
     requestTimeoutMs: services.config.requestTimeoutMs,
     idleTimeoutMs: keepAliveTimeoutMs,
   });
-  const port = await listen(h2c.server, services.config.h2cPort, services.config.host);
+  const port = await listen(h2c.server, services.config.h2cPort, services.config.host, 'H2C_PORT');
   services.log.info({ host: services.config.host, port }, 'web listening for HTTP/2 over cleartext (h2c)');
   return { ...h2c, port };
 }
 
-/** Where the operator console is and how to get in: a generated password is printed once per start. */
+/**
+ * Where the operator console is, and a warning when it is closed. A generated password is printed
+ * by the start summary of main.ts (`process/start-summary.ts`), once, with the other facts of the start.
+ */
 function announceConsole({ config, log }: Services): void {
   const url = `${config.publicBaseUrl}/ops`;
-  if (config.ops.password === null) {
-    log.warn({ url }, 'OPERATOR CONSOLE CLOSED: OPS_PASSWORD is not set, so every /ops path answers 401');
-  } else if (config.ops.passwordGenerated) {
-    // In the message, not a field: fields named password are redacted from every log line.
-    log.warn({ url, user: config.ops.user },
-      `OPERATOR CONSOLE at ${url}: user ${config.ops.user}, password ${config.ops.password} (generated once, kept in ${config.dataDir}/secrets.json; set OPS_USER and OPS_PASSWORD anywhere else)`);
-  } else {
-    log.info({ url }, 'operator console listening');
-  }
+  if (config.ops.password === null) log.warn({ url }, 'OPERATOR CONSOLE CLOSED: OPS_PASSWORD is not set, so every /ops path answers 401');
+  else log.info({ url, user: config.ops.user }, 'operator console listening');
 }

@@ -27,7 +27,7 @@ export class AnswerTooLargeError extends NoAnswerError {
 }
 
 export interface ExchangeOptions {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT';
   headers?: Record<string, string>;
   body?: string | Buffer;
   timeoutMs: number;

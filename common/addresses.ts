@@ -35,19 +35,21 @@ export function lanAddress(interfaces: NodeJS.Dict<NetworkInterfaceInfo[]>): str
 }
 
 /**
- * The lines the start prints about where clients reach the service. In LAN mode: the address a
- * phone on the same network opens, as text and as a QR code, and the emulators' ways to the same
- * port (the Android emulator reaches the host's loopback at 10.0.2.2, the iOS simulator shares it).
+ * The lines the start prints about where phones and emulators reach the service. In LAN mode: the
+ * address a phone on the same network opens, as text and (for a terminal) as a QR code, and the
+ * emulators' ways to the same port (the Android emulator reaches the host's loopback at 10.0.2.2, the
+ * iOS simulator shares it). On loopback only the iOS simulator reaches it. Elsewhere nothing beyond
+ * the address clients are given.
  */
-export function startAddressLines(settings: { publicBaseUrl: string; host: string; port: number }, options: { lan: boolean }): string[] {
+export function startAddressLines(settings: { publicBaseUrl: string; host: string; port: number }, options: { lan: boolean; qrCode?: boolean }): string[] {
   const { publicBaseUrl, host, port } = settings;
   if (!options.lan) {
     const local = host === '127.0.0.1' || host === '::1' || host === 'localhost';
-    return [`Clients reach the service at ${publicBaseUrl}${local ? ' (this machine only; a phone on the same network: npm start -- --lan)' : ''}`];
+    return local ? [`iOS simulator: ${publicBaseUrl}   a phone on the same network or the Android emulator: npm start -- --lan`] : [];
   }
   return [
     `Phone on the same network: ${publicBaseUrl}`,
-    renderUnicodeCompact(publicBaseUrl).trimEnd(),
+    ...(options.qrCode === false ? [] : [renderUnicodeCompact(publicBaseUrl).trimEnd()]),
     `Android emulator: http://10.0.2.2:${port}   iOS simulator: http://localhost:${port}`,
     `Links in answers point at ${publicBaseUrl}; both emulators reach it too.`,
   ];

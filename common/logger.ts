@@ -23,6 +23,27 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   return log;
 }
 
+/** How a service process writes its log: pino-pretty's lines for a person, JSON lines for everything else. */
+export type LogFormat = 'pretty' | 'json';
+
+/** LOG_FORMAT when set; else pretty on a terminal, JSON on a pipe, a file or a log collector. */
+export function logFormatFor(setting: LogFormat | null, stdoutIsTerminal: boolean): LogFormat {
+  return setting ?? (stdoutIsTerminal ? 'pretty' : 'json');
+}
+
+/**
+ * The logger of a service process (main.ts). JSON is `createLogger`'s, buffered. Pretty lines are
+ * written at once: a person at a terminal reads them as they come, and such a process logs little.
+ * pino-pretty is loaded only here, so a process that logs JSON never loads it.
+ */
+export async function createProcessLogger(level: string, format: LogFormat): Promise<pino.Logger> {
+  if (format === 'json') return createLogger(level);
+  const { prettyFactory } = await import('pino-pretty');
+  const prettify = prettyFactory({ translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true });
+  const stdout = pino.destination({ dest: 1, sync: true });
+  return createLogger(level, { write: (line: string) => stdout.write(prettify(line)) });
+}
+
 /**
  * The logger of an operator script (`scripts/`): on stderr, so that stdout carries the script's
  * result alone and `> file` or a pipe holds nothing else. Written synchronously: a script logs

@@ -1,12 +1,17 @@
 import pg from 'pg';
 import type { PgBoss } from 'pg-boss';
+import { submitQueueOf } from './queues';
+
+/** The one line of generations before provider kinds (pg-boss 10 and 12 alike). */
+export const legacySubmitQueue = 'generation-submit';
 
 /**
  * pg-boss 12 migrates schemas from version 25 on; pg-boss 10 left version 24 in every `.data/`
  * made before the upgrade. Such a schema is set aside under `legacySchema`, pg-boss 12 installs a
  * fresh one, and the jobs that still had work to do are copied across with their ids, creation
  * times and retry counts (a `generation-submit` job's place in the line is its `created_on`, and
- * its id is named by the generation row). Jobs a stopped process held `active` go back to `retry`.
+ * its id is named by the generation row; every generation then ran on the simulator, so its ticket
+ * goes to `generation-submit.simulator`). Jobs a stopped process held `active` go back to `retry`.
  *
  * Each step can be repeated after a crash: the copy and the drop of the legacy schema are one
  * transaction, and a legacy schema left behind is picked up by the next start. A session advisory
@@ -58,13 +63,13 @@ async function copyUnfinishedJobs(client: pg.Client, schema: string): Promise<nu
     const copied = await client.query(`
       insert into ${schema}.job (id, name, priority, data, state, retry_limit, retry_count, retry_delay, retry_backoff,
                                  expire_seconds, singleton_key, start_after, created_on, keep_until, policy)
-      select old.id, old.name, old.priority, old.data,
+      select old.id, queue.name, old.priority, old.data,
              (case when old.state::text = 'active' then 'retry' else old.state::text end)::${schema}.job_state,
              old.retry_limit, old.retry_count, old.retry_delay, old.retry_backoff,
              greatest(1, extract(epoch from old.expire_in)::int), old.singleton_key, old.start_after, old.created_on,
              old.keep_until, queue.policy
         from ${legacySchema}.job old
-        join ${schema}.queue queue on queue.name = old.name
+        join ${schema}.queue queue on queue.name = (case when old.name = '${legacySubmitQueue}' then '${submitQueueOf('simulator')}' else old.name end)
        where old.state in ('created', 'retry', 'active')
       on conflict do nothing`);
     await client.query(`drop schema ${legacySchema} cascade`);

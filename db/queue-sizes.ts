@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
-import { queueNames } from './queues';
+import type { PgBoss } from 'pg-boss';
+import { providerKinds, type ProviderKind } from '../common/model-route';
+import { queueNames, submitQueueOf, type QueueName } from './queues';
 
 export interface QueueSize {
   queue: string;
@@ -12,20 +14,38 @@ export interface QueueSize {
 }
 
 /**
- * Waiting, deferred and oldest-waiting per queue, every queue of `db/queues.ts` included (at 0),
- * from pg-boss's partial index of queued jobs. `/metrics` and the operator console read it.
+ * Waiting, deferred and oldest-waiting per queue, every queue of `db/queues.ts` included (at 0).
+ * A generation line (`generation-submit.<kind>`) is its kind's waiting generations, from
+ * `generations` through the index of the line (a waiting generation's ticket is its place, and a
+ * line is never deferred); every other queue's jobs are read through pg-boss's own `findJobs`
+ * (its queued jobs only), never its tables. `/metrics` and the operator console read it.
  */
-export async function readQueueSizes(db: Knex): Promise<QueueSize[]> {
-  const { rows } = await db.raw<{ rows: { queue: string; waiting: number; deferred: number; oldest_age_s: number | null }[] }>(
-    `select name as queue,
-       count(*) filter (where start_after <= now()) as waiting,
-       count(*) filter (where start_after > now()) as deferred,
-       extract(epoch from now() - min(start_after) filter (where start_after <= now()))::float8 as oldest_age_s
-     from pgboss.job where state < 'active' group by name`,
-  );
-  const byQueue = new Map(rows.map((row) => [row.queue, row]));
-  return [...new Set<string>([...queueNames, ...byQueue.keys()])].map((queue) => {
-    const row = byQueue.get(queue);
-    return { queue, waiting: row?.waiting ?? 0, deferred: row?.deferred ?? 0, oldest_age_s: Math.max(0, row?.oldest_age_s ?? 0) };
+export async function readQueueSizes(db: Knex, boss: PgBoss): Promise<QueueSize[]> {
+  const lines = new Set<string>(providerKinds.map(submitQueueOf));
+  const [waitingGenerations, others] = await Promise.all([
+    db.raw<{ rows: { kind: ProviderKind; waiting: number; oldest_age_s: number }[] }>(
+      `select provider_kind as kind, count(*)::integer as waiting, extract(epoch from now() - min(created_at))::float8 as oldest_age_s
+       from generations where status = 'pending' and dispatch_until is null group by provider_kind`,
+    ),
+    Promise.all(queueNames.filter((queue) => !lines.has(queue)).map((queue) => sizeOfQueue(boss, queue))),
+  ]);
+  const byLine = new Map<string, { waiting: number; oldest_age_s: number }>(waitingGenerations.rows.map((row) => [submitQueueOf(row.kind), row]));
+  return queueNames.map((queue) => {
+    if (!lines.has(queue)) return others.find((size) => size.queue === queue)!;
+    const line = byLine.get(queue);
+    return { queue, waiting: line?.waiting ?? 0, deferred: 0, oldest_age_s: Math.max(0, line?.oldest_age_s ?? 0) };
   });
+}
+
+async function sizeOfQueue(boss: PgBoss, queue: QueueName): Promise<QueueSize> {
+  const now = Date.now();
+  const queued = await boss.findJobs(queue, { queued: true });
+  const startable = queued.filter((job) => job.startAfter.getTime() <= now);
+  const oldest = Math.min(...startable.map((job) => job.startAfter.getTime()));
+  return {
+    queue,
+    waiting: startable.length,
+    deferred: queued.length - startable.length,
+    oldest_age_s: startable.length ? Math.max(0, (now - oldest) / 1000) : 0,
+  };
 }

@@ -1,14 +1,26 @@
 import type { Knex } from 'knex';
 import { fromKnex, type Db, type PgBoss, type SendOptions } from 'pg-boss';
+import { providerKinds, type ProviderKind } from '../common/model-route';
 import type { PushJob } from './push/push-job';
+
+/**
+ * The FIFO line of the generations that run on one provider kind: `generation-submit.replicate`
+ * holds the ticket of each pending generation of that kind (`db/generations/submit-ticket.ts`), so a
+ * generation waits for a slot of its own kind only.
+ */
+export type SubmitQueue = `generation-submit.${ProviderKind}`;
+
+export function submitQueueOf(kind: ProviderKind): SubmitQueue {
+  return `generation-submit.${kind}`;
+}
 
 /**
  * Every pg-boss queue of the service, by its one name, with the data its jobs carry. Each queue is
  * created at start (`db/boss.ts`) and worked by one consumer of the worker roles.
  */
-export interface QueuePayloads {
-  /** The FIFO ticket of one pending generation (`db/generations/submit-ticket.ts`). */
-  'generation-submit': { generationId: string };
+export type QueuePayloads = { [Q in SubmitQueue]: { generationId: string } } & OtherQueuePayloads;
+
+interface OtherQueuePayloads {
   /** Make the preview of a stored result, then mark the generation succeeded. */
   'generation-media': { generationId: string };
   /** One round of a user effect's moderation by the provider's moderation model (worker role). */
@@ -29,6 +41,11 @@ export interface QueuePayloads {
 
 export type QueueName = keyof QueuePayloads;
 
+// Waiting for a slot is not an error (pending expiry ends a wait): a ticket put back in line keeps
+// its `created_on`, and so its place, however often it is fetched again.
+const submitRetries: SendOptions = { retryLimit: 1_000_000, retryDelay: 0, retryBackoff: false };
+
+
 /**
  * How each queue's jobs are retried; cron-fired jobs run again at their next tick instead. pg-boss's
  * `retryBackoff` doubles `retryDelay` per retry with jitter (each wait anywhere from the step to
@@ -36,9 +53,7 @@ export type QueueName = keyof QueuePayloads;
  * to a cap, while that service's circuit makes its tries during an outage fail at once.
  */
 const retries: Record<QueueName, SendOptions> = {
-  // Waiting for a slot is not an error (pending expiry ends a wait): a ticket that waits again is
-  // failed into `retry`, which keeps its `created_on` and so its place in line.
-  'generation-submit': { retryLimit: 1_000_000, retryDelay: 0, retryBackoff: false },
+  ...Object.fromEntries(providerKinds.map((kind) => [submitQueueOf(kind), submitRetries])) as Record<SubmitQueue, SendOptions>,
   // A preview takes seconds. Its consumer touches the job while it works (the heartbeat): a job
   // nobody touched for 10 s (its media process died, or the answer to its fetch was lost) is failed
   // by the worker sweeps, and one whose process is dead at once; a hung build ends at the expiry,
@@ -81,16 +96,18 @@ export async function enqueue<Q extends QueueName>(
 
 /**
  * `enqueue` for many jobs of one queue in one statement (pg-boss `insert`), inside the caller's
- * transaction: a batch that starts many things at once makes their jobs at the cost of one. An `id`
- * names a job after what it works on (a renewal job after its payment).
+ * transaction (null: on pg-boss's own connection): a batch that starts many things at once makes
+ * their jobs at the cost of one. An `id` names a job after what it works on (a renewal job after
+ * its payment); a job whose id the queue holds already is skipped.
  */
 export async function enqueueMany<Q extends QueueName>(
   boss: PgBoss,
-  trx: Knex.Transaction,
+  trx: Knex.Transaction | null,
   queue: Q,
   jobs: readonly { id?: string; data: QueuePayloads[Q] }[],
 ): Promise<void> {
   if (jobs.length === 0) return;
   const { retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds } = retries[queue];
-  await boss.insert(queue, jobs.map(({ id, data }) => ({ id, data, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds })), { db: bossIn(trx) });
+  const options = trx ? { db: bossIn(trx) } : {};
+  await boss.insert(queue, jobs.map(({ id, data }) => ({ id, data, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds })), options);
 }

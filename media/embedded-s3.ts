@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
 import { listenerUrl } from '../common/addresses';
+import { listen } from '../common/listen';
 import { publicReadPrefixes } from './object-keys';
 import type { StorageSettings } from './storage';
 import { storeGateway } from './store-gateway/gateway';
@@ -13,11 +14,10 @@ export interface EmbeddedS3 {
   stop(): Promise<void>;
 }
 
-/** `at`: a Unix socket's path, or a port and host. */
-function listening(server: Server, at: { path: string } | { port: number; host: string }): Promise<void> {
+function listeningOnSocket(server: Server, socket: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(at, () => resolve());
+    server.listen(socket, () => resolve());
   });
 }
 
@@ -51,18 +51,19 @@ export async function startEmbeddedS3(options: {
   const socketDirectory = mkdtempSync(path.join(os.tmpdir(), 'effects-s3-'));
   const socket = path.join(socketDirectory, 'store.sock');
   const storeServer = http.createServer(store.callback());
-  await listening(storeServer, { path: socket });
+  await listeningOnSocket(storeServer, socket);
 
   const credentials = { accessKey: 'S3RVER', secretKey: options.secretKey, region: 'us-east-1' };
   const gateway = http.createServer({ requestTimeout: options.requestTimeoutMs }, storeGateway({ bucket: options.bucket, credentials, publicReadPrefixes, upstreamSocket: socket }));
+  let port: number;
   try {
-    await listening(gateway, { port: options.port, host: options.host });
+    port = await listen(gateway, options.port, options.host, 'EMBEDDED_S3_PORT');
   } catch (error) {
     await closed(storeServer);
     rmSync(socketDirectory, { recursive: true, force: true });
     throw error;
   }
-  const endpoint = listenerUrl(options.host, (gateway.address() as { port: number }).port);
+  const endpoint = listenerUrl(options.host, port);
   return {
     settings: { endpoint, ...credentials, bucket: options.bucket, publicUrl: options.publicUrl ?? endpoint },
     stop: async () => {

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { freeSlot } from '../db/pool/free-slot';
 import type { ProviderAccount } from '../clients/providers/adapter';
+import { providerKinds, type ProviderKind } from '../common/model-route';
 
-/** An account as configured (`PROVIDER_ACCOUNTS` = `key:slots,...`), with its concurrency cap. */
+/** An account as configured (`PROVIDER_ACCOUNTS`, `REPLICATE_ACCOUNTS`, `FAL_ACCOUNTS` = `key:slots,...`), with its concurrency cap. */
 export interface ConfiguredAccount extends ProviderAccount {
   slots: number;
 }
@@ -13,13 +14,23 @@ export function keyFingerprint(apiKey: string): string {
   return createHash('sha256').update(apiKey).digest('hex');
 }
 
-function labelOf(apiKey: string): string {
-  return apiKey.length <= 8 ? `${apiKey.slice(0, 2)}…` : `${apiKey.slice(0, 4)}…${apiKey.slice(-3)}`;
+/**
+ * A recognisable, non-secret name of a key for logs and operators: its first and last characters,
+ * of a fal key (`key_id:key_secret`) those of its id only.
+ */
+export function labelOf(apiKey: string): string {
+  const shown = apiKey.includes(':') ? apiKey.slice(0, apiKey.indexOf(':')) : apiKey;
+  return shown.length <= 8 ? `${shown.slice(0, 2)}…` : `${shown.slice(0, 4)}…${shown.slice(-3)}`;
+}
+
+/** The accounts as the start log names them: kind, label and slots, never a key. */
+export function accountsForLog(accounts: readonly ConfiguredAccount[]): { kind: ProviderKind; label: string; slots: number }[] {
+  return accounts.map((account) => ({ kind: account.kind, label: labelOf(account.apiKey), slots: account.slots }));
 }
 
 /**
  * Makes `provider_accounts` and `provider_slots` match the configuration, at every worker start:
- * configured keys are enabled with their slot count, keys no longer configured are disabled (their
+ * configured keys are enabled with their kind and slot count, keys no longer configured are disabled (their
  * running tasks finish), one slot row exists per slot. Surplus slot rows of a shrunk account are
  * deleted once free; until then the lease statement ignores them (`slot_no < slots`). An advisory
  * lock serialises workers that start together.
@@ -30,10 +41,11 @@ export async function syncProviderAccounts(db: Knex, accounts: ConfiguredAccount
     const fingerprints = accounts.map((account) => keyFingerprint(account.apiKey));
     for (const [index, account] of accounts.entries()) {
       await trx.raw(
-        `insert into provider_accounts (key_fingerprint, label, slots, enabled) values (:fingerprint, :label, :slots, true)
-         on conflict (key_fingerprint) do update set slots = excluded.slots, label = excluded.label, enabled = true, updated_at = now()
-           where provider_accounts.slots <> excluded.slots or not provider_accounts.enabled`,
-        { fingerprint: fingerprints[index], label: labelOf(account.apiKey), slots: account.slots },
+        `insert into provider_accounts (key_fingerprint, kind, label, slots, enabled) values (:fingerprint, :kind, :label, :slots, true)
+         on conflict (key_fingerprint) do update
+           set kind = excluded.kind, slots = excluded.slots, label = excluded.label, enabled = true, updated_at = now()
+           where provider_accounts.slots <> excluded.slots or provider_accounts.kind <> excluded.kind or not provider_accounts.enabled`,
+        { fingerprint: fingerprints[index], kind: account.kind, label: labelOf(account.apiKey), slots: account.slots },
       );
     }
     await trx.raw(
@@ -67,11 +79,18 @@ export class AccountKeys {
     private readonly accounts: ConfiguredAccount[],
   ) {
     this.fingerprints = accounts.map((account) => keyFingerprint(account.apiKey));
+    this.kinds = providerKinds.filter((kind) => accounts.some((account) => account.kind === kind));
   }
 
-  /** The key files are staged with at the provider (`ProviderAdapter.stageFile`): its links serve every account's tasks. */
-  fileKey(): ProviderAccount | null {
-    const [first] = this.accounts;
+  /** The provider kinds this process has keys for: the lines its dispatcher serves. */
+  readonly kinds: ProviderKind[];
+
+  /**
+   * The key files are staged with at a provider of `kind` (`ProviderAdapter.stageFile`): its links
+   * serve every account's tasks of that kind.
+   */
+  fileKey(kind: ProviderKind): ProviderAccount | null {
+    const first = this.accounts.find((account) => account.kind === kind);
     return first ? { kind: first.kind, apiKey: first.apiKey } : null;
   }
 

@@ -26,7 +26,7 @@ export interface ScratchStack {
    * database and storage, with a fixed token secret, no demo seeding and payments off; `overrides` on top.
    */
   serviceEnv(overrides?: Record<string, string>): Record<string, string>;
-  /** Empties every table of the service (not the migrations' bookkeeping) and every queue's jobs. */
+  /** Empties every table of the service (not the migrations' bookkeeping) and every queue's jobs (through pg-boss). */
   resetDatabase(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -115,7 +115,7 @@ export async function startScratchStack(options: { externalDatabaseUrl?: string;
  * processor notification still being applied) may lock rows in another order than the truncate
  * takes its tables: Postgres then breaks the deadlock, and the truncate is tried again.
  */
-async function resetDatabase({ db }: Services): Promise<void> {
+async function resetDatabase({ db, boss }: Services): Promise<void> {
   const { rows } = await db.raw<{ rows: { tablename: string }[] }>(
     "select tablename from pg_tables where schemaname = 'public' and tablename not like 'knex_migrations%'",
   );
@@ -128,5 +128,5 @@ async function resetDatabase({ db }: Services): Promise<void> {
       if ((error as { code?: string }).code !== '40P01' || attempt === 3) throw error;
     }
   }
-  await db.raw('delete from pgboss.job');
+  for (const queue of await boss.getQueues()) await boss.deleteAllJobs(queue.name);
 }

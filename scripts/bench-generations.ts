@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
+import { isProviderKind, providerKinds, type ProviderKind } from '../common/model-route';
 import { reserveAndQueue } from '../services/generations/reserve-and-queue';
 import { signAccessToken } from '../api/tokens/access-token';
 import { credit } from '../db/credits/ledger';
@@ -20,7 +21,7 @@ import { pgBossThroughput } from './bench-pg-boss';
 import { percentile, postgresCpuByClient, postgresCpuMs, processCpuMs } from './load';
 
 /**
- * `node dist/scripts/bench-generations.js [--count 300] [--warm-up 100] [--photos flat,face] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 25] [--warm-up-cycles 3]`
+ * `node dist/scripts/bench-generations.js [--count 300] [--warm-up 100] [--photos flat,face] [--zero-slots 64] [--latency-ms 1500] [--slots 8] [--cycles 25] [--warm-up-cycles 3] [--kind simulator]`
  *
  * From one run on one database (figures only compare within the run; these machines are noisy):
  * 1. raw pg-boss: N no-op jobs inserted and completed by 8 work() loops of batch 200 (the queue's ceiling);
@@ -64,6 +65,18 @@ export interface GenerationBenchOptions {
    * their statements on each, as a running service has done long before.
    */
   warmUpCycles: number;
+  /**
+   * The provider kind whose accounts the pool has and whose route the effect names (the simulator
+   * stands in for its provider); a kind whose adapter this build lacks stops the worker at its start.
+   */
+  kind: ProviderKind;
+}
+
+/** The accounts of the pool, `bench-a` and `bench-b`, configured as accounts of `kind` (a fal key has an id and a secret). */
+function benchAccounts(kind: ProviderKind, slotsPerAccount: number): { env: Record<string, string>; keys: Record<string, number> } {
+  const keys = Object.fromEntries(['bench-a', 'bench-b'].map((name) => [kind === 'fal' ? `${name}:bench` : name, slotsPerAccount]));
+  const variable = { simulator: 'PROVIDER_ACCOUNTS', replicate: 'REPLICATE_ACCOUNTS', fal: 'FAL_ACCOUNTS' }[kind];
+  return { env: { [variable]: Object.entries(keys).map(([key, slots]) => `${key}:${slots}`).join(',') }, keys };
 }
 
 /** CPU ms per succeeded generation, by process role. */
@@ -143,13 +156,14 @@ interface BenchFixture {
 }
 
 /** One user with enough credits for `count` generations, one effect, one stored photo. */
-async function benchFixture(services: Services, count: number, photoKind: PhotoKind = 'flat'): Promise<BenchFixture> {
+async function benchFixture(services: Services, count: number, kind: ProviderKind, photoKind: PhotoKind = 'flat'): Promise<BenchFixture> {
   const { db } = services;
   const [user] = await db('users').insert({ is_anonymous: true }).returning('id');
   await db.transaction((trx) => credit(trx, { userId: user.id, kind: 'guest_start', amount: count * 10, reference: 'bench' }));
   const [effect] = await db('effects').insert({
     slug: `bench-${randomUUID()}`, name_ru: 'bench', name_en: 'bench', poster_key: 'catalog/bench.jpg',
     cost: 10, characters: JSON.stringify([{ min_photos: 1, max_photos: 1 }]), output_type: 'image', model: 'image',
+    runs: kind === 'simulator' ? null : JSON.stringify({ [kind]: { model: 'image' } }),
   }).returning('id');
   const photo = photoKind === 'face' ? await demoPhoto() : await sharp({ create: { width: 256, height: 256, channels: 3, background: '#808080' } }).jpeg().toBuffer();
   // Through its upload ticket, as a phone puts it (the API takes no other).
@@ -157,7 +171,7 @@ async function benchFixture(services: Services, count: number, photoKind: PhotoK
   await postToTicket(ticket, photo, 'image/jpeg');
   const uploadId = ticket.id;
   const { object_key: objectKey } = await db('uploads').where({ id: uploadId }).first('object_key');
-  const plan = { kind: 'effect' as const, effectId: effect.id, studioCategoryId: null, prompt: null, cost: 10, outputType: 'image' as const, model: 'image', inputs: [{ upload_id: uploadId, object_key: objectKey, person: 0 }] };
+  const plan = { kind: 'effect' as const, effectId: effect.id, studioCategoryId: null, prompt: null, cost: 10, outputType: 'image' as const, model: 'image', providerKind: kind, route: { model: 'image' }, inputs: [{ upload_id: uploadId, object_key: objectKey, person: 0 }] };
   return { userId: user.id, effectId: effect.id, uploadId, plan };
 }
 
@@ -165,9 +179,9 @@ async function benchFixture(services: Services, count: number, photoKind: PhotoK
  * `count` pending generations committed in ONE transaction, so the pipeline sees the whole line at
  * once; answers their ids and the commit time.
  */
-async function queueGenerations(services: Services, count: number): Promise<{ ids: string[]; committedAt: number }> {
+async function queueGenerations(services: Services, count: number, kind: ProviderKind): Promise<{ ids: string[]; committedAt: number }> {
   const { db, config } = services;
-  const { userId, plan } = await benchFixture(services, count);
+  const { userId, plan } = await benchFixture(services, count, kind);
   const generous = { ...services, config: { ...config, generations: { ...config.generations, maxQueuedGenerations: 1_000_000 } } };
   const ids = await db.transaction(async (trx) => {
     const queued: string[] = [];
@@ -178,11 +192,11 @@ async function queueGenerations(services: Services, count: number): Promise<{ id
 }
 
 /** `count` generations created through `POST /v1/generations` by 8 clients; answers their ids and when the first was sent. */
-async function createGenerations(services: Services, webUrl: string, count: number, photoKind: PhotoKind): Promise<{ ids: string[]; committedAt: number }> {
+async function createGenerations(services: Services, webUrl: string, count: number, photoKind: PhotoKind, kind: ProviderKind): Promise<{ ids: string[]; committedAt: number }> {
   // Eight phones at once, each its own user: one user's eight at once would mostly measure the
   // wait for that user's balance row (a phone creates one generation at a time).
   const clients = await Promise.all(Array.from({ length: 8 }, async () => {
-    const { userId, effectId, uploadId } = await benchFixture(services, count, photoKind);
+    const { userId, effectId, uploadId } = await benchFixture(services, count, kind, photoKind);
     return { effectId, uploadId, token: await signAccessToken(services.config.tokenSecret, userId, 3600) };
   }));
   const ids: string[] = [];
@@ -226,9 +240,10 @@ async function listeningProcesses(services: Services): Promise<number> {
  * in production (so the simulator's rendering does not share the worker's event loop); the provider
  * calls the web process back when a task is done.
  */
-async function startPipelineProcesses(stack: ScratchStack, latencyMs: number, slotsPerAccount: number, callbacks = true): Promise<PipelineProcesses> {
+async function startPipelineProcesses(stack: ScratchStack, kind: ProviderKind, latencyMs: number, slotsPerAccount: number, callbacks = true): Promise<PipelineProcesses> {
   const { services } = stack;
-  const simulator = await startProviderSimulator({ latencyMs, accounts: { 'bench-a': slotsPerAccount, 'bench-b': slotsPerAccount } });
+  const accounts = benchAccounts(kind, slotsPerAccount);
+  const simulator = await startProviderSimulator({ latencyMs, accounts: accounts.keys });
   const webPort = await freePort();
   const webUrl = `http://127.0.0.1:${webPort}`;
   // Without callbacks they go to a closed port: every one is lost and polling alone finds the ends.
@@ -237,7 +252,7 @@ async function startPipelineProcesses(stack: ScratchStack, latencyMs: number, sl
     ...process.env,
     ...stack.serviceEnv(),
     PROVIDER_URL: simulator.url,
-    PROVIDER_ACCOUNTS: `bench-a:${slotsPerAccount},bench-b:${slotsPerAccount}`,
+    ...accounts.env,
     PROVIDER_CALLBACK_BASE_URL: callbackBase,
     SUBMIT_CONCURRENCY: '32',
     POLL_CONCURRENCY: '32',
@@ -341,7 +356,7 @@ export async function benchGenerations(stack: ScratchStack, options: GenerationB
   const slotsPerAccount = Math.ceil(options.slots / 2);
   const slots = slotsPerAccount * 2;
 
-  const processes = await startPipelineProcesses(stack, 0, Math.ceil(options.zeroSlots / 2));
+  const processes = await startPipelineProcesses(stack, options.kind, 0, Math.ceil(options.zeroSlots / 2));
   const latencyZero: LatencyZeroRun[] = [];
   try {
     const { pids } = processes;
@@ -356,13 +371,13 @@ export async function benchGenerations(stack: ScratchStack, options: GenerationB
       // same image), so that a change of this shared machine's speed moves both sides of the ratio.
       let bareBefore: number | null = null;
       if (options.warmUp > 0) {
-        const warmUp = await createGenerations(services, processes.webUrl, options.warmUp, photo);
+        const warmUp = await createGenerations(services, processes.webUrl, options.warmUp, photo, options.kind);
         await secondsToSucceed(services, warmUp.ids, warmUp.committedAt);
         bareBefore = await barePreviewOfResults(services, warmUp.ids);
       }
       const postgresBefore = await postgresNow();
       const before = await cpuNow();
-      const created = await createGenerations(services, processes.webUrl, options.count, photo);
+      const created = await createGenerations(services, processes.webUrl, options.count, photo, options.kind);
       const succeededS = await secondsToSucceed(services, created.ids, created.committedAt);
       const after = await cpuNow();
       const postgresAfter = await postgresNow();
@@ -388,14 +403,14 @@ export async function benchGenerations(stack: ScratchStack, options: GenerationB
   const timedRun = async (callbacks: boolean) => {
     // A deployment whose callbacks never came: none of the latency-0 runs' counts as arriving.
     if (!callbacks) await services.db('provider_slots').update({ called_back_at: null });
-    const started = await startPipelineProcesses(stack, options.latencyMs, slotsPerAccount, callbacks);
+    const started = await startPipelineProcesses(stack, options.kind, options.latencyMs, slotsPerAccount, callbacks);
     try {
       // Cycles through the same processes first, hand-overs among them, as a running service has
       // its pooled connections open and its statements prepared (the latency-0 run's warm-up).
-      const warmUp = options.warmUpCycles > 0 ? await queueGenerations(services, slots * options.warmUpCycles) : null;
+      const warmUp = options.warmUpCycles > 0 ? await queueGenerations(services, slots * options.warmUpCycles, options.kind) : null;
       if (warmUp) await secondsToSucceed(services, warmUp.ids, warmUp.committedAt);
       const before = started.simulator.stats();
-      const queued = await queueGenerations(services, slots * options.cycles);
+      const queued = await queueGenerations(services, slots * options.cycles, options.kind);
       const succeededS = await secondsToSucceed(services, queued.ids, queued.committedAt);
       const after = started.simulator.stats();
       // The first hand-over on each slot after the warm-up spans the bench's own pause: left out.
@@ -537,12 +552,17 @@ async function main(): Promise<void> {
       slots: { type: 'string', default: '8' },
       cycles: { type: 'string', default: '25' },
       'warm-up-cycles': { type: 'string', default: '3' },
+      kind: { type: 'string', default: 'simulator' },
     },
   });
   /** A flag's whole number, at least `min`; anything else stops the bench before it starts. */
   const whole = (name: keyof typeof values, min: number): number => {
     const value = Number(values[name]);
     if (!Number.isSafeInteger(value) || value < min) throw new Error(`--${name} takes a whole number of at least ${min}, not ${values[name]}`);
+    return value;
+  };
+  const kindOption = (value: unknown): ProviderKind => {
+    if (!isProviderKind(value)) throw new Error(`--kind takes ${providerKinds.join(', ')}, not ${value}`);
     return value;
   };
   const options: GenerationBenchOptions = {
@@ -557,6 +577,7 @@ async function main(): Promise<void> {
     slots: whole('slots', 2),
     cycles: whole('cycles', 1),
     warmUpCycles: whole('warm-up-cycles', 0),
+    kind: kindOption(values.kind),
   };
   const stack = await startScratchStack();
   try {

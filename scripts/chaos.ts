@@ -2,6 +2,8 @@ import '../process/runtime-check';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { createLogger } from '../common/logger';
+import { startBoss } from '../db/boss';
 import { demoPhoto } from '../media/demo-assets';
 import { count, generationFigures, missingGenerations, moneyFigures, stuckGenerations, timeUntil } from './chaos/checks';
 import { startCluster, type Cluster } from './chaos/cluster';
@@ -19,6 +21,9 @@ import { runUser, type ClientStats, type GenerationRecord } from './loadtest/use
  * checks that no generation was lost or stuck, that credits are conserved exactly and every
  * failure refunded once, and reports the time until the killed processes' work was back in
  * service, the 5xx clients saw while Postgres restarted, and the provider submissions made twice.
+ * Last it cuts the network between the service and the provider (a partition: every connection
+ * reset, the provider's own tasks and callbacks going on) with tasks in flight, and reports the
+ * polls that failed per task meanwhile and the warnings the service logged about it.
  * Exits non-zero when an invariant or a goal fails. `--short` is the form `npm test` runs.
  */
 export interface ChaosOptions {
@@ -31,6 +36,8 @@ export interface ChaosOptions {
   failureRate: number;
   postgresDownMs: number;
   providerOutageS: number;
+  /** How long the network to the provider is cut, with tasks in flight. */
+  providerPartitionS: number;
   /** Probe loops reading and signing in back to back. */
   probeLoops: number;
   deadlineS: number;
@@ -46,18 +53,33 @@ export const chaosDefaults: ChaosOptions = {
   failureRate: 0.3,
   postgresDownMs: 3000,
   providerOutageS: 20,
+  providerPartitionS: 20,
   probeLoops: 6,
   deadlineS: 360,
   outDir: '.data/chaos',
 };
 
 /** A quicker run with every fault, for `npm test`. */
-export const shortChaos: Partial<ChaosOptions> = { users: 12, perUser: 2, latencyMs: 1000, providerOutageS: 8, probeLoops: 4, deadlineS: 180 };
+export const shortChaos: Partial<ChaosOptions> = { users: 12, perUser: 2, latencyMs: 1000, providerOutageS: 8, providerPartitionS: 8, probeLoops: 4, deadlineS: 180 };
 
-/** The goals the suite holds the service to. */
-export const goals = { recoveryS: 15, restart5xx: 0, duplicateSubmissions: 0 };
+/**
+ * The goals the suite holds the service to. A partition costs each task in flight at most a few
+ * failed polls per started minute of it (the account's circuit opens after a few failures, then one
+ * probe per backoff for all of them), where polls back to back made one every 100 ms.
+ */
+export const goals = { recoveryS: 15, restart5xx: 0, duplicateSubmissions: 0, failedPollsPerTaskPerPartitionMinute: 3 };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The stuck generations with their jobs, asked of a pg-boss of the suite's own, started only for this. */
+async function stuckGenerationsOf(cluster: Cluster): Promise<object[]> {
+  const boss = await startBoss(cluster.databaseUrl, { supervise: false, schedule: false }, createLogger('silent'));
+  try {
+    return await stuckGenerations(cluster.db, boss);
+  } finally {
+    await boss.stop({ graceful: false });
+  }
+}
 
 export async function runChaos(options: ChaosOptions, progress: (line: string) => void = () => undefined) {
   mkdirSync(options.outDir, { recursive: true });
@@ -120,7 +142,15 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     await sleep(options.providerOutageS * 1000);
     cluster.provider.child.kill('SIGCONT');
     const thawedAt = Date.now();
-    progress('provider back; waiting for every generation to end');
+    // The generations in flight when it came back, ended before the next fault.
+    const atThaw: string[] = await db('generations').whereIn('status', ['pending', 'processing']).pluck('id');
+    const thawEnded = await timeUntil(async () => (await db('generations').whereIn('id', atThaw).whereIn('status', ['pending', 'processing']).count<{ count: number }[]>('* as count'))[0].count === 0, 120_000, 200);
+    const thawEndedS = thawEnded === null ? null : round((Date.now() - thawedAt) / 1000);
+
+    progress(`burst 4: cutting the network to the provider for ${options.providerPartitionS} s with tasks in flight`);
+    users.push(...burst());
+    const partition = await partitionProvider(cluster, options.providerPartitionS);
+    progress(`network to the provider back after ${options.providerPartitionS} s: ${partition.failedPolls} failed polls of ${partition.tasksPolled} tasks; waiting for every generation to end`);
     await probe.stop();
     await Promise.all(users);
     await timeUntil(async () => (await count(db, "select 1 from generations where status in ('pending', 'processing')", {})) === 0, Math.max(0, deadline - Date.now()), 500);
@@ -143,11 +173,16 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
           seconds: options.providerOutageS,
           generationsInFlight: inFlightAtFreeze,
           submissionsInFlight: submissionsAtFreeze,
-          allEndedAfterThawS: lastFinished.at ? round((lastFinished.at.getTime() - thawedAt) / 1000) : null,
+          allEndedAfterThawS: thawEndedS,
           at: new Date(frozenAt).toISOString(),
         },
+        providerPartitioned: {
+          ...partition,
+          allEndedAfterHealS: lastFinished.at ? round(Math.max(0, lastFinished.at.getTime() - partition.healedAt) / 1000) : null,
+          circuitWarnings: circuitWarnings(cluster),
+        },
       },
-      generations: { createdByClients: records.length, missing: missing.length, ...generations, stuck: await stuckGenerations(db) },
+      generations: { createdByClients: records.length, missing: missing.length, ...generations, stuck: generations.notTerminal ? await stuckGenerationsOf(cluster) : [] },
       provider: {
         tasksCreated: providerStats.submitted,
         duplicateSubmissions: providerStats.repeatedSubmissions,
@@ -170,12 +205,51 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
       mediaBackInServiceWithinGoal: media.killedMidPreview && media.pickedUpS !== null && media.pickedUpS <= goals.recoveryS,
       no5xxButRetryableDuringRestart: duringRestart.other5xx + userServerErrors <= goals.restart5xx,
       noDuplicateSubmission: providerStats.repeatedSubmissions <= goals.duplicateSubmissions && report.provider.tasksWithoutGeneration <= goals.duplicateSubmissions,
+      fewFailedPollsPerTaskDuringPartition: partition.failedPollsPerTask.max <= goals.failedPollsPerTaskPerPartitionMinute * Math.ceil(options.providerPartitionS / 60),
     };
     return { ...report, invariants, goals: goalsMet, passed: Object.values(invariants).every(Boolean) && Object.values(goalsMet).every(Boolean) };
   } finally {
     cluster.provider.child.kill('SIGCONT');
     await cluster.stop();
   }
+}
+
+/**
+ * Cuts the network to the provider once tasks run there, for `seconds`: the polls that failed
+ * meanwhile, per task (the provider's task id), and the submissions and lookups refused.
+ */
+async function partitionProvider(cluster: Cluster, seconds: number) {
+  const running = "select 1 from generations where status = 'processing' and result_stored_at is null";
+  await timeUntil(async () => (await count(cluster.db, running, {})) >= 2, 60_000, 20);
+  const tasksInFlight = await count(cluster.db, running, {});
+  cluster.providerLink.cut();
+  const cutAt = Date.now();
+  await sleep(seconds * 1000);
+  const refused = cluster.providerLink.refused();
+  cluster.providerLink.heal();
+  const healedAt = Date.now();
+  const perTask = [...refused.polls.values()];
+  const failedPolls = perTask.reduce((sum, polls) => sum + polls, 0);
+  const minutes = seconds / 60;
+  const mean = failedPolls / Math.max(1, perTask.length);
+  return {
+    seconds,
+    tasksInFlight,
+    failedPolls,
+    tasksPolled: perTask.length,
+    failedPollsPerTask: { mean: round(mean), max: Math.max(0, ...perTask) },
+    failedPollsPerTaskPerMinute: { mean: round(mean / minutes), max: round(Math.max(0, ...perTask) / minutes) },
+    refusedSubmissions: refused.submissions,
+    refusedLookups: refused.lookups,
+    at: new Date(cutAt).toISOString(),
+    healedAt,
+  };
+}
+
+/** The service's warnings about provider accounts that stopped answering and answered again (every fault of the run). */
+function circuitWarnings(cluster: Cluster): { opened: number; closed: number } {
+  const times = (pattern: RegExp) => Object.entries(cluster.log.byMessage).filter(([message]) => pattern.test(message)).reduce((sum, [, count]) => sum + count, 0);
+  return { opened: times(/circuit open/), closed: times(/circuit closed/) };
 }
 
 /**
@@ -278,13 +352,13 @@ function round(value: number): number {
 }
 
 const usage = `usage: node dist/scripts/chaos.js [--short] [--users N] [--per-user G] [--latency-ms L] [--failure-rate F]
-       [--provider-outage-s S] [--postgres-down-ms MS] [--deadline-s S] [--out DIR]`;
+       [--provider-outage-s S] [--provider-partition-s S] [--postgres-down-ms MS] [--deadline-s S] [--out DIR]`;
 
 export function parseChaosOptions(argv: string[]): ChaosOptions {
   const options: ChaosOptions = { ...chaosDefaults };
   const numbers: Record<string, keyof ChaosOptions> = {
     '--users': 'users', '--per-user': 'perUser', '--latency-ms': 'latencyMs', '--failure-rate': 'failureRate',
-    '--provider-outage-s': 'providerOutageS', '--postgres-down-ms': 'postgresDownMs', '--deadline-s': 'deadlineS',
+    '--provider-outage-s': 'providerOutageS', '--provider-partition-s': 'providerPartitionS', '--postgres-down-ms': 'postgresDownMs', '--deadline-s': 'deadlineS',
   };
   for (let index = 0; index < argv.length; index += 1) {
     const flag = argv[index];
@@ -315,6 +389,7 @@ async function main(): Promise<void> {
     `media SIGKILLed mid-preview: job taken by another process after ${faults.mediaKilled.pickedUpS} s, succeeded ${faults.mediaKilled.withPreview ? 'with' : 'WITHOUT'} its preview after ${faults.mediaKilled.succeededS} s`,
     `Postgres down ${faults.postgresRestart.downS} s: ${faults.postgresRestart.requests} probe requests around it, ${faults.postgresRestart.status503} answered 503 (${faults.postgresRestart.status503WithRetryAfter} with Retry-After; the last ${faults.postgresRestart.unavailableAfterBackS} s after it was back), ${faults.postgresRestart.other5xx} other 5xx (goal 0), ${faults.postgresRestart.noAnswer} without an answer; other 5xx seen by the users: ${report.clients.serverErrorsOtherThan503}`,
     `provider frozen ${faults.providerFrozen.seconds} s with ${faults.providerFrozen.generationsInFlight} generations in flight (${faults.providerFrozen.submissionsInFlight} being submitted); all ended ${faults.providerFrozen.allEndedAfterThawS} s after it was back`,
+    `network to the provider cut ${faults.providerPartitioned.seconds} s with ${faults.providerPartitioned.tasksInFlight} tasks in flight: ${faults.providerPartitioned.failedPolls} failed polls of ${faults.providerPartitioned.tasksPolled} tasks, per task ${faults.providerPartitioned.failedPollsPerTask.mean} on average and ${faults.providerPartitioned.failedPollsPerTask.max} at most (${faults.providerPartitioned.failedPollsPerTaskPerMinute.max} a minute; goal <= ${goals.failedPollsPerTaskPerPartitionMinute} per started minute), ${faults.providerPartitioned.refusedSubmissions} submissions and ${faults.providerPartitioned.refusedLookups} lookups refused; all ended ${faults.providerPartitioned.allEndedAfterHealS} s after it was back; warnings of accounts not answering over the run: ${faults.providerPartitioned.circuitWarnings.opened} opened, ${faults.providerPartitioned.circuitWarnings.closed} closed`,
     `provider: ${provider.tasksCreated} tasks created for ${generations.withProviderTask} generations run on one; ${provider.duplicateSubmissions} duplicate submissions, ${provider.tasksWithoutGeneration} tasks no generation runs on (goal 0)`,
     `credits: reserved ${money.reserved} = refunded ${money.refunded} + cost of succeeded ${money.succeeded_cost}; balances ${money.balances} = ledger ${money.ledger}; refunded twice ${money.refundedTwice}`,
     `invariants: ${JSON.stringify(invariants)}`,

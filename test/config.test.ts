@@ -59,6 +59,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ ...base, USER_EFFECT_VIDEO_RUNS_FILE: '/nowhere/video.json' })).to.throw(ConfigError, 'USER_EFFECT_VIDEO_RUNS_FILE must name a readable file');
   });
 
+  it('LOG_FORMAT: pretty or json, unset to choose by the terminal', () => {
+    expect(loadConfig(base).logFormat).to.equal(null);
+    expect(loadConfig({ ...base, LOG_FORMAT: 'pretty' }).logFormat).to.equal('pretty');
+    expect(loadConfig({ ...base, LOG_FORMAT: 'json' }).logFormat).to.equal('json');
+    expect(() => loadConfig({ ...base, LOG_FORMAT: 'text' })).to.throw(ConfigError, 'LOG_FORMAT must be pretty or json');
+  });
+
   it('reads lists of audiences and storage settings', () => {
     const config = loadConfig({ ...base, IDP_A_AUDIENCE: 'app.one, app.two', S3_ENDPOINT: 'http://minio:9000', S3_BUCKET: 'b' });
     expect(config.idp.a.audiences).to.deep.equal(['app.one', 'app.two']);
@@ -87,5 +94,46 @@ describe('configuration', () => {
     expect(loadConfig({ ...base, S3_PUBLIC_URL: 'https://media.example.com' }).s3PublicUrl).to.equal('https://media.example.com');
     expect(loadConfig(base).s3PublicUrl).to.equal(null);
     expect(() => loadConfig({ ...base, S3_PUBLIC_URL: 'https://cdn.example.com/media' })).to.throw(ConfigError, 'S3_PUBLIC_URL');
+  });
+  describe('provider accounts', () => {
+    const accounts = (env: Record<string, string>) => loadConfig({ ...base, ...env }).generations.providerAccounts;
+
+    it('runs the two simulator accounts when no account of any kind is configured, and only then', () => {
+      expect(accounts({})).to.deep.equal([
+        { kind: 'simulator', apiKey: 'sim-account-1', slots: 4 },
+        { kind: 'simulator', apiKey: 'sim-account-2', slots: 4 },
+      ]);
+      expect(accounts({ REPLICATE_ACCOUNTS: 'r8_token:3' })).to.deep.equal([{ kind: 'replicate', apiKey: 'r8_token', slots: 3 }]);
+    });
+
+    it('reads every kind, the last colon of an item separating the slots (a fal key is key_id:key_secret)', () => {
+      expect(accounts({ PROVIDER_ACCOUNTS: 'sim:2', REPLICATE_ACCOUNTS: 'r8_one:8, r8_two:4', FAL_ACCOUNTS: 'id-1:secret-1:6' })).to.deep.equal([
+        { kind: 'simulator', apiKey: 'sim', slots: 2 },
+        { kind: 'replicate', apiKey: 'r8_one', slots: 8 },
+        { kind: 'replicate', apiKey: 'r8_two', slots: 4 },
+        { kind: 'fal', apiKey: 'id-1:secret-1', slots: 6 },
+      ]);
+    });
+
+    it('refuses a malformed list, naming the variable and never the token', () => {
+      const refusals: [Record<string, string>, string][] = [
+        [{ REPLICATE_ACCOUNTS: 'r8_zz9-token' }, 'REPLICATE_ACCOUNTS'],
+        [{ REPLICATE_ACCOUNTS: 'r8_zz9-token:0' }, 'REPLICATE_ACCOUNTS'],
+        [{ FAL_ACCOUNTS: 'zz9-key-without-id:4' }, 'FAL_ACCOUNTS'],
+        [{ FAL_ACCOUNTS: 'zz9-id:zz9-key' }, 'FAL_ACCOUNTS'],
+        [{ PROVIDER_ACCOUNTS: 'zz9-token:2', REPLICATE_ACCOUNTS: 'zz9-token:2' }, 'list a key twice'],
+      ];
+      for (const [env, named] of refusals) {
+        let message = '';
+        try {
+          loadConfig({ ...base, ...env });
+        } catch (error) {
+          expect(error).to.be.instanceOf(ConfigError);
+          message = (error as Error).message;
+        }
+        expect(message, JSON.stringify(env)).to.contain(named);
+        expect(message).not.to.contain('zz9');
+      }
+    });
   });
 });

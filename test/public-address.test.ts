@@ -50,6 +50,8 @@ describe('the service bound to and announced at another address (HOST, PUBLIC_BA
     const env: NodeJS.ProcessEnv = {
       ...process.env, DATA_DIR: dataDir, PORT: String(port), EMBEDDED_PG_PORT: String(postgresPort), EMBEDDED_S3_PORT: String(storePort),
       HOST: '127.0.0.2', PUBLIC_BASE_URL: base, SIM_PROVIDER_LATENCY_MS: '100', LOG_LEVEL: 'info',
+      // What a terminal shows (its QR code is for a person), on the test's pipe.
+      LOG_FORMAT: 'pretty',
     };
     for (const name of Object.keys(env)) if (/^(DATABASE_URL|S3_|PROVIDER_URL|LINK_BASE|PROVIDER_CALLBACK_BASE_URL)/.test(name)) delete env[name];
     // LAN mode, announced at 127.0.0.2 instead of this machine's LAN address (tests reach only loopback).
@@ -99,9 +101,10 @@ describe('the service bound to and announced at another address (HOST, PUBLIC_BA
     expect(await answersOn('127.0.0.2', storePort)).to.equal(true);
     expect(await answersOn('127.0.0.1', port), 'the web port on 127.0.0.1').to.equal(false);
     expect(await answersOn('127.0.0.1', storePort), 'the store on 127.0.0.1').to.equal(false);
-    const text = output.split('\n').filter((line) => !line.startsWith('{')).join('\n');
-    expect(text).to.contain(`Phone on the same network: ${base}\n${renderUnicodeCompact(base).trimEnd()}\nAndroid emulator: http://10.0.2.2:${port}   iOS simulator: http://localhost:${port}`);
-    const lines = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
-    expect(lines.find((line) => String(line.msg).startsWith('EMBEDDED OBJECT STORE'))).to.include({ endpoint: `http://127.0.0.2:${storePort}`, publicUrl: base });
+    expect(output).to.contain(`\nAPI: ${base} (every path starts with /v1)\n`);
+    expect(output).to.contain(`\nPhone on the same network: ${base}\n${renderUnicodeCompact(base).trimEnd()}\nAndroid emulator: http://10.0.2.2:${port}   iOS simulator: http://localhost:${port}\n`);
+    // A pretty line ends with its fields as one JSON object.
+    const store = output.split('\n').find((line) => / WARN: EMBEDDED OBJECT STORE /.test(line))!;
+    expect(JSON.parse(/\{[^{]*\}$/.exec(store)![0])).to.deep.equal({ endpoint: `http://127.0.0.2:${storePort}`, publicUrl: base });
   });
 });

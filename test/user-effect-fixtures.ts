@@ -6,6 +6,7 @@ import type { UserEffectRow, UserEffectStatus } from '../db/user-effects/model';
 import { recordPreview } from '../db/user-effects/record-preview';
 import { rejectUserEffect } from '../db/user-effects/reject-user-effect';
 import { HttpProviderAdapter } from '../clients/providers/http-client';
+import { ProviderAdapters } from '../clients/providers/registry';
 import { AccountKeys } from '../pool/accounts';
 import type { RunningPart } from '../services';
 import { startModeration } from '../workers/user-effects/moderation';
@@ -66,7 +67,7 @@ export async function startMarketplacePipeline(options: Parameters<typeof startP
   const { config, db } = pipeline.services;
   const parts: RunningPart[] = [
     await startModeration(pipeline.services, {
-      adapter: new HttpProviderAdapter({ baseUrl: pipeline.simulator.url }),
+      adapters: new ProviderAdapters({ simulator: new HttpProviderAdapter({ baseUrl: pipeline.simulator.url }) }),
       keys: new AccountKeys(db, config.generations.providerAccounts),
     }),
     await startSamplePreviews(pipeline.services),

@@ -2,7 +2,6 @@ import { stopAll, type RunningPart, type Services } from '../services';
 import { startGuestExpiry } from './accounts/expire-guests';
 import { startSuccessCountRollUp } from './generations/success-counts';
 import { startPaymentReconciliation } from './payments/reconciliation';
-import { startQueueStatistics } from './runtime/queue-statistics';
 import { startSubscriptionClock } from './subscriptions/clock';
 import { startEarningSettlement } from './user-effects/settlement';
 
@@ -21,8 +20,6 @@ export async function startScheduler(services: Services): Promise<RunningPart> {
     await startSubscriptionClock(services),
     // Author earnings whose `settles_at` has come: settled, credited as `effect_earned`, pushed.
     await startEarningSettlement(services),
-    // The pg-boss tables' statistics, taken again after a burst of jobs (every 5 s at most).
-    startQueueStatistics(services),
     // Success tallies into the effects' popularity counts (every 2 s).
     startSuccessCountRollUp(services),
   ];

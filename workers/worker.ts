@@ -20,9 +20,9 @@ export async function startWorker(services: Services): Promise<RunningPart> {
     // `user-effect-moderation` jobs (NOTIFY `user_effect_status`): a round of the provider's moderation
     // model on a leased slot. Before the pipeline, whose LISTEN on `generation_status` is then the
     // hub's last, the one readiness checks look for (`pg_stat_activity.query`).
-    await startModeration(services, { adapter: provider.adapter, keys: new AccountKeys(services.db, services.config.generations.providerAccounts) }),
-    // `generation-submit` tickets (NOTIFY `generation_status`) and the shared poll loop.
-    await startGenerationPipeline(services, provider.adapter),
+    await startModeration(services, { adapters: provider.adapters, keys: new AccountKeys(services.db, services.config.generations.providerAccounts) }),
+    // `generation-submit.<kind>` tickets (NOTIFY `generation_status`) and the shared poll loop.
+    await startGenerationPipeline(services, provider.adapters),
     // `push-send` jobs: terminal generation statuses, subscription reminders.
     await startPushSend(services),
     // `subscription-renew` jobs: a saved card charged for a subscription's next period.

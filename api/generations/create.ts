@@ -4,6 +4,7 @@ import type { Services } from '../../services';
 import { reserveAndQueue, type GenerationPlan } from '../../services/generations/reserve-and-queue';
 import { findLaunchableEffect, launchableBy } from '../../db/catalog/launchable';
 import { Shortfall } from '../../db/credits/ledger';
+import { generationRoute } from '../../pool/task-routes';
 import { errors, invalidField } from '../http/errors';
 import type { IdempotencyKey } from '../idempotency/idempotency-key';
 import { isUuid } from '../../common/validation';
@@ -110,9 +111,12 @@ export async function checkedUploads(
 /** The checks of an effect generation that need no transaction, in the contract's order; throws the first refusal. */
 async function planEffectGeneration(services: Services, userId: string, body: CreateGenerationBody): Promise<GenerationPlan> {
   // 1. The effect and every upload exist and are the caller's. A hidden effect is gone for
-  // launching; a private user effect's launches for its author only.
+  // launching; a private user effect's launches for its author only; one that no provider kind
+  // with an account here runs is not offered, and gone for launching as a hidden one.
   const effect = await findLaunchableEffect(services.db, body.effect_id);
   if (!launchableBy(effect, userId)) throw errors.notFound('Effect not found.');
+  const route = generationRoute(services.config, effect);
+  if (!route) throw errors.notFound('Effect not found.');
   // 1 and 2. The uploads: absent or another's, then not completed or above 15 MB.
   const places = uploadLocations(body);
   const byId = await checkedUploads(services, userId, uploadIdsOf(body), (id) => places.get(id)!);
@@ -131,6 +135,8 @@ async function planEffectGeneration(services: Services, userId: string, body: Cr
     cost: effect.cost,
     outputType: effect.output_type,
     model: effect.model,
+    providerKind: route.kind,
+    route: route.route,
     inputs: photos.map((photo) => ({ upload_id: photo.upload_id.toLowerCase(), object_key: byId.get(photo.upload_id.toLowerCase())!.object_key, person: photo.person })),
   };
 }

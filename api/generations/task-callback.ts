@@ -1,25 +1,39 @@
 import type { Middleware } from 'koa';
 import { recordTaskCallback } from '../../db/generations/record-task-callback';
-import { TASK_CALLBACK_PATH, validTaskCallback } from '../../clients/providers/task-callback';
+import { providerWebhooks, type ProviderWebhooks } from '../../clients/providers/provider-webhooks';
+import { taskCallbackPath, validTaskCallback } from '../../clients/providers/task-callback';
+import { providerKinds, type ProviderKind } from '../../common/model-route';
+import type { Config } from '../../config';
 import type { ApiContext } from '../http/context';
+import { rawBody } from '../http/body';
 import { isUuid } from '../../common/validation';
 
 /**
  * The provider's call when a task finishes (outside `/v1`: not part of the client API), at the URL
- * the dispatcher signed for the generation (`pool/provider/task-callback.ts`). It frees the slot at
- * once (the provider's work is over) and makes the task's poll due, in one statement whose
- * `NOTIFY provider_task_done` wakes every worker: a dispatcher hands the slot on, a poll loop reads
- * the outcome from the provider (the truth, as for payments: the callback only says "look now").
+ * the dispatcher signed for the generation and the provider kind (`clients/providers/task-callback.ts`):
+ * the simulator POSTs its task, Replicate its prediction, fal its `{request_id, status, payload}`.
+ * It frees the slot at once (the provider's work is over) and makes the task's poll due, in one
+ * statement whose `NOTIFY provider_task_done` wakes every worker: a dispatcher hands the slot on, a
+ * poll loop reads the outcome from the provider (the truth, as for payments: the callback only says
+ * "look now").
  *
- * A URL that is not ours, or expired, is `403` and changes nothing; a replay, a finished generation
- * or another task of it is `200` and changes nothing; a callback faster than the record of the
- * submission is `200` too, kept until that record makes the first poll due at once. Polling covers
- * any callback that never comes.
+ * A URL that is not ours, or expired, is `403` and changes nothing; so is a Replicate or fal call
+ * whose own signature fails (forged, signed outside the tolerance, or made for another generation:
+ * `clients/providers/provider-webhooks.ts`). A replay, a finished generation or another task of it
+ * is `200` and changes nothing (recorded once per generation); a callback faster than the record of
+ * the submission is `200` too, kept until that record makes the first poll due at once. Polling
+ * covers any callback that never comes. Mounted before the body parser: signatures cover the bytes.
  */
+/** A prediction's webhook carries its logs and input: larger than a client's JSON may be. */
+const WEBHOOK_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
 export function taskCallback(): Middleware<ApiContext['state'], ApiContext> {
+  const paths = providerKinds.map((kind) => [kind, taskCallbackPath(kind)] as const);
+  let webhooks: ProviderWebhooks | null = null;
   return async (ctx, next) => {
-    if (!ctx.path.startsWith(TASK_CALLBACK_PATH)) return next();
-    ctx.state.route = `${TASK_CALLBACK_PATH}{id}`;
+    const [kind, path] = paths.find(([, prefix]) => ctx.path.startsWith(prefix)) ?? [];
+    if (kind === undefined || path === undefined) return next();
+    ctx.state.route = `${path}{id}`;
     const { db, config, log } = ctx.services;
     const answer = (status: number, text: string) => {
       ctx.status = status;
@@ -30,18 +44,36 @@ export function taskCallback(): Middleware<ApiContext['state'], ApiContext> {
       ctx.set('Allow', 'POST');
       return answer(405, 'method not allowed');
     }
-    const generationId = ctx.path.slice(TASK_CALLBACK_PATH.length);
+    const generationId = ctx.path.slice(path.length);
     const { expires, signature } = ctx.query;
     if (!isUuid(generationId) || typeof expires !== 'string' || typeof signature !== 'string'
-      || !validTaskCallback(config.tokenSecret, generationId, expires, signature)) {
-      log.warn({ requestId: ctx.state.requestId }, 'provider callback with a bad or expired signature ignored');
+      || !validTaskCallback(config.tokenSecret, generationId, expires, signature, Date.now() / 1000, kind)) {
+      log.warn({ requestId: ctx.state.requestId, kind }, 'provider callback with a bad or expired signature ignored');
       return answer(403, 'bad signature');
     }
-    const task = ctx.request.body as { id?: unknown; status?: unknown } | undefined;
-    if (typeof task?.id !== 'string' || !['succeeded', 'failed'].includes(String(task.status))) return answer(200, 'OK');
-    const taskId = task.id;
-    const outcome = await recordTaskCallback(db, { generationId, taskId });
-    log.debug({ generationId, taskId, outcome }, 'provider callback');
+    const body = await rawBody(ctx.req, Math.max(config.jsonBodyLimitBytes, WEBHOOK_BODY_LIMIT_BYTES));
+    if (body === null) return answer(413, 'too large');
+    webhooks ??= webhooksOf(config);
+    const verdict = await webhooks.check(kind, { headers: ctx.headers, body, generationId });
+    if (verdict.kind === 'refused') {
+      log.warn({ requestId: ctx.state.requestId, kind, generationId, reason: verdict.reason }, 'provider callback refused');
+      return answer(403, 'bad signature');
+    }
+    if (!verdict.finished) return answer(200, 'OK');
+    const outcome = await recordTaskCallback(db, { generationId, taskId: verdict.taskId });
+    log.debug({ generationId, taskId: verdict.taskId, kind, outcome }, 'provider callback');
     return answer(200, 'OK');
   };
+}
+
+function webhooksOf(config: Config): ProviderWebhooks {
+  const { providerApis } = config;
+  const replicateAccounts = config.generations.providerAccounts.filter((account) => account.kind === ('replicate' satisfies ProviderKind));
+  return providerWebhooks({
+    replicateBaseUrl: providerApis.replicate.baseUrl,
+    replicateWebhookSecrets: providerApis.replicate.webhookSecrets,
+    falJwksUrl: providerApis.fal.jwksUrl,
+    toleranceS: providerApis.webhookToleranceS,
+    callTimeoutMs: providerApis.callTimeoutMs,
+  }, () => replicateAccounts);
 }

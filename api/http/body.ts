@@ -46,3 +46,18 @@ export function bodyParser(limitBytes: number): Middleware {
     return next();
   });
 }
+
+/**
+ * The body's bytes as sent, for a route that checks a signature over them (a provider's webhook):
+ * null when it is larger than `limitBytes` (its reading stops there).
+ */
+export async function rawBody(req: AsyncIterable<Buffer>, limitBytes: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += chunk.length;
+    if (size > limitBytes) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}

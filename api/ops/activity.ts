@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
 import { html, type Html } from '../../media/pages/html';
 import { readQueueSizes, type QueueSize } from '../../db/queue-sizes';
 import { consolePage, seconds, table } from './view';
 
 /**
- * Queues and generations over time: pg-boss's queue sizes now, the generations waiting and
+ * Queues and generations over time: the queue sizes now (`db/queue-sizes.ts`), the generations waiting and
  * processing now, and per hour of the last 24 the generations created, succeeded and failed (by
  * `created_at` and `finished_at`, each read through an index).
  */
@@ -24,7 +25,7 @@ export interface Activity {
 
 const activityHours = 24;
 
-export async function readActivity(db: Knex): Promise<Activity> {
+export async function readActivity(db: Knex, boss: PgBoss): Promise<Activity> {
   const { rows: hours } = await db.raw<{ rows: HourCounts[] }>(
     `with hours as (
        select generate_series(date_trunc('hour', now()) - (:hours - 1) * interval '1 hour', date_trunc('hour', now()), interval '1 hour') as hour
@@ -48,7 +49,7 @@ export async function readActivity(db: Knex): Promise<Activity> {
     `select (select count(*) from generations where status = 'pending')::int as pending,
        (select count(*) from generations where status = 'processing')::int as processing`,
   );
-  return { queues: await readQueueSizes(db), pending: now.pending, processing: now.processing, hours };
+  return { queues: await readQueueSizes(db, boss), pending: now.pending, processing: now.processing, hours };
 }
 
 /** Bars per hour, side by side: created, succeeded, failed; scaled to the busiest hour. */

@@ -32,9 +32,9 @@ const errorCodeShape = /^[a-z0-9_.:-]{1,64}$/;
 
 function consoleRouter(): Router<ApiContext['state'], ApiContext> {
   const router = new Router<ApiContext['state'], ApiContext>();
-  router.get('/ops', async (ctx) => sendPage(ctx, { html: overviewPage(await readOverview(ctx.services.db)) }));
+  router.get('/ops', async (ctx) => sendPage(ctx, { html: overviewPage(await readOverview(ctx.services.db, ctx.services.boss)) }));
   router.get('/ops/pool', async (ctx) => sendPage(ctx, { html: poolPage(await readPool(ctx.services.db)) }));
-  router.get('/ops/activity', async (ctx) => sendPage(ctx, { html: activityPage(await readActivity(ctx.services.db)) }));
+  router.get('/ops/activity', async (ctx) => sendPage(ctx, { html: activityPage(await readActivity(ctx.services.db, ctx.services.boss)) }));
   router.get('/ops/failed', async (ctx) => {
     const code = typeof ctx.query.code === 'string' && errorCodeShape.test(ctx.query.code) ? ctx.query.code : null;
     sendPage(ctx, { html: failuresPage(ctx.services.config, await readFailures(ctx.services.db, code)), policy: formPolicy });
@@ -63,7 +63,7 @@ function consoleRouter(): Router<ApiContext['state'], ApiContext> {
   });
   router.get('/ops/payments', async (ctx) => sendPage(ctx, { html: paymentsPage(await readOpenPayments(ctx.services.db)) }));
   router.get('/ops/marketplace', async (ctx) => {
-    sendPage(ctx, { html: marketplacePage(ctx.services.config, await readMarketplace(ctx.services.db, ctx.query)), policy: formPolicy });
+    sendPage(ctx, { html: marketplacePage(ctx.services.config, await readMarketplace(ctx.services.db, ctx.services.boss, ctx.query)), policy: formPolicy });
   });
   router.post('/ops/marketplace/archive', async (ctx) => {
     checkFormToken(ctx);

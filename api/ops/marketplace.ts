@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
+import type { QueuePayloads } from '../../db/queues';
 import type { Config } from '../../config';
 import { quantity } from '../../common/plural';
 import type { UserEffectRow } from '../../db/user-effects/model';
@@ -83,35 +85,35 @@ export interface LiveUserEffect {
 
 /**
  * The oldest rounds first (`user_effects_moderation_queue`), each with the slot it holds and its
- * round's job: one pass over the moderation queue's jobs, matched by user effect and round.
+ * round's job: the moderation queue's jobs as pg-boss answers them (`findJobs`), matched by user
+ * effect and round, the newest of each.
  */
-async function readQueue(db: Knex): Promise<QueuedUserEffect[]> {
-  const { rows } = await db.raw<{ rows: QueuedUserEffect[] }>(
-    `with listed as materialized (
-       select ue.id, ue.user_id, u.name as author_name, ue.name, ue.output_type, ue.visibility, ue.moderation_round, ue.verdict,
-         ue.submitted_at, slot.label as slot_account, slot.slot_no
-       from user_effects ue
-       join users u on u.id = ue.user_id
-       left join lateral (
-         select a.label, s.slot_no from provider_slots s join provider_accounts a on a.id = s.account_id
-         where s.user_effect_id = ue.id and not ${freeSlot('s')}
-         order by s.lease_expires_at desc limit 1
-       ) slot on true
-       where ue.status = 'processing'
-       order by ue.submitted_at, ue.id
-       limit :listed
-     ), jobs as (
-       select distinct on (j.data->>'userEffectId') j.data->>'userEffectId' as user_effect_id, j.state::text as state, j.retry_count
-       from pgboss.job j join listed on j.data->>'userEffectId' = listed.id::text and j.data->>'round' = listed.moderation_round::text
-       where j.name = 'user-effect-moderation'
-       order by j.data->>'userEffectId', j.created_on desc
-     )
-     select listed.*, jobs.state as job_state, jobs.retry_count as job_retries
-     from listed left join jobs on jobs.user_effect_id = listed.id::text
-     order by listed.submitted_at, listed.id`,
+async function readQueue(db: Knex, boss: PgBoss): Promise<QueuedUserEffect[]> {
+  const [{ rows }, jobs] = await Promise.all([db.raw<{ rows: Omit<QueuedUserEffect, 'job_state' | 'job_retries'>[] }>(
+    `select ue.id, ue.user_id, u.name as author_name, ue.name, ue.output_type, ue.visibility, ue.moderation_round, ue.verdict,
+       ue.submitted_at, slot.label as slot_account, slot.slot_no
+     from user_effects ue
+     join users u on u.id = ue.user_id
+     left join lateral (
+       select a.label, s.slot_no from provider_slots s join provider_accounts a on a.id = s.account_id
+       where s.user_effect_id = ue.id and not ${freeSlot('s')}
+       order by s.lease_expires_at desc limit 1
+     ) slot on true
+     where ue.status = 'processing'
+     order by ue.submitted_at, ue.id
+     limit :listed`,
     { listed: queueListed },
-  );
-  return rows;
+  ), boss.findJobs<QueuePayloads['user-effect-moderation']>('user-effect-moderation')]);
+  const newestJob = new Map<string, { state: string; retryCount: number; createdOn: Date }>();
+  for (const job of jobs) {
+    const round = `${job.data.userEffectId}:${job.data.round}`;
+    const known = newestJob.get(round);
+    if (!known || known.createdOn < job.createdOn) newestJob.set(round, job);
+  }
+  return rows.map((row) => {
+    const job = newestJob.get(`${row.id}:${row.moderation_round}`);
+    return { ...row, job_state: job?.state ?? null, job_retries: job?.retryCount ?? null };
+  });
 }
 
 /** The newest approvals first (`user_effects_live`), with what an archive would reverse. */
@@ -172,8 +174,8 @@ export interface Marketplace {
   flash: ArchiveFlash | null;
 }
 
-export async function readMarketplace(db: Knex, query: Record<string, unknown>): Promise<Marketplace> {
-  const [figures, queue, live, flash] = await Promise.all([readMarketplaceFigures(db), readQueue(db), readLive(db), readFlash(db, query)]);
+export async function readMarketplace(db: Knex, boss: PgBoss, query: Record<string, unknown>): Promise<Marketplace> {
+  const [figures, queue, live, flash] = await Promise.all([readMarketplaceFigures(db), readQueue(db, boss), readLive(db), readFlash(db, query)]);
   return { figures, queue, live, flash };
 }
 

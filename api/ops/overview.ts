@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
 import { quantity } from '../../common/plural';
 import { html } from '../../media/pages/html';
 import { readQueueSizes } from '../../db/queue-sizes';
@@ -20,7 +21,7 @@ export interface Overview {
   moderationSlow: number;
 }
 
-export async function readOverview(db: Knex): Promise<Overview> {
+export async function readOverview(db: Knex, boss: PgBoss): Promise<Overview> {
   const [pool, failed, queues, payments, marketplace] = await Promise.all([
     readPool(db),
     db.raw<{ rows: { count: number }[] }>(
@@ -28,7 +29,7 @@ export async function readOverview(db: Knex): Promise<Overview> {
        where status = 'failed' and finished_at > now() - :window * interval '1 second' and ${awaitingReplay}`,
       { window: failureWindowS },
     ),
-    readQueueSizes(db),
+    readQueueSizes(db, boss),
     readOpenPayments(db),
     readMarketplaceFigures(db),
   ]);

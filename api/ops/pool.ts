@@ -4,14 +4,18 @@ import { freeSlot } from '../../db/pool/free-slot';
 import { consolePage, relativeTime, seconds, table, utcTime } from './view';
 
 /**
- * The provider pool as the pool's own tables see it (`pool/`): each account's slots leased and
- * free, its cool-down (set from the provider's 429 Retry-After), and over the last hour the
+ * The provider pool as the pool's own tables see it (`pool/`): each account's kind, slots leased and
+ * free, its cool-down (set from the provider's 429 Retry-After) or open circuit (the provider does
+ * not answer it, `pool/account-circuits.ts`), and over the last hour the
  * generations it finished: failures by error code and the time from submission to result.
  */
 export interface PoolAccount {
   id: number;
+  kind: string;
   label: string;
   enabled: boolean;
+  /** Since when the provider has not answered calls on it (its circuit is open); null: it answers. */
+  circuit_opened_at: Date | null;
   slots: number;
   leased: number;
   cooldown_until: Date | null;
@@ -40,7 +44,7 @@ export async function readPool(db: Knex): Promise<PoolAccount[]> {
        from provider_accounts a left join provider_slots s on s.account_id = a.id
        group by a.id
      )
-     select a.id, a.label, a.enabled, a.slots, slots.leased,
+     select a.id, a.kind, a.label, a.enabled, a.circuit_opened_at, a.slots, slots.leased,
        case when a.cooldown_until > now() then a.cooldown_until end as cooldown_until,
        coalesce(recent.succeeded, 0) as succeeded, coalesce(recent.failed, 0) as failed,
        recent.p50_s::float8 as p50_s, recent.p95_s::float8 as p95_s
@@ -61,6 +65,7 @@ export async function readPool(db: Knex): Promise<PoolAccount[]> {
 
 function state(account: PoolAccount) {
   if (!account.enabled) return html`<span class="tag">disabled</span>`;
+  if (account.circuit_opened_at) return html`<span class="tag bad" title="since ${utcTime(account.circuit_opened_at)}">not answering</span>`;
   if (account.cooldown_until) return html`<span class="tag wait">cooling down</span>`;
   if (account.leased >= account.slots) return html`<span class="tag bad">full</span>`;
   return html`<span class="tag ok">available</span>`;
@@ -72,6 +77,7 @@ export function poolPage(accounts: PoolAccount[]): string {
   const leased = enabled.reduce((sum, account) => sum + account.leased, 0);
   const rows = accounts.map((account) => html`<tr data-account="${account.label}">
 <td class="mono">${account.label}</td>
+<td>${account.kind}</td>
 <td>${state(account)}</td>
 <td class="number">${account.slots}</td>
 <td class="number leased">${account.leased}</td>
@@ -87,6 +93,6 @@ export function poolPage(accounts: PoolAccount[]): string {
 <div class="figure"><strong id="slots-free">${slots - leased}</strong>slots free</div>
 <div class="figure"><strong>${enabled.filter((account) => account.cooldown_until).length}</strong>accounts cooling down</div>
 </div>
-${table(html`<tr><th>account</th><th>state</th><th class="number">slots</th><th class="number">leased</th><th class="number">free</th><th>cool-down</th><th class="number">succeeded (1 h)</th><th class="number">failed (1 h)</th><th>errors (1 h)</th><th class="number">latency p50 / p95 (1 h)</th></tr>`, rows, 'No provider account yet: a worker syncs PROVIDER_ACCOUNTS when it starts.')}
-<p class="hint">Latency: from the provider accepting a task to its result stored, over the generations the account finished in the last hour. A cool-down comes from the provider's 429 and its Retry-After; the pool leases no slot of the account until it ends.</p>`);
+${table(html`<tr><th>account</th><th>kind</th><th>state</th><th class="number">slots</th><th class="number">leased</th><th class="number">free</th><th>cool-down</th><th class="number">succeeded (1 h)</th><th class="number">failed (1 h)</th><th>errors (1 h)</th><th class="number">latency p50 / p95 (1 h)</th></tr>`, rows, 'No provider account yet: a worker syncs PROVIDER_ACCOUNTS when it starts.')}
+<p class="hint">Latency: from the provider accepting a task to its result stored, over the generations the account finished in the last hour. A cool-down comes from the provider's 429 and its Retry-After; the pool leases no slot of the account until it ends. An account not answering (its circuit open) gets no submission, and one probe after each backoff.</p>`);
 }

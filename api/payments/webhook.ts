@@ -38,7 +38,7 @@ export function paymentWebhook(): Middleware<ApiContext['state'], ApiContext> {
       log.warn({ requestId: ctx.state.requestId, orderId: params.mdOrder }, 'payments: notification with a bad signature or fields ignored');
       return answer(403, 'bad signature');
     }
-    const payment = isUuid(notification.paymentId) ? await paymentWithRenewalJob(ctx.services.db, notification.paymentId) : null;
+    const payment = isUuid(notification.paymentId) ? await paymentWithRenewalJob(ctx.services.db, ctx.services.boss, notification.paymentId) : null;
     if (!payment || payment.processor_order_id !== notification.orderId) {
       log.warn({ requestId: ctx.state.requestId, ...notification }, 'payments: notification about an unknown order');
       return answer(404, 'unknown order');

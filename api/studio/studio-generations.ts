@@ -9,6 +9,8 @@ import { findOwnGeneration, generationDetail, type GenerationDetail } from '../g
 import { errors, invalidField } from '../http/errors';
 import type { IdempotencyKey } from '../idempotency/idempotency-key';
 import { findStudioCategory, type LaunchableStudioCategory } from '../../db/studio/find-studio-category';
+import type { ChosenRoute } from '../../pool/model-routes';
+import { generationRoute } from '../../pool/task-routes';
 
 /** Contract B, limits: a studio prompt is at most 10000 characters (the route's schema enforces it). */
 export const maxPromptLength = 10_000;
@@ -59,15 +61,15 @@ export async function createStudioGeneration(
  */
 export async function estimateStudioGeneration(services: Services, userId: string, body: StudioEstimateBody): Promise<StudioEstimate> {
   const { db } = services;
-  const category = await launchableCategory(services, body.category_id);
+  const { category, route } = await launchableCategory(services, body.category_id);
   if (body.upload_ids !== undefined) await studioInputs(services, userId, category, body.upload_ids);
-  const [coverage, queue] = await Promise.all([debitCoverage(db, userId, category.cost), queueFiguresOfNew(db)]);
+  const [coverage, queue] = await Promise.all([debitCoverage(db, userId, category.cost), queueFiguresOfNew(db, route.kind)]);
   return { cost: category.cost, ...coverage, ...queue };
 }
 
 async function planStudioGeneration(services: Services, userId: string, body: StudioGenerationBody): Promise<GenerationPlan> {
   if (body.prompt.trim() === '') throw invalidField(['body', 'prompt'], 'the prompt must not be blank', 'string_blank');
-  const category = await launchableCategory(services, body.category_id);
+  const { category, route } = await launchableCategory(services, body.category_id);
   const inputs = await studioInputs(services, userId, category, body.upload_ids ?? []);
   return {
     kind: 'studio',
@@ -77,14 +79,18 @@ async function planStudioGeneration(services: Services, userId: string, body: St
     cost: category.cost,
     outputType: category.output_type,
     model: category.model,
+    providerKind: route.kind,
+    route: route.route,
     inputs,
   };
 }
 
-async function launchableCategory(services: Services, idOrSlug: string): Promise<LaunchableStudioCategory> {
+/** An enabled category that a provider kind with an account here runs, and its route; else 404, as for a disabled one. */
+async function launchableCategory(services: Services, idOrSlug: string): Promise<{ category: LaunchableStudioCategory; route: ChosenRoute }> {
   const category = await findStudioCategory(services.db, idOrSlug);
-  if (!category) throw errors.notFound('Studio category not found.');
-  return category;
+  const route = category && generationRoute(services.config, category);
+  if (!category || !route) throw errors.notFound('Studio category not found.');
+  return { category, route };
 }
 
 /** The photos of a studio task: 404 and 422 as for any generation, then the category's photo count (422). */

@@ -92,7 +92,11 @@ export class ResultTooLargeError extends Error {
 export interface ProviderAdapter {
   submit(account: ProviderAccount, request: ProviderRequest): Promise<SubmitOutcome>;
   findTask(account: ProviderAccount, clientReference: string): Promise<TaskLookup>;
-  poll(account: ProviderAccount, taskId: string): Promise<PollOutcome>;
+  /**
+   * `route`: the one the task was submitted with. fal needs it to name the task (its queue's URLs
+   * hold the app id) and Replicate to find the result in the output; the simulator's tasks need none.
+   */
+  poll(account: ProviderAccount, taskId: string, route?: ModelRoute): Promise<PollOutcome>;
   fetchResult(url: string): Promise<ProviderResult>;
   /**
    * Uploads a photo to the provider's file store, so that a task naming its link starts without
@@ -104,5 +108,5 @@ export interface ProviderAdapter {
    * not paid for further. Best effort: a failure is only logged. Optional: the simulator's tasks end
    * by themselves.
    */
-  cancel?(account: ProviderAccount, taskId: string): Promise<void>;
+  cancel?(account: ProviderAccount, taskId: string, route?: ModelRoute): Promise<void>;
 }

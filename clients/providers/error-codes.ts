@@ -20,6 +20,8 @@ export function errorCodeForRefusedSubmission(status: number, providerType: stri
   if (status === 401 || status === 403) return 'lost_account';
   if (status === 404) return 'no_model';
   if (providerType === 'bad_input_image') return 'bad_input_image';
+  // The model's input schema refused what the route built (Replicate, fal): the route is wrong, not the photo.
+  if (status === 422) return 'invalid_input';
   return 'provider_error';
 }
 

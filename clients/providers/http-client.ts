@@ -1,6 +1,7 @@
-import { ResultTooLargeError, type PollOutcome, type ProviderAccount, type ProviderAdapter, type ProviderRequest, type ProviderResult, type FileToStage, type StageOutcome, type SubmitOutcome, type TaskLookup } from './adapter';
+import type { PollOutcome, ProviderAccount, ProviderAdapter, ProviderRequest, ProviderResult, FileToStage, StageOutcome, SubmitOutcome, TaskLookup } from './adapter';
 import { errorCodeForFailedTask, errorCodeForRefusedPoll, errorCodeForRefusedSubmission } from './error-codes';
-import { AnswerTooLargeError, download, exchange, isSuccess, NoAnswerError } from '../outbound-http';
+import { callProvider, DEFAULT_RESULT_MAX_BYTES, downloadResult, field, isNoAnswer, isRefusal, retryAfterSeconds, type Answer, type NoAnswer } from './provider-call';
+import { isSuccess } from '../outbound-http';
 
 export interface HttpProviderOptions {
   baseUrl: string;
@@ -13,27 +14,7 @@ export interface HttpProviderOptions {
   resultMaxBytes?: number;
 }
 
-const DEFAULT_RESULT_MAX_BYTES = 512 * 1024 * 1024;
-
-/** Cooldown for a 429 that does not say how long to wait. */
-const DEFAULT_RETRY_AFTER_S = 5;
-
 type Unavailable = { kind: 'unavailable'; reason: string };
-/** A call that got no answer; `sent`: the request may have reached the provider. */
-type NoAnswer = Unavailable & { sent: boolean };
-
-/** A request's body and its media type. */
-interface RequestBody {
-  contentType: string;
-  data: string | Buffer;
-}
-
-interface Answer {
-  status: number;
-  retryAfter: string | undefined;
-  body: unknown;
-}
-
 /**
  * The provider's HTTP API (`POST /v1/tasks` with a `client_reference` and an optional `callback_url`
  * the provider POSTs the finished task to, `GET /v1/tasks/{id}`, `GET /v1/tasks?client_reference=`,
@@ -68,13 +49,13 @@ export class HttpProviderAdapter implements ProviderAdapter {
       ...(callbackUrl === undefined ? {} : { callback_url: callbackUrl }),
     };
     const answer = await this.call(account, 'POST', '/v1/tasks', this.submitTimeoutMs, { contentType: 'application/json', data: JSON.stringify(payload) });
-    if ('kind' in answer) return { kind: 'unavailable', reason: answer.reason, maybeAccepted: answer.sent };
-    const { status, retryAfter, body } = answer;
+    if (isNoAnswer(answer)) return { kind: 'unavailable', reason: answer.reason, maybeAccepted: answer.sent };
+    const { status, headers, body } = answer;
     if (isSuccess(status)) {
       const taskId = field(body, 'id');
       return typeof taskId === 'string' && taskId !== '' ? { kind: 'accepted', taskId } : { kind: 'unavailable', reason: 'accepted without a task id', maybeAccepted: true };
     }
-    if (status === 429) return { kind: 'busy', retryAfterS: retryAfterSeconds(retryAfter) };
+    if (status === 429) return { kind: 'busy', retryAfterS: retryAfterSeconds(headers['retry-after']) };
     if (!isRefusal(status)) return { kind: 'unavailable', reason: `HTTP ${status}`, maybeAccepted: true };
     const error = providerError(body);
     return { kind: 'rejected', errorCode: errorCodeForRefusedSubmission(status, error.type), message: error.message };
@@ -82,7 +63,7 @@ export class HttpProviderAdapter implements ProviderAdapter {
 
   async findTask(account: ProviderAccount, clientReference: string): Promise<TaskLookup> {
     const answer = await this.call(account, 'GET', `/v1/tasks?client_reference=${encodeURIComponent(clientReference)}`, this.lookupTimeoutMs);
-    if ('kind' in answer) return unavailable(answer.reason);
+    if (isNoAnswer(answer)) return unavailable(answer.reason);
     if (!isSuccess(answer.status)) return unavailable(`HTTP ${answer.status}`);
     const tasks = field(answer.body, 'data');
     if (!Array.isArray(tasks)) return unavailable('lookup answered without a task list');
@@ -92,7 +73,7 @@ export class HttpProviderAdapter implements ProviderAdapter {
 
   async poll(account: ProviderAccount, taskId: string): Promise<PollOutcome> {
     const answer = await this.call(account, 'GET', `/v1/tasks/${encodeURIComponent(taskId)}`, this.pollTimeoutMs);
-    if ('kind' in answer) return unavailable(answer.reason);
+    if (isNoAnswer(answer)) return unavailable(answer.reason);
     const { status, body } = answer;
     if (isRefusal(status)) return { kind: 'failed', errorCode: errorCodeForRefusedPoll(status), message: providerError(body).message };
     if (!isSuccess(status)) return unavailable(`HTTP ${status}`);
@@ -114,18 +95,14 @@ export class HttpProviderAdapter implements ProviderAdapter {
     }
   }
 
-  async fetchResult(url: string): Promise<ProviderResult> {
-    const response = await download(url, { timeoutMs: this.resultTimeoutMs, maxBytes: this.resultMaxBytes }).catch((error: unknown) => {
-      throw error instanceof AnswerTooLargeError ? new ResultTooLargeError(error.message) : error;
-    });
-    if (!isSuccess(response.status)) throw new Error(`result download answered HTTP ${response.status}`);
-    return { body: response.body, contentType: mediaType(response.headers['content-type']) };
+  fetchResult(url: string): Promise<ProviderResult> {
+    return downloadResult(url, { timeoutMs: this.resultTimeoutMs, maxBytes: this.resultMaxBytes });
   }
 
   /** `POST /v1/files` with the photo as the body; `201 { url, expires_at }`. */
   async stageFile(account: ProviderAccount, file: FileToStage): Promise<StageOutcome> {
     const answer = await this.call(account, 'POST', '/v1/files', this.stageTimeoutMs, { contentType: file.contentType, data: file.body });
-    if ('kind' in answer) return unavailable(answer.reason);
+    if (isNoAnswer(answer)) return unavailable(answer.reason);
     if (!isSuccess(answer.status)) return unavailable(`HTTP ${answer.status}`);
     const url = field(answer.body, 'url');
     const expiresAt = field(answer.body, 'expires_at');
@@ -135,29 +112,8 @@ export class HttpProviderAdapter implements ProviderAdapter {
     return { kind: 'staged', url, expiresAt: expiry };
   }
 
-  private async call(
-    account: ProviderAccount,
-    method: 'GET' | 'POST',
-    path: string,
-    timeoutMs: number,
-    body?: RequestBody,
-  ): Promise<Answer | NoAnswer> {
-    try {
-      const response = await exchange(`${this.baseUrl}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${account.apiKey}`,
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': body.contentType }),
-        },
-        body: body?.data,
-        timeoutMs,
-      });
-      return { status: response.status, retryAfter: response.headers['retry-after'], body: parseJson(response.body.toString()) };
-    } catch (error) {
-      if (error instanceof NoAnswerError) return { kind: 'unavailable', reason: error.message, sent: error.sent };
-      throw error;
-    }
+  private call(account: ProviderAccount, method: 'GET' | 'POST', path: string, timeoutMs: number, body?: { contentType: string; data: string | Buffer }): Promise<Answer | NoAnswer> {
+    return callProvider(`${this.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${account.apiKey}` }, body, timeoutMs });
   }
 }
 
@@ -165,38 +121,9 @@ function unavailable(reason: string): Unavailable {
   return { kind: 'unavailable', reason };
 }
 
-/** A final 4xx; 408 and 429 only mean "not now". */
-function isRefusal(status: number): boolean {
-  return status >= 400 && status < 500 && status !== 408 && status !== 429;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
-}
-
-function field(value: unknown, name: string): unknown {
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[name] : undefined;
-}
-
 function providerError(body: unknown): { type: string | null; message: string | null } {
   const error = field(body, 'error');
   const type = field(error, 'type');
   const message = field(error, 'message');
   return { type: typeof type === 'string' ? type : null, message: typeof message === 'string' ? message : null };
-}
-
-/** Retry-After is either seconds or an HTTP date; a 429 always means waiting at least a second. */
-function retryAfterSeconds(header: string | undefined): number {
-  if (header === undefined || header.trim() === '') return DEFAULT_RETRY_AFTER_S;
-  const seconds = /^\d+(\.\d+)?$/.test(header.trim()) ? Number(header) : (Date.parse(header) - Date.now()) / 1000;
-  return Number.isNaN(seconds) ? DEFAULT_RETRY_AFTER_S : Math.max(1, Math.ceil(seconds));
-}
-
-function mediaType(header: string | undefined): string {
-  const type = header?.split(';')[0].trim().toLowerCase();
-  return type || 'application/octet-stream';
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Character } from './model';
+import type { Character, ModelRoutes } from './model';
 import { byIdOrSlug } from './identifiers';
 
 /** What launching a generation needs to know about an effect. */
@@ -9,8 +9,10 @@ export interface LaunchableEffect {
   cost: number;
   characters: Character[];
   output_type: 'image' | 'video';
-  /** The provider model the effect runs on. */
+  /** The simulator's model the effect runs on when it names no routes. */
   model: string;
+  /** Its route on each provider kind (`pool/model-routes.ts`); null: the simulator's, on `model`. */
+  runs: ModelRoutes | null;
   /** How many photos the model accepts in one generation; null when only `characters` limit them. */
   model_max_photos: number | null;
   /** Hidden by a moderator: the caller decides whether that still launches. */
@@ -30,7 +32,7 @@ export async function findLaunchableEffect(db: Knex, idOrSlug: string): Promise<
   const row = await db('effects as e')
     .leftJoin('user_effects as ue', 'ue.effect_id', 'e.id')
     .where('id' in key ? { 'e.id': key.id } : { 'e.slug': key.slug })
-    .first('e.id', 'e.slug', 'e.cost', 'e.characters', 'e.output_type', 'e.model', 'e.model_max_photos', 'e.hidden', 'e.private_to', 'ue.prompt');
+    .first('e.id', 'e.slug', 'e.cost', 'e.characters', 'e.output_type', 'e.model', 'e.runs', 'e.model_max_photos', 'e.hidden', 'e.private_to', 'ue.prompt');
   return row ?? null;
 }
 

@@ -2,11 +2,15 @@ import type { Knex } from 'knex';
 import type { GenerationRow } from './model';
 import { commitWithoutFlush } from '../commit-without-flush';
 
-export type DuePoll = Pick<GenerationRow, 'id' | 'user_id' | 'output_type' | 'provider_account_id' | 'provider_task_id'> & {
+export type DuePoll = Pick<GenerationRow, 'id' | 'user_id' | 'output_type' | 'provider_account_id' | 'provider_task_id' | 'route'> & {
   /** Submitted longer ago than the provider timeout. */
   timed_out: boolean;
   /** The provider's callback came (and freed the slot in its own statement). */
   called_back: boolean;
+  /** Its account had calls the provider did not answer (`pool/account-circuits.ts`): an answer now resets it. */
+  account_failing: boolean;
+  /** Its account's circuit is open: the poll is its probe, or waits for one. */
+  circuit_open: boolean;
 };
 
 /**
@@ -45,15 +49,19 @@ export async function claimDuePolls(
        update generations g
        set next_poll_at = now() + :claimS * interval '1 second', poll_count = g.poll_count + 1, claimed_by = :processId
        from due, (select ${commitWithoutFlush}) as commit_without_flush where g.id = due.id
-       returning g.id, g.user_id, g.output_type, g.provider_account_id, g.provider_task_id,
+       returning g.id, g.user_id, g.output_type, g.provider_account_id, g.provider_task_id, g.route,
          g.started_at < now() - :providerTimeoutS * interval '1 second' as timed_out, g.task_callback_at is not null as called_back
+     ), accounts as (
+       select a.id, a.failures > 0 as account_failing, a.circuit_opened_at is not null as circuit_open
+       from provider_accounts a where a.id in (select provider_account_id from claimed)
      ), next as (
        select (extract(epoch from min(next_poll_at) - now()) * 1000)::float8 as next_due_ms
        from generations where status = 'processing' and next_poll_at is not null and id not in (select id from claimed)
      )
-     select claimed.id, claimed.user_id, claimed.output_type, claimed.provider_account_id, claimed.provider_task_id,
-       claimed.timed_out, claimed.called_back, next.next_due_ms
-     from next left join claimed on true`,
+     select claimed.id, claimed.user_id, claimed.output_type, claimed.provider_account_id, claimed.provider_task_id, claimed.route,
+       claimed.timed_out, claimed.called_back, coalesce(accounts.account_failing, false) as account_failing,
+       coalesce(accounts.circuit_open, false) as circuit_open, next.next_due_ms
+     from next left join claimed on true left join accounts on accounts.id = claimed.provider_account_id`,
     { limit, claimS, providerTimeoutS, fingerprints: knownAccounts, processId },
   );
   const polls = rows.flatMap(({ next_due_ms: _next, ...poll }) => (poll.id === null ? [] : [poll as DuePoll]));

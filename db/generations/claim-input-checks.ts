@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { GenerationRow } from './model';
 
-export type InputCheck = Pick<GenerationRow, 'id' | 'inputs'>;
+export type InputCheck = Pick<GenerationRow, 'id' | 'inputs' | 'provider_kind'>;
 
 /**
  * Takes the oldest waiting generations whose photos nobody checked yet, for `claimS`, with
@@ -21,7 +21,7 @@ export async function claimInputChecks(db: Knex, limit: number, claimS: number):
      )
      update generations g set checking_until = now() + :claimS * interval '1 second'
      from next where g.id = next.id
-     returning g.id, g.inputs`,
+     returning g.id, g.inputs, g.provider_kind`,
     { limit, claimS },
   );
   return rows;

@@ -1,9 +1,15 @@
 import type { Knex } from 'knex';
-import { lockedFreeSlots } from '../pool/free-slot';
+import type { PgBoss } from 'pg-boss';
+import type { ModelRoute, ProviderKind } from '../../common/model-route';
+import { claimAccountProbe } from '../pool/claim-account-probe';
+import { freeSlot, usableAccount } from '../pool/free-slot';
 import type { KnownAccounts, Lease } from '../pool/lease-slots';
+import { bossIn, submitQueueOf } from '../queues';
 import type { GenerationRow } from './model';
+import { finishSubmitJob, returnSubmitJob } from './submit-ticket';
 
-export type ClaimedGeneration = Pick<GenerationRow, 'id' | 'model' | 'inputs' | 'prompt' | 'staged_inputs'> & {
+export type ClaimedGeneration = Pick<GenerationRow, 'id' | 'inputs' | 'prompt' | 'staged_inputs' | 'provider_kind'> & {
+  route: ModelRoute;
   /** Its photos were read ahead of the slot (`inputs_checked_at`): the submission need not read them. */
   inputs_checked: boolean;
 };
@@ -11,110 +17,195 @@ export type ClaimedGeneration = Pick<GenerationRow, 'id' | 'model' | 'inputs' | 
 export interface ClaimWithSlot {
   generation: ClaimedGeneration;
   lease: Lease;
-  /** Its `generation-submit` ticket, now `active`. */
+  /** Its ticket in its kind's `generation-submit.<kind>`, now `active`. */
   jobId: string;
+  /** The slot's account had calls the provider did not answer (`pool/account-circuits.ts`): an answer now resets it. */
+  accountFailing: boolean;
 }
 
 export interface NextClaims {
   claims: ClaimWithSlot[];
   /**
-   * Tickets taken from the line whose generation was not claimed, left as they were: `pending` false
-   * when the generation moved on (the ticket is the caller's to finish), true when it is still
-   * pending but not claimable now (it keeps its place).
+   * Tickets fetched whose generation was not claimed: finished when the generation had moved on,
+   * put back at their place when it is still pending (another transaction holds it, or a live claim).
    */
-  passedOver: { jobId: string; pending: boolean }[];
-  /** Tickets waiting in line when the statement ran, counted up to `room`. */
+  passedOver: number;
+  /** Generations waiting in line when the round began, counted up to `room` per kind. */
   waiting: number;
-  /** Free slots the statement found and locked (at most `waiting`). */
+  /** Free slots the round found and locked (at most `waiting` of each kind). */
   freeSlots: number;
+}
+
+interface LockedSlot {
+  kind: ProviderKind;
+  account_id: number;
+  slot_no: number;
+  account_failing: boolean;
+  circuit_open: boolean;
 }
 
 /**
  * pending (waiting) -> pending (submitting on a leased slot), for the dispatcher of process
- * `processId`: the next `generation-submit` tickets, their generations and free slots in ONE
- * statement (no transaction: a slot's hand-over is one round trip, and a crash leaves nothing half
- * done). Up to `room` free slots are locked `for update skip locked` (two workers never lease the
- * same one; a slot whose lease ran out counts as free, `pool/free-slot.ts`), but never more than
- * tickets wait, so a round with an empty line locks no slot; then as many tickets as slots were
- * found, oldest first as pg-boss hands them out (priority, `created_on`), `for update skip locked`
- * too. The k-th ticket's generation is paired with the k-th slot, claimed until `claimS` from now
- * with the slot's account recorded as its submission attempt (written before the provider is
- * called: whoever finds it unresolved looks the task up instead of submitting again), the slot
- * leased to it for `leaseS`, and its ticket started as pg-boss's own fetch starts one (`active`,
- * `started_on`, `heartbeat_on`, a retry counted), so the ticket's end (`finishTicketsOf`, as
- * pg-boss's `complete` would) and pg-boss's `fail` and `retry` (`submit-ticket.ts`) take it later;
- * this reads and writes pg-boss's job table, whose version package.json pins.
+ * `processId`, in ONE transaction (a crash leaves it done or not at all), for every provider kind of
+ * `kinds` at once:
  *
- * Guarded like every claim: only `pending` generations without a live claim and without an
- * unresolved submission; one that fails the guard is not claimed, its slot stays free and its
- * ticket untouched. The status stays `pending` (the contract's `processing` starts when the provider
- * accepted); a claim past its time, or of a dead process, is taken back by the sweeps.
+ * 1. For each kind, the generations waiting in its line are counted (from `generations`, up to
+ *    `room`) and as many free slots of accounts of that kind locked `for update skip locked` (two
+ *    workers never lease the same one; a slot whose lease ran out counts as free,
+ *    `pool/free-slot.ts`), so a round with an empty line locks no slot and a full line of one kind
+ *    never holds the slots of another.
+ *    A slot of an account whose circuit is open is its probe (`pool/account-circuits.ts`): one slot
+ *    per such account, and only for the round that claims the probe.
+ * 2. As many tickets of each kind's queue are fetched with pg-boss's `fetch` in this transaction:
+ *    oldest first, as pg-boss hands them out, each started (`active`).
+ * 3. One statement pairs the k-th ticket of a kind with the k-th slot of that kind and claims the
+ *    ticket's generation until `claimS` from now, with the slot's account recorded as its
+ *    submission attempt (written before the provider is called: whoever finds it unresolved looks
+ *    the task up instead of submitting again), and leases it the slot for `leaseS`. Guarded like
+ *    every claim: only `pending` generations without a live claim and without an unresolved
+ *    submission, and `skip locked`: a generation another transaction holds (a cancel, an expiry) is
+ *    passed over, never waited for, so no lock of this round waits on anyone.
+ * 4. A ticket passed over goes back at its place when its generation is still pending, and is
+ *    finished when the generation moved on.
+ *
+ * The status stays `pending` (the contract's `processing` starts when the provider accepted); a
+ * claim past its time, or of a dead process, is taken back by the sweeps.
  */
 export async function claimNextWithSlots(
   db: Knex,
+  boss: PgBoss,
   room: number,
-  settings: { claimS: number; leaseS: number; processId: string; knownAccounts: KnownAccounts },
+  settings: { claimS: number; leaseS: number; processId: string; knownAccounts: KnownAccounts; kinds: readonly ProviderKind[]; probeHoldMs: number },
 ): Promise<NextClaims> {
-  const inLine = "j.name = 'generation-submit' and j.state < 'active' and not j.blocked and j.start_after <= now()";
-  // The generations and tickets are found by arrays of ids (one-time inputs, as pg-boss's fetch
-  // does): with the statistics of a table that filled a moment ago, a join to the CTE was planned
-  // as a scan of every waiting row.
-  const { rows: [row] } = await db.raw<{ rows: {
-    claims: (ClaimedGeneration & { account_id: number; slot_no: number; job_id: string })[];
-    passed_over: { jobId: string; pending: boolean }[];
-    waiting: number;
-    free_slots: number;
-  }[] }>(
+  return db.transaction(async (trx) => {
+    const { slots: locked, waiting } = await lockSlotsForLines(trx, room, settings.kinds, settings.knownAccounts);
+    const slots = await withProbes(trx, locked, settings.probeHoldMs);
+    if (!slots.length) return { claims: [], passedOver: 0, waiting, freeSlots: 0 };
+    const tickets: { jobId: string; generationId: string; slot: LockedSlot }[] = [];
+    for (const kind of settings.kinds) {
+      const ofKind = slots.filter((slot) => slot.kind === kind);
+      if (!ofKind.length) continue;
+      const fetched = await boss.fetch<{ generationId: string }>(submitQueueOf(kind), { batchSize: ofKind.length, db: bossIn(trx) });
+      fetched.forEach((job, index) => tickets.push({ jobId: job.id, generationId: job.data.generationId, slot: ofKind[index] }));
+    }
+    if (!tickets.length) return { claims: [], passedOver: 0, waiting, freeSlots: slots.length };
+    const { claims, passedOver } = await claimTicketed(trx, tickets, settings);
+    for (const ticket of passedOver) {
+      if (ticket.pending) await returnSubmitJob(boss, trx, ticket.kind, ticket.jobId);
+      else await finishSubmitJob(boss, trx, ticket.kind, ticket.jobId);
+    }
+    return { claims, passedOver: passedOver.length, waiting, freeSlots: slots.length };
+  });
+}
+
+/** Of the slots of accounts whose circuit is open, one per account whose probe this round claims. */
+async function withProbes(trx: Knex.Transaction, slots: LockedSlot[], holdMs: number): Promise<LockedSlot[]> {
+  const probing = new Set<number>();
+  for (const accountId of new Set(slots.filter((slot) => slot.circuit_open).map((slot) => slot.account_id))) {
+    if ((await claimAccountProbe(trx, accountId, holdMs)).go) probing.add(accountId);
+  }
+  return slots.filter((slot, index) => !slot.circuit_open
+    || (probing.has(slot.account_id) && slots.findIndex((first) => first.account_id === slot.account_id) === index));
+}
+
+/** Step 1: per kind, the waiting generations counted up to `room` and as many free slots of that kind locked. */
+async function lockSlotsForLines(
+  trx: Knex.Transaction,
+  room: number,
+  kinds: readonly ProviderKind[],
+  knownAccounts: KnownAccounts,
+): Promise<{ slots: LockedSlot[]; waiting: number }> {
+  const { rows } = await trx.raw<{ rows: (Pick<LockedSlot, 'kind'> & Partial<LockedSlot> & { waiting: number; account_id: number | null })[] }>(
     `with line as materialized (
-       select count(*)::integer as waiting from (select 1 from pgboss.job j where ${inLine} limit :room) waiting
-     ), free as materialized (${lockedFreeSlots('(select waiting from line)')}),
-     tickets as materialized (
-       select job_id, generation_id, row_number() over (order by priority desc, created_on) as rank
-       from (
-         select j.id as job_id, (j.data->>'generationId')::uuid as generation_id, j.priority, j.created_on
-         from pgboss.job j
-         where ${inLine}
-         order by j.priority desc, j.created_on
-         limit (select count(*) from free)
-         for update of j skip locked
-       ) locked
+       select wanted.kind, (
+         select count(*)::integer from (
+           select 1 from generations g
+           where g.status = 'pending' and g.dispatch_until is null and g.provider_kind = wanted.kind
+           limit :room
+         ) waiting
+       ) as waiting
+       from unnest(:kinds::text[]) as wanted (kind)
+     )
+     select line.kind, line.waiting, free.account_id, free.slot_no, free.account_failing, free.circuit_open
+     from line left join lateral (
+       select s.account_id, s.slot_no, a.failures > 0 as account_failing, a.circuit_opened_at is not null as circuit_open
+       from provider_slots s join provider_accounts a on a.id = s.account_id
+       where a.kind = line.kind and ${freeSlot('s')} and s.slot_no < a.slots and ${usableAccount('a')}
+       order by s.slot_no, s.account_id
+       limit line.waiting
+       for update of s skip locked
+     ) free on true`,
+    { room, kinds: [...kinds], fingerprints: knownAccounts },
+  );
+  const waiting = new Map(rows.map((row) => [row.kind, row.waiting]));
+  return {
+    slots: rows.flatMap((row) => (row.account_id === null ? [] : [{
+      kind: row.kind, account_id: row.account_id, slot_no: row.slot_no!, account_failing: row.account_failing!, circuit_open: row.circuit_open!,
+    }])),
+    waiting: [...waiting.values()].reduce((sum, count) => sum + count, 0),
+  };
+}
+
+/** Step 3: the tickets' generations claimed and their slots leased, in one statement. */
+async function claimTicketed(
+  trx: Knex.Transaction,
+  tickets: { jobId: string; generationId: string; slot: LockedSlot }[],
+  settings: { claimS: number; leaseS: number; processId: string },
+): Promise<{ claims: ClaimWithSlot[]; passedOver: { jobId: string; kind: ProviderKind; pending: boolean }[] }> {
+  // The generations are found by an array of ids (a one-time input): with the statistics of a table
+  // that filled a moment ago, a join to the tickets was planned as a scan of every waiting row.
+  const { rows: [row] } = await trx.raw<{ rows: {
+    claims: (Omit<ClaimedGeneration, 'route'> & { route: ModelRoute | null; model: string; account_id: number; slot_no: number; job_id: string })[];
+    passed_over: { jobId: string; pending: boolean }[];
+  }[] }>(
+    `with tickets as materialized (
+       -- Its columns named, not \`*\`: a statement returning \`*\` is never kept prepared (db/prepared-statements.ts).
+       select t.job_id, t.generation_id, t.account_id, t.slot_no
+       from unnest(:jobIds::uuid[], :generationIds::uuid[], :accountIds::integer[], :slotNos::integer[]) as t (job_id, generation_id, account_id, slot_no)
+     ), claimable as materialized (
+       select g.id from generations g
+       where g.id = any(:generationIds::uuid[]) and g.status = 'pending' and (g.dispatch_until is null or g.dispatch_until < now())
+         and g.submission_account_id is null
+       for update skip locked
      ), claimed as (
        update generations g
        set dispatch_until = now() + :claimS * interval '1 second', dispatch_attempts = g.dispatch_attempts + 1,
-         claimed_by = :processId, submission_account_id = f.account_id
-       from tickets t join free f on f.rank = t.rank
-       where g.id = any(array(select generation_id from tickets)) and g.id = t.generation_id and g.status = 'pending' and (g.dispatch_until is null or g.dispatch_until < now())
-         and g.submission_account_id is null
-       returning g.id, g.model, g.inputs, g.prompt, g.inputs_checked_at is not null as inputs_checked,
+         claimed_by = :processId, submission_account_id = t.account_id
+       from tickets t
+       where g.id = any(array(select id from claimable)) and g.id = t.generation_id
+       returning g.id, g.provider_kind, g.route, g.model, g.inputs, g.prompt, g.inputs_checked_at is not null as inputs_checked,
          -- Staged photos only while the provider keeps them a while yet (its clock may run ahead of ours).
          case when g.staged_inputs_until > now() + interval '1 minute' then g.staged_inputs end as staged_inputs,
-         f.account_id, f.slot_no, t.job_id
+         t.account_id, t.slot_no, t.job_id
      ), leased as (
        update provider_slots s
        set generation_id = c.id, user_effect_id = null, lease_expires_at = now() + :leaseS * interval '1 second'
        from claimed c
        where s.account_id = c.account_id and s.slot_no = c.slot_no
-     ), started as (
-       update pgboss.job j
-       set state = 'active', started_on = now(), heartbeat_on = now(),
-         retry_count = case when j.started_on is not null then j.retry_count + 1 else j.retry_count end
-       where j.name = 'generation-submit' and j.id = any(array(select job_id from claimed))
      )
-     select (select waiting from line) as waiting, (select count(*) from free)::integer as free_slots,
-       (select coalesce(json_agg(c), '[]') from claimed c) as claims,
+     select (select coalesce(json_agg(c), '[]') from claimed c) as claims,
        (select coalesce(json_agg(json_build_object('jobId', t.job_id, 'pending', coalesce(g.status = 'pending', false))), '[]')
         from tickets t left join generations g on g.id = t.generation_id
         where not exists (select 1 from claimed c where c.id = t.generation_id)) as passed_over`,
-    { room, claimS: settings.claimS, leaseS: settings.leaseS, processId: settings.processId, fingerprints: settings.knownAccounts },
+    {
+      jobIds: tickets.map((ticket) => ticket.jobId),
+      generationIds: tickets.map((ticket) => ticket.generationId),
+      accountIds: tickets.map((ticket) => ticket.slot.account_id),
+      slotNos: tickets.map((ticket) => ticket.slot.slot_no),
+      claimS: settings.claimS,
+      leaseS: settings.leaseS,
+      processId: settings.processId,
+    },
   );
+  const kindOfJob = new Map(tickets.map((ticket) => [ticket.jobId, ticket.slot.kind]));
+  const failing = new Set(tickets.filter((ticket) => ticket.slot.account_failing).map((ticket) => ticket.slot.account_id));
   return {
-    claims: row.claims.map(({ account_id: accountId, slot_no: slotNo, job_id: jobId, ...generation }) => ({
-      generation,
+    claims: row.claims.map(({ account_id: accountId, slot_no: slotNo, job_id: jobId, model, route, ...generation }) => ({
+      generation: { ...generation, route: route ?? { model } },
       lease: { generationId: generation.id, accountId, slotNo },
       jobId,
+      accountFailing: failing.has(accountId),
     })),
-    passedOver: row.passed_over,
-    waiting: row.waiting,
-    freeSlots: row.free_slots,
+    passedOver: row.passed_over.map((ticket) => ({ ...ticket, kind: kindOfJob.get(ticket.jobId)! })),
   };
 }

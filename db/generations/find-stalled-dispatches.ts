@@ -7,6 +7,8 @@ export interface StalledDispatch {
   id: string;
   /** The account a submission went to whose answer was never recorded; null when none was sent. */
   submission_account_id: number | null;
+  /** That account's circuit is open (`pool/account-circuits.ts`): looked up only as its probe. */
+  circuit_open: boolean;
 }
 
 /**
@@ -15,9 +17,10 @@ export interface StalledDispatch {
  */
 export async function findStalledDispatches(db: Knex, limit: number): Promise<StalledDispatch[]> {
   const { rows } = await db.raw<{ rows: StalledDispatch[] }>(
-    `select id, submission_account_id from generations
-     where status = 'pending' and dispatch_until is not null and ${submissionClaimOver}
-     order by created_at limit :limit`,
+    `select g.id, g.submission_account_id, coalesce(a.circuit_opened_at is not null, false) as circuit_open
+     from generations g left join provider_accounts a on a.id = g.submission_account_id
+     where g.status = 'pending' and g.dispatch_until is not null and ${submissionClaimOver}
+     order by g.created_at limit :limit`,
     { limit },
   );
   return rows;

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
+import type { ModelRoute, ProviderKind } from '../../common/model-route';
 import { generationStatusNotifySql } from './announce';
 import type { GenerationInput, GenerationKind, OutputType } from './model';
 import { sendSubmitJob } from './submit-ticket';
@@ -15,27 +16,35 @@ export interface NewGeneration {
   cost: number;
   outputType: OutputType;
   model: string;
+  /**
+   * The provider kind it runs on and how (`pool/model-routes.ts`), chosen at its creation and kept: a
+   * later change of the catalog or of the accounts never changes a task already in line.
+   */
+  providerKind: ProviderKind;
+  route: ModelRoute;
   inputs: GenerationInput[];
 }
 
 /**
  * none -> pending, inside the creating transaction (after the reserve): the row with its NOTIFY
- * (one statement), and its FIFO ticket in `generation-submit`, all commit together or not at all.
+ * (one statement), and its FIFO ticket in its kind's `generation-submit.<kind>`, all commit together or not at all.
  * Refused (false, nothing written) when `maxPending` generations wait already: the queue's extreme
  * limit, checked by the same statement. Counting stops at `maxPending`, so the check stays cheap.
  */
 export async function insertPending(trx: Knex.Transaction, boss: PgBoss, generation: NewGeneration, maxPending: number): Promise<boolean> {
   const { rows } = await trx.raw<{ rows: unknown[] }>(
     `with inserted as (
-       insert into generations (id, user_id, kind, effect_id, studio_category_id, prompt, status, cost, output_type, model, inputs, submit_job_id)
-       select :id, :userId, :kind, :effectId, :studioCategoryId, :prompt, 'pending', :cost, :outputType, :model, :inputs, :id
+       insert into generations (id, user_id, kind, effect_id, studio_category_id, prompt, status, cost, output_type, model,
+         provider_kind, route, inputs, submit_job_id)
+       select :id, :userId, :kind, :effectId, :studioCategoryId, :prompt, 'pending', :cost, :outputType, :model,
+         :providerKind, :route, :inputs, :id
        where (select count(*) from (select 1 from generations where status = 'pending' limit :maxPending) waiting) < :maxPending
        returning id, user_id
      )
      select ${generationStatusNotifySql('pending')} from inserted`,
-    { ...generation, inputs: JSON.stringify(generation.inputs), maxPending },
+    { ...generation, route: JSON.stringify(generation.route), inputs: JSON.stringify(generation.inputs), maxPending },
   );
   if (!rows.length) return false;
-  await sendSubmitJob(boss, trx, generation.id);
+  await sendSubmitJob(boss, trx, generation.providerKind, generation.id);
   return true;
 }

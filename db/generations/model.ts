@@ -1,5 +1,6 @@
-/** Types of the generations domain: rows as stored, and the pieces the pipeline passes around. */
+import type { ModelRoute, ProviderKind } from '../../common/model-route';
 
+/** Types of the generations domain: rows as stored, and the pieces the pipeline passes around. */
 
 export type GenerationStatus = 'pending' | 'processing' | 'succeeded' | 'failed';
 export const generationStatuses: GenerationStatus[] = ['pending', 'processing', 'succeeded', 'failed'];
@@ -47,6 +48,10 @@ export interface GenerationRow {
   cost: number;
   output_type: OutputType;
   model: string;
+  /** The provider kind it runs on, chosen at its creation: it waits in that kind's line for a slot of that kind. */
+  provider_kind: ProviderKind;
+  /** How it runs there (model, input template, output path), as chosen at its creation; null on generations from before routes. */
+  route: ModelRoute | null;
   inputs: GenerationInput[];
   error_code: string | null;
   submit_job_id: string | null;

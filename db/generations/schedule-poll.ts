@@ -44,7 +44,8 @@ export function nextPollInMsSql(ranMs: string): string {
 }
 
 /**
- * The provider is still working: the next poll comes by `PollPacing`, and after `minMs` only once
+ * The provider is still working: the next poll comes by `PollPacing` (or `afterMs` from now: the
+ * backoff after a poll the provider did not answer, `pool/account-circuits.ts`), and after `minMs` only once
  * the provider called back that the task finished (`task_callback_at`: it came while this poll was
  * under way, after the provider answered "running"); the poll claim ends with it. The generation's
  * slot, when it holds one, is kept for another `leaseS`. Guarded by the status.
@@ -53,11 +54,12 @@ export function nextPollInMsSql(ranMs: string): string {
  * lost in a crash of Postgres only brings the poll sooner, and that poll renews the lease again,
  * long before it runs out.
  */
-export async function schedulePoll(db: Knex, generationId: string, timing: PollPacing & { leaseS: number }): Promise<void> {
+export async function schedulePoll(db: Knex, generationId: string, timing: PollPacing & { leaseS: number; afterMs?: number | null }): Promise<void> {
   await db.raw(
     `with scheduled as (
        update generations
-       set next_poll_at = now() + case when task_callback_at is not null then :minMs
+       set next_poll_at = now() + case when :afterMs::float8 is not null then :afterMs::float8
+           when task_callback_at is not null then :minMs
            else ${nextPollInMsSql('extract(epoch from now() - started_at) * 1000')} end * interval '1 millisecond',
          claimed_by = null
        from (select ${commitWithoutFlush}) as commit_without_flush
@@ -66,6 +68,6 @@ export async function schedulePoll(db: Knex, generationId: string, timing: PollP
      )
      update provider_slots set lease_expires_at = now() + :leaseS * interval '1 second'
      where generation_id in (select id from scheduled)`,
-    { generationId, ...timing },
+    { generationId, ...timing, afterMs: timing.afterMs ?? null },
   );
 }

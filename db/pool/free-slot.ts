@@ -26,9 +26,14 @@ export function lockedFreeSlots(limit: string): string {
   ) locked`;
 }
 
-/** An account whose slots may be leased: enabled, not cooling down after a 429, known to the caller (`:fingerprints`). */
+/**
+ * An account whose slots may be leased: enabled, not cooling down after a 429, not backing off after
+ * calls the provider did not answer (nor, circuit open, before its probe: `pool/account-circuits.ts`),
+ * known to the caller (`:fingerprints`).
+ */
 export function usableAccount(account: string): string {
   return `${account}.enabled
     and (${account}.cooldown_until is null or ${account}.cooldown_until <= now())
+    and (${account}.retry_at is null or ${account}.retry_at <= now())
     and (:fingerprints::text[] is null or ${account}.key_fingerprint = any(:fingerprints::text[]))`;
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
 import type { PaymentRow } from '../payments/model';
 import { soldItemColumns, soldItemJoins, type SoldItem } from '../payments/sold-item';
 import type { SubscriptionRow } from './model';
@@ -43,20 +44,20 @@ function renewalChargeOfRow(row: PaymentRow & Record<string, unknown>): RenewalC
   };
 }
 
+/** The states of a job that has still to end: waiting, waiting for a retry, or running. */
+const unfinishedJobStates = ['created', 'retry', 'active'];
+
 /**
  * A payment (null when absent), and whether it is a renewal charge whose job (its id is the
  * payment's, `workers/subscriptions/clock.ts`) has still to end: waiting, running or waiting for a
  * retry. While it has, the job applies the charge's outcome itself: it reads the order's status
- * right after the charge, and a retried one reads it before anything else. One read for the
- * processor's notification about it.
+ * right after the charge, and a retried one reads it before anything else. The job is asked of
+ * pg-boss (`getJobById`) only for a renewal payment still open.
  */
-export async function paymentWithRenewalJob(db: Knex, paymentId: string): Promise<(PaymentRow & { renewal_job_pending: boolean }) | null> {
-  const { rows: [row] } = await db.raw<{ rows: (PaymentRow & { renewal_job_pending: boolean })[] }>(
-    `select p.*, (p.status = 'created' and p.subscription_id is not null and p.period > 1 and exists (
-       select 1 from pgboss.job j where j.name = 'subscription-renew' and j.id = p.id and j.state in ('created', 'retry', 'active')
-     )) as renewal_job_pending
-     from payments p where p.id = ?`,
-    [paymentId],
-  );
-  return row ?? null;
+export async function paymentWithRenewalJob(db: Knex, boss: PgBoss, paymentId: string): Promise<(PaymentRow & { renewal_job_pending: boolean }) | null> {
+  const { rows: [payment] } = await db.raw<{ rows: PaymentRow[] }>('select * from payments where id = ?', [paymentId]);
+  if (!payment) return null;
+  const renewalOpen = payment.status === 'created' && payment.subscription_id !== null && (payment.period ?? 0) > 1;
+  const job = renewalOpen ? await boss.getJobById('subscription-renew', paymentId) : null;
+  return { ...payment, renewal_job_pending: job !== null && unfinishedJobStates.includes(job.state) };
 }

@@ -1,4 +1,7 @@
 import type { Knex } from 'knex';
+import type { PgBoss } from 'pg-boss';
+import type { ProviderKind } from '../../common/model-route';
+import { submitQueueOf } from '../../db/queues';
 import { creditInvariant } from '../loadtest/report';
 
 /** What the database says after a fault run: every generation's end, the money, the provider's view. */
@@ -27,19 +30,25 @@ export async function generationFigures(db: Knex): Promise<GenerationFigures> {
   return { ...row, byErrorCode: Object.fromEntries(codes.map((code) => [code.error_code, Number(code.count)])) };
 }
 
-/** Generations not terminal, with their claims and jobs: what to look at when one is stuck. */
-export async function stuckGenerations(db: Knex): Promise<object[]> {
-  const { rows } = await db.raw<{ rows: object[] }>(
+/** Generations not terminal, with their claims and jobs (as pg-boss answers them): what to look at when one is stuck. */
+export async function stuckGenerations(db: Knex, boss: PgBoss): Promise<object[]> {
+  const { rows } = await db.raw<{ rows: { provider_kind: ProviderKind; submit_job_id: string | null; media_job_id: string | null }[] }>(
     `select g.id, g.status, g.created_at, g.dispatch_until, g.dispatch_attempts, g.claimed_by, process_is_alive(g.claimed_by) as claimer_alive,
             g.submission_account_id, g.provider_account_id, g.provider_task_id, g.next_poll_at, g.poll_count, g.result_stored_at,
-            (select json_agg(json_build_object('name', j.name, 'id', j.id, 'state', j.state, 'retry_count', j.retry_count, 'start_after', j.start_after, 'started_on', j.started_on))
-             from pgboss.job j where j.id in (g.submit_job_id, g.media_job_id)) as jobs,
+            g.provider_kind, g.submit_job_id, g.media_job_id,
             (select json_agg(json_build_object('account', s.account_id, 'slot', s.slot_no, 'lease_expires_at', s.lease_expires_at))
              from provider_slots s where s.generation_id = g.id) as slots,
             now() as now
      from generations g where g.status in ('pending', 'processing')`,
   );
-  return rows;
+  const job = async (queue: string, id: string | null) => {
+    const found = id ? await boss.getJobById(queue, id) : null;
+    return found && { name: found.name, id: found.id, state: found.state, retry_count: found.retryCount, start_after: found.startAfter, started_on: found.startedOn };
+  };
+  return Promise.all(rows.map(async (row) => ({
+    ...row,
+    jobs: [await job(submitQueueOf(row.provider_kind), row.submit_job_id), await job('generation-media', row.media_job_id)].filter(Boolean),
+  })));
 }
 
 /** Generations of `ids` the database does not have. */

@@ -9,11 +9,13 @@ import { createLogger } from '../../common/logger';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../media/embedded-s3';
 import { freeLoopbackPort as freePort } from '../../db/postgres';
 import { openServiceLog, startServiceProcess, type ServiceLog, type ServiceProcess } from '../loadtest/service';
+import { startProviderLink, type ProviderLink } from './provider-link';
 
 /**
  * The cluster under fault: a Postgres of its own that the suite can stop and start again (an
  * external-mode database for every process), an S3-compatible store, the `sim-provider` role as the
- * shared provider, and every service role as a process of its own.
+ * shared provider (reached through a link the suite can cut, `provider-link.ts`), and every service
+ * role as a process of its own.
  */
 export interface Cluster {
   databaseUrl: string;
@@ -21,6 +23,8 @@ export interface Cluster {
   db: Knex;
   env: Record<string, string>;
   provider: ServiceProcess & { url: string };
+  /** The network between the service's processes and the provider, which the suite can cut. */
+  providerLink: ProviderLink;
   processes: ServiceProcess[];
   log: ServiceLog;
   /** Starts `roles` as one more process. */
@@ -53,6 +57,7 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
   const processes: ServiceProcess[] = [];
 
   const providerPort = await freePort();
+  const providerLink = await startProviderLink({ host: '127.0.0.1', port: providerPort });
   const accounts = Array.from({ length: settings.accounts }, (_, index) => `chaos-account-${index + 1}:${settings.slots}`).join(',');
   const env: Record<string, string> = {
     DATABASE_URL: postgres.url,
@@ -63,7 +68,7 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
     S3_REGION: s3.settings.region,
     TOKEN_SECRET: 'chaos-token-secret-that-is-long-enough-0123456789',
     PAYMENT_NOTIFICATION_SECRET: 'chaos-notification-secret-long-enough-0123456789',
-    PROVIDER_URL: `http://127.0.0.1:${providerPort}`,
+    PROVIDER_URL: providerLink.url,
     PROVIDER_ACCOUNTS: accounts,
     // Every simulated user comes from one address: the per-source and per-user budgets are not under test.
     RATE_AUTH_BURST: '1000000',
@@ -90,7 +95,8 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
     databaseUrl: postgres.url,
     db,
     env,
-    provider: Object.assign(provider, { url: env.PROVIDER_URL }),
+    provider: Object.assign(provider, { url: `http://127.0.0.1:${providerPort}` }),
+    providerLink,
     processes,
     log,
     start,
@@ -108,6 +114,7 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
         await service.stop();
       }
       await db.destroy();
+      await providerLink.close();
       await s3.stop();
       await postgres?.stop();
       log.stream.end();

@@ -23,13 +23,15 @@ export interface ServiceLog {
   file: string;
   warnings: number;
   errors: number;
+  /** Warnings and errors by their message. */
+  byMessage: Record<string, number>;
   stream: WriteStream;
 }
 
 const mainScript = path.join(__dirname, '..', '..', 'main.js');
 
 export function openServiceLog(file: string): ServiceLog {
-  return { file, warnings: 0, errors: 0, stream: createWriteStream(file) };
+  return { file, warnings: 0, errors: 0, byMessage: {}, stream: createWriteStream(file) };
 }
 
 export async function startServiceProcess(roles: string, env: Record<string, string>, log: ServiceLog, timeoutMs = 180_000): Promise<ServiceProcess> {
@@ -42,16 +44,21 @@ export async function startServiceProcess(roles: string, env: Record<string, str
   let session: string | null = null;
   createInterface({ input: child.stdout! }).on('line', (line) => {
     let level = 0;
+    let message = '';
     try {
       const parsed = JSON.parse(line) as { level?: number; msg?: string; session?: string };
       level = parsed.level ?? 0;
+      message = parsed.msg ?? '';
       if (parsed.msg === 'started' && parsed.session) session = parsed.session;
     } catch {
       return;
     }
     if (level >= 50) log.errors += 1;
     else if (level >= 40) log.warnings += 1;
-    if (level >= 40) log.stream.write(`[${roles}] ${line}\n`);
+    if (level >= 40) {
+      log.byMessage[message] = (log.byMessage[message] ?? 0) + 1;
+      log.stream.write(`[${roles}] ${line}\n`);
+    }
   });
   createInterface({ input: child.stderr! }).on('line', (line) => log.stream.write(`[${roles} stderr] ${line}\n`));
   const url = hasWeb ? `http://127.0.0.1:${port}` : null;

@@ -5,6 +5,7 @@ import type { Services } from '..';
 import { findLaunchableEffect, launchableBy } from '../../db/catalog/launchable';
 import { isUuid } from '../../common/validation';
 import { findStudioCategory } from '../../db/studio/find-studio-category';
+import { generationRoute } from '../../pool/task-routes';
 import { reserveAndQueue, type GenerationPlan } from './reserve-and-queue';
 
 /**
@@ -92,16 +93,20 @@ export async function replayFailed(services: Services, options: ReplayOptions): 
   return outcomes;
 }
 
-/** A new attempt at today's price of the effect or studio category, or why there is none. */
-async function replayPlan({ db }: Services, generation: GenerationRow): Promise<GenerationPlan | string> {
+/** A new attempt at today's price and route of the effect or studio category, or why there is none. */
+async function replayPlan({ db, config }: Services, generation: GenerationRow): Promise<GenerationPlan | string> {
   const same = { prompt: generation.prompt, inputs: generation.inputs };
   if (generation.kind === 'studio') {
     const category = await findStudioCategory(db, generation.studio_category_id!);
     if (!category) return 'the studio category is gone or disabled';
-    return { kind: 'studio', effectId: null, studioCategoryId: category.id, cost: category.cost, outputType: category.output_type, model: category.model, ...same };
+    const route = generationRoute(config, category);
+    if (!route) return 'no provider with an account here runs the studio category';
+    return { kind: 'studio', effectId: null, studioCategoryId: category.id, cost: category.cost, outputType: category.output_type, model: category.model, providerKind: route.kind, route: route.route, ...same };
   }
   const effect = await findLaunchableEffect(db, generation.effect_id!);
   if (!launchableBy(effect, generation.user_id)) return 'the effect is gone, hidden or its author\'s only';
+  const route = generationRoute(config, effect);
+  if (!route) return 'no provider with an account here runs the effect';
   if (effect.cost <= 0) return 'the effect has no price';
-  return { kind: 'effect', effectId: effect.id, studioCategoryId: null, cost: effect.cost, outputType: effect.output_type, model: effect.model, ...same };
+  return { kind: 'effect', effectId: effect.id, studioCategoryId: null, cost: effect.cost, outputType: effect.output_type, model: effect.model, providerKind: route.kind, route: route.route, ...same };
 }

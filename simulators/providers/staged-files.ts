@@ -25,9 +25,10 @@ export class StagedFiles {
     private readonly ttlMs: number,
   ) {}
 
-  async put(body: Buffer, contentType: string): Promise<KeptFile> {
+  /** `id`: the one its upload link named (fal's two-step upload), else a new one. */
+  async put(body: Buffer, contentType: string, id: string = randomUUID()): Promise<KeptFile> {
     await mkdir(this.dir, { recursive: true });
-    const file = { id: randomUUID(), contentType, expiresAt: Date.now() + this.ttlMs };
+    const file = { id, contentType, expiresAt: Date.now() + this.ttlMs };
     await writeFile(this.pathOf(file.id), body);
     this.files.set(file.id, file);
     this.expiring.push(file);

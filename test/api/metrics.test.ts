@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { openSse } from '../../scripts/loadtest/sse-client';
-import { changeStatus, insertGeneration } from '../generation-fixtures';
+import { changeStatus, insertGeneration, waitingGenerations } from '../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../harness';
 import { sample } from './monitoring/exposition';
 import { userEffectIn } from '../user-effect-fixtures';
@@ -23,15 +23,26 @@ describe('GET /metrics', () => {
   });
 
   it('reports queue depth and the age of the oldest waiting job per queue', async () => {
-    const { boss, db } = services();
-    for (let index = 0; index < 3; index += 1) await boss.send('revoke-idp-b', { index });
-    await db.raw("update pgboss.job set start_after = now() - interval '42 seconds' where name = ?", ['revoke-idp-b']);
+    const { boss } = services();
+    for (let index = 0; index < 3; index += 1) {
+      const id = await boss.send('revoke-idp-b', { index });
+      await boss.update('revoke-idp-b', undefined, { id: id!, startAfter: new Date(Date.now() - 42_000) });
+    }
     await boss.send('revoke-idp-b', { later: true }, { startAfter: 3600 });
     const { text } = await t.api.get('/metrics');
     expect(sample(text, 'queue_jobs_waiting', { queue: 'revoke-idp-b' })).to.equal(3);
     expect(sample(text, 'queue_jobs_deferred', { queue: 'revoke-idp-b' })).to.equal(1);
     expect(sample(text, 'queue_oldest_job_age_seconds', { queue: 'revoke-idp-b' })).to.be.within(42, 60);
     expect(sample(text, 'queue_jobs_waiting', { queue: 'push-send' })).to.equal(0);
+  });
+
+  it('reports each provider kind\'s line by its waiting generations, the oldest one\'s age too', async () => {
+    const waiting = await waitingGenerations(2);
+    await services().db('generations').where({ id: waiting[0] }).update({ created_at: new Date(Date.now() - 30_000) });
+    const { text } = await t.api.get('/metrics');
+    expect(sample(text, 'queue_jobs_waiting', { queue: 'generation-submit.simulator' })).to.equal(2);
+    expect(sample(text, 'queue_oldest_job_age_seconds', { queue: 'generation-submit.simulator' })).to.be.within(30, 45);
+    expect(sample(text, 'queue_jobs_waiting', { queue: 'generation-submit.replicate' })).to.equal(0);
   });
 
   it('reports leased and total slots per provider account, a moderation among the leased', async () => {

@@ -37,11 +37,16 @@ describe('addresses', () => {
       expect(lines).to.have.length(4);
     });
 
-    it('otherwise one line: where clients reach the service, and how to reach it from a phone when only this machine can', () => {
+    it('in LAN mode for a log collector: the same lines without the QR code', () => {
+      const withCode = startAddressLines({ publicBaseUrl: 'http://192.168.1.23:8080', host: '0.0.0.0', port: 8080 }, { lan: true });
+      expect(startAddressLines({ publicBaseUrl: 'http://192.168.1.23:8080', host: '0.0.0.0', port: 8080 }, { lan: true, qrCode: false }))
+        .to.deep.equal([withCode[0], withCode[2], withCode[3]]);
+    });
+
+    it('on loopback: the iOS simulator reaches it, and how a phone or the Android emulator would; elsewhere nothing more', () => {
       expect(startAddressLines({ publicBaseUrl: 'http://127.0.0.1:8080', host: '127.0.0.1', port: 8080 }, { lan: false }))
-        .to.deep.equal(['Clients reach the service at http://127.0.0.1:8080 (this machine only; a phone on the same network: npm start -- --lan)']);
-      expect(startAddressLines({ publicBaseUrl: 'https://api.example.com', host: '0.0.0.0', port: 8080 }, { lan: false }))
-        .to.deep.equal(['Clients reach the service at https://api.example.com']);
+        .to.deep.equal(['iOS simulator: http://127.0.0.1:8080   a phone on the same network or the Android emulator: npm start -- --lan']);
+      expect(startAddressLines({ publicBaseUrl: 'https://api.example.com', host: '0.0.0.0', port: 8080 }, { lan: false })).to.deep.equal([]);
     });
   });
 });

@@ -3,7 +3,8 @@ import pg from 'pg';
 import PgBoss10 from 'pg-boss-10';
 import type { PgBoss } from 'pg-boss';
 import { bossSchema, startBoss } from '../../db/boss';
-import { firstSupportedSchemaVersion, legacySchema } from '../../db/boss-upgrade';
+import { firstSupportedSchemaVersion, legacySchema, legacySubmitQueue } from '../../db/boss-upgrade';
+import { submitQueueOf } from '../../db/queues';
 import { databaseUrl, services } from '../harness';
 
 /** A database of its own on the test server, so the shared pg-boss schema is not touched. */
@@ -24,6 +25,13 @@ async function freshDatabase(name: string): Promise<{ url: string; drop(): Promi
       await client.end();
     },
   };
+}
+
+/** The unfinished tickets of the simulator's line as pg-boss answers them, oldest first. */
+async function ticketsOf(boss: PgBoss) {
+  const jobs = await boss.findJobs(submitQueueOf('simulator'));
+  return jobs.filter((job) => !['completed', 'cancelled', 'failed'].includes(job.state))
+    .sort((one, other) => one.createdOn.getTime() - other.createdOn.getTime() || one.id.localeCompare(other.id));
 }
 
 interface JobRow { id: string; name: string; state: string; retry_count: number; created_on: Date }
@@ -93,12 +101,12 @@ describe('a pg-boss 10 schema left in an existing database', function () {
     expect(before10.map((job) => job.retry_count)).to.deep.equal([0, 1, 0]);
   });
 
-  it('is upgraded at start: each unfinished job keeps its id, created_on and retry count; active ones go back to retry', async () => {
+  it('is upgraded at start: each unfinished job keeps its id, created_on and retry count, in the simulator\'s line; active ones go back to retry', async () => {
     boss = await startBoss(database.url, { supervise: false, schedule: false }, services().log);
     expect(await boss.schemaVersion()).to.be.at.least(firstSupportedSchemaVersion);
-    const after12 = await unfinishedJobs(database.url, bossSchema);
-    expect(after12.map((job) => [job.id, job.name, job.state, job.retry_count, job.created_on.toISOString()])).to.deep.equal(
-      before10.map((job) => [job.id, job.name, 'retry', job.retry_count, job.created_on.toISOString()]),
+    const after12 = await ticketsOf(boss);
+    expect(after12.map((job) => [job.id, job.name, job.state, job.retryCount, job.createdOn.toISOString()])).to.deep.equal(
+      before10.map((job) => [job.id, submitQueueOf('simulator'), 'retry', job.retry_count, job.created_on.toISOString()]),
     );
   });
 
@@ -108,17 +116,58 @@ describe('a pg-boss 10 schema left in an existing database', function () {
     const { rows } = await client.query('select nspname from pg_namespace where nspname = $1', [legacySchema]);
     await client.end();
     expect(rows).to.have.length(0);
-    const fetched = await boss!.fetch<{ generationId: string }>('generation-submit', { batchSize: 10 });
+    const fetched = await boss!.fetch<{ generationId: string }>(submitQueueOf('simulator'), { batchSize: 10 });
     expect(fetched.map((job) => job.id)).to.deep.equal([ids.waiting, ids.retried, ids.active]);
   });
 
   it('a second start finds nothing to upgrade and changes nothing', async () => {
     const again = await startBoss(database.url, { supervise: false, schedule: false }, services().log);
     try {
-      const jobs = await unfinishedJobs(database.url, bossSchema);
+      const jobs = await ticketsOf(again);
       expect(jobs.map((job) => job.id)).to.deep.equal([ids.waiting, ids.retried, ids.active]);
     } finally {
       await again.stop({ graceful: false });
+    }
+  });
+});
+
+describe('the one generation-submit line of a pg-boss 12 schema from before provider kinds', function () {
+  this.timeout(60_000);
+  let database: { url: string; drop(): Promise<void> };
+
+  before(async () => {
+    database = await freshDatabase(`boss_legacy_line_${process.pid}`);
+  });
+
+  after(async function () {
+    this.timeout(300_000);
+    await database.drop();
+  });
+
+  it('moves its waiting tickets to the simulator\'s line at start, keeping their ids and order, once', async () => {
+    const first = await startBoss(database.url, { supervise: false, schedule: false }, services().log);
+    const ids = ['00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-00000000000b', '00000000-0000-4000-8000-00000000000c'];
+    try {
+      await first.createQueue(legacySubmitQueue);
+      for (const id of ids) await first.send(legacySubmitQueue, { generationId: id }, { id, retryLimit: 1_000_000 });
+      // The oldest was handed to a dispatcher and put back in line: it keeps its place.
+      await first.fetch(legacySubmitQueue, { batchSize: 1 });
+      await first.fail(legacySubmitQueue, ids[0]);
+    } finally {
+      await first.stop({ graceful: false });
+    }
+    for (let start = 0; start < 2; start += 1) {
+      const boss = await startBoss(database.url, { supervise: false, schedule: false }, services().log);
+      try {
+        expect(await boss.findJobs(legacySubmitQueue, { queued: true })).to.deep.equal([]);
+        expect((await ticketsOf(boss)).map((job) => [job.id, job.data])).to.have.deep.members(ids.map((id) => [id, { generationId: id }]));
+        if (start === 1) {
+          const fetched = await boss.fetch(submitQueueOf('simulator'), { batchSize: 10 });
+          expect(fetched.map((job) => job.id)).to.deep.equal(ids);
+        }
+      } finally {
+        await boss.stop({ graceful: false });
+      }
     }
   });
 });

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { brokenReferences, isPathLike, pathExists, repositoryEntries } from './named-paths';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { brokenReferences, isPathLike, pathExists, repositoryEntries, repositoryRoot } from './named-paths';
 
 /** Every Markdown document of the repository (README.md, ARCHITECTURE.md, docs/, the folders' notes). */
 function documents(): string[] {
@@ -9,6 +11,11 @@ function documents(): string[] {
 describe('paths named in the documentation', () => {
   it('finds the documents', () => {
     expect(documents()).to.include.members(['README.md', 'ARCHITECTURE.md', 'docs/mobile.md', 'docs/operations.md']);
+  });
+
+  it("the README's first screen, before its first section, links the app developers' guide", () => {
+    const readme = readFileSync(path.join(repositoryRoot, 'README.md'), 'utf8');
+    expect(readme.slice(0, readme.indexOf('\n## '))).to.contain('](docs/mobile.md)');
   });
 
   for (const document of documents()) {

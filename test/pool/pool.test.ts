@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { expect } from 'chai';
-import { AccountKeys, keyFingerprint, syncProviderAccounts } from '../../pool/accounts';
+import { AccountKeys, accountsForLog, keyFingerprint, syncProviderAccounts } from '../../pool/accounts';
 import { coolDownAccount } from '../../db/pool/cool-down-account';
 import { leaseSlots } from '../../db/pool/lease-slots';
 import { releaseGenerationSlot } from '../../db/pool/release-generation-slot';
@@ -45,6 +45,19 @@ describe('provider-account pool', () => {
     expect(await db()('provider_slots').count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 2 }]);
     expect(await leaseOne(db(), generations[0], 60)).to.deep.include({ slotNo: 0 });
     expect(await leaseOne(db(), generations[1], 60)).to.equal(null, 'neither the disabled account nor a surplus slot is leased');
+  });
+
+  it('keeps the kind of each account, and names a fal key by its id only', async () => {
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'secret-key-one', slots: 1 }, { kind: 'fal', apiKey: 'fal-key-id-7:fal-secret-xyz', slots: 2 }]);
+    expect(await db()('provider_accounts').orderBy('id').select('kind', 'label', 'slots')).to.deep.equal([
+      { kind: 'simulator', label: 'secr…one', slots: 1 },
+      { kind: 'fal', label: 'fal-…d-7', slots: 2 },
+    ]);
+    // The same key configured under another kind is that kind's account from then on.
+    await syncProviderAccounts(db(), [{ kind: 'replicate', apiKey: 'secret-key-one', slots: 1 }, { kind: 'fal', apiKey: 'fal-key-id-7:fal-secret-xyz', slots: 2 }]);
+    expect(await db()('provider_accounts').orderBy('id').pluck('kind')).to.deep.equal(['replicate', 'fal']);
+    expect(JSON.stringify(await db()('provider_accounts').select('*'))).not.to.match(/secret/);
+    expect(accountsForLog([{ kind: 'fal', apiKey: 'fal-key-id-7:fal-secret-xyz', slots: 2 }])).to.deep.equal([{ kind: 'fal', label: 'fal-…d-7', slots: 2 }]);
   });
 
   it('maps account ids to the configured keys with one read, shared by callers that ask together', async () => {

@@ -12,7 +12,7 @@ describe('the fault suite, short form of npm run chaos', function () {
   });
   after(() => rmSync(outDir, { recursive: true, force: true }));
 
-  it('with a worker and a media process killed, Postgres restarted and the provider frozen: nothing lost or stuck, credits exact, back in service within 15 s, no 5xx but 503, nothing submitted twice', async () => {
+  it('with a worker and a media process killed, Postgres restarted, the provider frozen and cut off: nothing lost or stuck, credits exact, back in service within 15 s, no 5xx but 503, nothing submitted twice, a few failed polls per task', async () => {
     const report = await runChaos({ ...chaosDefaults, ...shortChaos, outDir });
     const summary = JSON.stringify({ faults: report.faults, generations: report.generations, provider: report.provider, clients: report.clients }, null, 1);
     expect(report.invariants, summary).to.deep.equal({
@@ -27,7 +27,9 @@ describe('the fault suite, short form of npm run chaos', function () {
       mediaBackInServiceWithinGoal: true,
       no5xxButRetryableDuringRestart: true,
       noDuplicateSubmission: true,
+      fewFailedPollsPerTaskDuringPartition: true,
     });
     expect(report.faults.postgresRestart.status503, 'the restart was felt by clients').to.be.above(0);
+    expect(report.faults.providerPartitioned.failedPolls, 'the partition was felt by the polls').to.be.above(0);
   });
 });

@@ -3,6 +3,7 @@ import { resetDatabase, serviceEnv, services } from '../harness';
 import { earningOf } from '../user-effect-fixtures';
 import { makeUser } from '../users';
 import { loggingServiceEnv, runScript, stderrLines } from './run-script';
+import { jobsOf } from '../jobs';
 
 describe('scripts/user-effects (npm run user-effects)', function () {
   this.timeout(60_000);
@@ -38,8 +39,7 @@ describe('scripts/user-effects (npm run user-effects)', function () {
     const { db } = services();
     expect(await db('user_effects').where({ id: userEffectId }).first()).to.include({ status: 'archived', archived_by: 'operator', archive_reason: 'stolen sample' });
     expect(await db('user_effect_earnings').where({ id: earningId }).first()).to.include({ status: 'reversed' });
-    const { rows } = await db.raw("select data from pgboss.job where name = 'push-send' and data->>'kind' = 'effect_removed'");
-    expect(rows).to.have.length(1);
+    expect(await jobsOf('push-send', { kind: 'effect_removed' })).to.have.length(1);
     const again = await run(['archive', userEffectId, '--reason', 'again'], serviceEnv());
     expect(again.status).to.equal(0);
     expect(again.stdout).to.contain('archived already');

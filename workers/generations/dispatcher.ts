@@ -9,13 +9,16 @@ import { pollPacing } from '../../db/generations/schedule-poll';
 import { providerTaskOf } from '../../db/generations/provider-task-of';
 import { releaseSubmissionClaim } from '../../db/generations/release-submission-claim';
 import { finishSubmitJob, returnSubmitJob } from '../../db/generations/submit-ticket';
+import type { ProviderKind } from '../../common/model-route';
 import { untilReachable } from '../../db/unreachable';
 import type { AccountKeys } from '../../pool/accounts';
 import { coolDownAccount } from '../../db/pool/cool-down-account';
 import type { Lease } from '../../db/pool/lease-slots';
-import type { FileToStage, ProviderAdapter, StagedFile, StageOutcome, SubmitOutcome } from '../../clients/providers/adapter';
+import type { FileToStage, StagedFile, StageOutcome, SubmitOutcome } from '../../clients/providers/adapter';
+import type { ProviderAdapters } from '../../clients/providers/registry';
 import { taskCallbackUrl } from '../../clients/providers/task-callback';
 import { releaseSlotLease } from '../../db/pool/release-slot-lease';
+import type { AccountCircuits } from '../../pool/account-circuits';
 import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
@@ -24,20 +27,19 @@ import { readInputPhotos, unusableInputPhoto } from './input-photos';
 
 /** How long the provider may take to download the photos from their presigned links. */
 const inputLinkTtlS = 3600;
-/** After the provider was unreachable, this process waits this long before submitting again. */
-const unavailablePauseMs = 1000;
 /** A task callback stays valid this long past the provider timeout (a late callback still saves a poll). */
 const callbackGraceS = 300;
 /** Photo checks ahead of the slot that one process runs at once. */
 const checksAhead = 4;
 
-/** Uploads one photo to the provider's file store with the key files are staged with. */
+/** Uploads one photo to the file store of a kind's provider with the key files are staged with. */
 type StageFile = (file: FileToStage) => Promise<StageOutcome>;
 
 /**
- * The dispatcher, one per worker process, on the job loop. A round is ONE guarded statement
- * (`claim-next-with-slots.ts`): the free slots (of the accounts this process has keys for), as many
- * `generation-submit` tickets (oldest first: FIFO), their generations claimed with the attempt
+ * The dispatcher, one per worker process, on the job loop. A round is ONE transaction
+ * (`claim-next-with-slots.ts`), for every provider kind this process has keys for: the free slots of
+ * each kind (of the accounts this process has keys for), as many tickets of that kind's line
+ * (`generation-submit.<kind>`, oldest first: FIFO), their generations claimed with the attempt
  * recorded before the provider is called, the slots leased and the tickets started; a crash leaves
  * it done or not at all. Then each submission runs on its own, sent with the generation's id as
  * client reference. It never sleeps while a provider works and never submits without a lease: when
@@ -52,9 +54,11 @@ type StageFile = (file: FileToStage) => Promise<StageOutcome>;
  */
 export async function startDispatcher(
   services: Services,
-  adapter: ProviderAdapter,
+  adapters: ProviderAdapters,
   keys: AccountKeys,
   wiring: {
+    /** Each account's backoff and circuit: a submission the provider did not answer counts against its account. */
+    circuits: AccountCircuits;
     wakeup: Wakeup;
     /** Where the rounds and submissions are tracked, for the poll loop to let them go first (and a lull after). */
     handOverFirst: HandOverFirst;
@@ -64,7 +68,7 @@ export async function startDispatcher(
     sweep: () => Promise<void>;
   },
 ): Promise<RunningPart> {
-  const dispatcher = new Dispatcher(services, adapter, keys, { ...wiring, slotReturned: () => wiring.wakeup.wake() });
+  const dispatcher = new Dispatcher(services, adapters, keys, { ...wiring, slotReturned: () => wiring.wakeup.wake() });
   const loop = await startJobLoop(services, {
     name: 'dispatch',
     concurrency: services.config.generations.submitConcurrency,
@@ -101,16 +105,16 @@ class Dispatcher {
   private moreToCheck = false;
   /** The last round found every slot taken: waiting generations may be checked ahead meanwhile. */
   private saturated = false;
-  private pausedUntil = 0;
   private stopping = false;
-  /** Null when photos are not staged (no file store, or PROVIDER_FILE_STORE=0). */
-  private readonly stageFile: StageFile | null;
+  /** Per provider kind, null when its photos are not staged (no file store, or PROVIDER_FILE_STORE=0). */
+  private readonly stageFiles: Map<ProviderKind, StageFile | null>;
 
   constructor(
     private readonly services: Services,
-    private readonly adapter: ProviderAdapter,
+    private readonly adapters: ProviderAdapters,
     private readonly keys: AccountKeys,
     private readonly wiring: {
+      circuits: AccountCircuits;
       onSubmitted: () => void;
       sweep: () => Promise<void>;
       /** A claimed slot went back to the pool (failed, back in line, or the task runs elsewhere). */
@@ -119,9 +123,12 @@ class Dispatcher {
       handOverFirst: HandOverFirst;
     },
   ) {
-    const stageFile = adapter.stageFile?.bind(adapter);
-    const fileKey = services.config.generations.providerFileStore ? keys.fileKey() : null;
-    this.stageFile = stageFile && fileKey ? (file) => stageFile(fileKey, file) : null;
+    this.stageFiles = new Map(keys.kinds.map((kind) => {
+      const adapter = adapters.of(kind);
+      const stageFile = adapter.stageFile?.bind(adapter);
+      const fileKey = services.config.generations.providerFileStore ? keys.fileKey(kind) : null;
+      return [kind, stageFile && fileKey ? (file: FileToStage) => stageFile(fileKey, file) : null];
+    }));
   }
 
   /**
@@ -154,22 +161,18 @@ class Dispatcher {
   private async claimSubmissions(room: number): Promise<ClaimWithSlot[]> {
     const { db, config } = this.services;
     this.moreMayWait = false;
-    if (Date.now() < this.pausedUntil) return [];
     if (room <= 0) return [];
     const leaseS = config.generations.slotLeaseS;
-    const { claims, passedOver, waiting, freeSlots } = await claimNextWithSlots(db, room, {
-      claimS: leaseS, leaseS, processId: this.services.processSession.id, knownAccounts: this.keys.fingerprints,
+    const { claims, passedOver, waiting, freeSlots } = await claimNextWithSlots(db, this.services.boss, room, {
+      claimS: leaseS, leaseS, processId: this.services.processSession.id, knownAccounts: this.keys.fingerprints, kinds: this.keys.kinds,
+      probeHoldMs: config.generations.providerRetry.capMs,
     });
-    // A ticket whose generation moved on (failed by expiry, already submitted) is done; one still
-    // pending (under a live claim of a stalled worker) keeps its place in line untouched.
-    const done = passedOver.filter((ticket) => !ticket.pending);
-    if (done.length) await db.transaction(async (trx) => { for (const ticket of done) await finishSubmitJob(trx, ticket.jobId); });
     // Fewer free slots than waiting tickets: every slot is taken, the waiting ones may be checked ahead.
     this.saturated = freeSlots < waiting;
     // Progress, with a ticket passed over or as many free slots as room (more may be free): look
     // again at once (a round that took nothing waits, so a ticket under a stalled worker's live
     // claim cannot spin it). A round that took every free slot it found waits for the next wake-up.
-    this.moreMayWait = claims.length > 0 && (passedOver.length > 0 || freeSlots === room);
+    this.moreMayWait = claims.length > 0 && (passedOver > 0 || freeSlots === room);
     return claims;
   }
 
@@ -227,7 +230,7 @@ class Dispatcher {
   /** Fails a generation with an unusable photo; marks the others checked, their photos staged where the provider can keep them. */
   private async checkInputs(generation: InputCheck): Promise<void> {
     const { db, storage } = this.services;
-    const { stageFile } = this;
+    const stageFile = this.stageFiles.get(generation.provider_kind) ?? null;
     if (!stageFile) {
       const unusable = await unusableInputPhoto(storage, generation.inputs);
       if (unusable) await this.fail(generation.id, 'bad_input_image', unusable);
@@ -256,7 +259,8 @@ class Dispatcher {
     };
   }
 
-  async submit({ generation, lease, jobId }: ClaimWithSlot): Promise<void> {
+  async submit(claim: ClaimWithSlot): Promise<void> {
+    const { generation, lease, jobId } = claim;
     const { storage, log } = this.services;
     const context = { generationId: generation.id, accountId: lease.accountId, slot: lease.slotNo };
     let outcome: SubmitOutcome;
@@ -270,32 +274,36 @@ class Dispatcher {
         person: input.person,
       })));
       const prompt = generation.prompt === null ? {} : { prompt: generation.prompt };
-      outcome = await this.adapter.submit(account, { route: { model: generation.model }, inputs, ...prompt, clientReference: generation.id, callbackUrl: this.callbackUrl(generation.id) });
+      const request = { route: generation.route, inputs, ...prompt, clientReference: generation.id, callbackUrl: this.callbackUrl(generation.id, account.kind) };
+      outcome = await this.adapters.of(account.kind).submit(account, request);
     } catch (error) {
       log.error({ err: error, ...context }, 'submission failed before reaching the provider; the generation waits');
       // If even this fails, the claim ends and the sweeps find no task for it and put it back in line.
-      return await this.backInLine(generation.id, lease, jobId).catch(() => undefined);
+      return await this.backInLine(claim).catch(() => undefined);
     }
     try {
+      // An answer of any kind is the provider answering; no answer counts against the account.
+      if (outcome.kind === 'unavailable') await this.wiring.circuits.failed(lease.accountId);
+      else await this.wiring.circuits.answered(lease.accountId, claim.accountFailing);
       switch (outcome.kind) {
         case 'accepted':
-          return await this.record(generation.id, lease, outcome.taskId);
+          return await this.record(generation.id, lease, outcome.taskId, { kind: generation.provider_kind, jobId });
         case 'busy':
           log.info({ ...context, retryAfterS: outcome.retryAfterS }, 'provider account busy; cooling down');
-          return await this.backInLine(generation.id, lease, jobId, { coolDownS: outcome.retryAfterS });
+          return await this.backInLine(claim, { coolDownS: outcome.retryAfterS });
         case 'rejected':
           // Photos the provider had taken and no longer has: tried again with our own links, which
           // decide (a photo the checks found usable is rarely the provider's real objection).
           if (outcome.errorCode === 'bad_input_image' && generation.staged_inputs) {
             log.warn({ ...context, reason: outcome.message }, 'the provider refused the photos staged with it; our links go next');
-            return await this.backInLine(generation.id, lease, jobId, { forgetStaged: true });
+            return await this.backInLine(claim, { forgetStaged: true });
           }
           return await this.fail(generation.id, outcome.errorCode, outcome.message ?? 'refused by the provider');
         case 'unavailable':
-          this.pausedUntil = Date.now() + unavailablePauseMs;
+          // The account backs off (its circuit tells once when the provider is down for good).
           if (!outcome.maybeAccepted) {
-            log.warn({ ...context, reason: outcome.reason }, 'provider unavailable; the generation waits');
-            return await this.backInLine(generation.id, lease, jobId);
+            log.info({ ...context, reason: outcome.reason }, 'provider unavailable; the generation waits');
+            return await this.backInLine(claim);
           }
           log.warn({ ...context, reason: outcome.reason }, 'no answer to a submission; the sweeps look the task up');
           await leaveSubmissionUnresolved(this.services.db, generation.id, this.services.processSession.id);
@@ -308,10 +316,10 @@ class Dispatcher {
   }
 
   /** The signed URL the provider calls when the task is done: valid as long as the provider may take. */
-  private callbackUrl(generationId: string): string {
+  private callbackUrl(generationId: string, kind: ProviderKind): string {
     const { config } = this.services;
     const expiresS = Math.ceil(Date.now() / 1000) + config.generations.providerTimeoutS + callbackGraceS;
-    return taskCallbackUrl(config.providerCallbackBaseUrl, config.tokenSecret, generationId, expiresS);
+    return taskCallbackUrl(config.providerCallbackBaseUrl, config.tokenSecret, generationId, expiresS, kind);
   }
 
   /**
@@ -320,13 +328,18 @@ class Dispatcher {
    * second task. If the generation moved on meanwhile (recovery adopted this very task while this
    * worker looked dead, or it failed), the slot goes back unless the generation runs on it.
    */
-  private async record(generationId: string, lease: Lease, taskId: string): Promise<void> {
-    const { db, log, config } = this.services;
+  private async record(generationId: string, lease: Lease, taskId: string, ticket: { kind: ProviderKind; jobId: string }): Promise<void> {
+    const { db, boss, log, config } = this.services;
     const started = await untilReachable(
       () => markProcessing(db, { generationId, accountId: lease.accountId, taskId }, pollPacing(config.generations)),
       config.generations.slotLeaseS * 1000,
     );
-    if (started) return this.wiring.onSubmitted();
+    if (started) {
+      this.wiring.onSubmitted();
+      // A ticket left unfinished comes back after pg-boss's expiry, and the next round finishes it.
+      return await finishSubmitJob(boss, null, ticket.kind, ticket.jobId)
+        .catch((error: unknown) => log.warn({ err: error, generationId }, 'could not finish the ticket of a submitted generation'));
+    }
     if ((await providerTaskOf(db, generationId)) === taskId) return;
     log.warn({ generationId, taskId }, 'generation moved on before its submission was recorded; this task runs unwatched');
     if (await releaseSlotLease(db, lease)) this.wiring.slotReturned();
@@ -341,13 +354,13 @@ class Dispatcher {
    * The submission did not happen: the slot goes back (and its account cools down after a 429, the
    * staged photos are forgotten after their refusal), the ticket back in line.
    */
-  private async backInLine(generationId: string, lease: Lease, jobId: string, after: { coolDownS?: number; forgetStaged?: boolean } = {}): Promise<void> {
+  private async backInLine({ generation, lease, jobId }: ClaimWithSlot, after: { coolDownS?: number; forgetStaged?: boolean } = {}): Promise<void> {
     const { db, boss } = this.services;
     await db.transaction(async (trx) => {
       if (after.coolDownS !== undefined) await coolDownAccount(trx, lease.accountId, after.coolDownS);
-      if (after.forgetStaged) await forgetStagedInputs(trx, generationId);
+      if (after.forgetStaged) await forgetStagedInputs(trx, generation.id);
       await releaseSlotLease(trx, lease);
-      if (await releaseSubmissionClaim(trx, generationId)) await returnSubmitJob(boss, trx, jobId);
+      if (await releaseSubmissionClaim(trx, generation.id)) await returnSubmitJob(boss, trx, generation.provider_kind, jobId);
     });
     this.wiring.slotReturned();
   }

@@ -6,8 +6,11 @@ import { pollPacing, schedulePoll } from '../../db/generations/schedule-poll';
 import { succeedWithResult } from '../../db/generations/succeed-with-result';
 import { earningTerms } from '../../db/user-effects/record-earning';
 import type { AccountKeys } from '../../pool/accounts';
-import { ResultTooLargeError, type ProviderAdapter } from '../../clients/providers/adapter';
+import { ResultTooLargeError, type ProviderAccount, type ProviderAdapter } from '../../clients/providers/adapter';
+import type { ModelRoute } from '../../common/model-route';
+import type { ProviderAdapters } from '../../clients/providers/registry';
 import { releaseGenerationSlot } from '../../db/pool/release-generation-slot';
+import type { AccountCircuits } from '../../pool/account-circuits';
 import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
@@ -22,9 +25,11 @@ import { resultFileType, resultText, storePreview, storeResult } from './store-r
  */
 export async function startPollLoop(
   services: Services,
-  adapter: ProviderAdapter,
+  adapters: ProviderAdapters,
   keys: AccountKeys,
   wiring: {
+    /** Each account's backoff and circuit: a poll the provider did not answer counts against its account. */
+    circuits: AccountCircuits;
     wakeup: Wakeup;
     /** The dispatcher's hand-overs go before each claim, and a lull after them. */
     handOverFirst: HandOverFirst;
@@ -34,7 +39,7 @@ export async function startPollLoop(
 ): Promise<RunningPart> {
   const { db, config } = services;
   const settings = config.generations;
-  const polls = new Polls(services, adapter, keys, wiring.onSlotReleased);
+  const polls = new Polls(services, adapters, keys, wiring.circuits, wiring.onSlotReleased);
   /** When the next task not claimed by the last round is due, from that round's own statement. */
   let nextDueInMs: number | null = null;
   return startJobLoop(services, {
@@ -64,24 +69,37 @@ export async function startPollLoop(
 class Polls {
   constructor(
     private readonly services: Services,
-    private readonly adapter: ProviderAdapter,
+    private readonly adapters: ProviderAdapters,
     private readonly keys: AccountKeys,
+    private readonly circuits: AccountCircuits,
     private readonly onSlotReleased: () => void,
   ) {}
 
   async pollOne(task: DuePoll): Promise<void> {
     const { log } = this.services;
     try {
-      if (task.timed_out) return await this.fail(task, 'provider_timeout');
       const account = task.provider_account_id === null ? null : await this.keys.keyOf(task.provider_account_id);
+      if (task.timed_out) {
+        // Not paid for further: the provider is asked to stop it, whatever it answers.
+        if (account && task.provider_task_id) await this.stopAtProvider(account, task.provider_task_id, task.route);
+        return await this.fail(task, 'provider_timeout');
+      }
       if (!account || !task.provider_task_id) return await this.fail(task, 'lost_account');
-      const outcome = await this.adapter.poll(account, task.provider_task_id);
+      const accountId = task.provider_account_id!;
+      if (task.circuit_open) {
+        // The account is not answering: one poll of all its tasks probes it, the others wait for the outcome.
+        const probe = await this.circuits.mayCall(accountId);
+        if (!probe.go) return await this.later(task, probe.retryInMs);
+      }
+      const adapter = this.adapters.of(account.kind);
+      const outcome = await adapter.poll(account, task.provider_task_id, task.route ?? undefined);
+      if (outcome.kind !== 'unavailable') await this.circuits.answered(accountId, task.account_failing);
       switch (outcome.kind) {
         case 'running':
           return await this.later(task);
         case 'unavailable':
-          log.warn({ generationId: task.id, reason: outcome.reason }, 'provider unavailable while polling');
-          return await this.later(task);
+          log.debug({ generationId: task.id, reason: outcome.reason }, 'provider unavailable while polling');
+          return await this.later(task, await this.circuits.failed(accountId));
         case 'failed':
           return await this.fail(task, outcome.errorCode);
         case 'succeeded':
@@ -89,7 +107,7 @@ class Polls {
           // The provider's work is over: its slot goes to the next pending now, not after the copy
           // (the callback freed it already when it came).
           if (!task.called_back && (await releaseGenerationSlot(this.services.db, task.id))) this.onSlotReleased();
-          return await this.copyResult(task, outcome.resultUrl);
+          return await this.copyResult(adapter, { ...task, provider_account_id: accountId }, outcome.resultUrl);
       }
     } catch (error) {
       // The claim runs out and this task is polled again.
@@ -97,10 +115,19 @@ class Polls {
     }
   }
 
-  private async later(task: DuePoll): Promise<void> {
+  /** Best effort: a provider that cannot stop the task now lets it run out on its own. */
+  private async stopAtProvider(account: ProviderAccount, taskId: string, route: ModelRoute | null): Promise<void> {
+    const adapter = this.adapters.of(account.kind);
+    await adapter.cancel?.(account, taskId, route ?? undefined).catch((error: unknown) => {
+      this.services.log.info({ err: error, taskId }, 'the provider did not stop a timed-out task');
+    });
+  }
+
+  /** The next poll by the pacing, or `afterMs` from now (a backoff, a deferral while the account's circuit is open). */
+  private async later(task: DuePoll, afterMs: number | null = null): Promise<void> {
     const { db, config } = this.services;
     const settings = config.generations;
-    await schedulePoll(db, task.id, { ...pollPacing(settings), leaseS: settings.slotLeaseS });
+    await schedulePoll(db, task.id, { ...pollPacing(settings), leaseS: settings.slotLeaseS, afterMs });
   }
 
   private async fail(task: DuePoll, errorCode: string): Promise<void> {
@@ -121,7 +148,7 @@ class Polls {
    * timeout); a file that is not a real image or video (or UTF-8 text) is `result_rejected`. A crash
    * before the commit leaves the poll claim to run out: the next poll copies the result again.
    */
-  private async copyResult(task: DuePoll, url: string): Promise<void> {
+  private async copyResult(adapter: ProviderAdapter, task: DuePoll, url: string): Promise<void> {
     const { db, boss, log, config } = this.services;
     // A download may outlast the poll claim: a heartbeat keeps it while this process lives, and a
     // crashed worker's claim still runs out within POLL_CLAIM_S.
@@ -132,11 +159,11 @@ class Polls {
     try {
       let body: Buffer;
       try {
-        ({ body } = await this.adapter.fetchResult(url));
+        ({ body } = await adapter.fetchResult(url));
       } catch (error) {
         if (error instanceof ResultTooLargeError) return await this.fail(task, 'result_rejected');
         log.warn({ err: error, generationId: task.id }, 'result download failed; polling again');
-        return await this.later(task);
+        return await this.later(task, await this.circuits.failed(task.provider_account_id!));
       }
       const result = await this.keptResult(task, body);
       if (!result) return await this.fail(task, 'result_rejected');

@@ -1,24 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
+import type { JobWithMetadata } from 'pg-boss';
 import { failGeneration } from '../../db/generations/fail-generation';
 import { findDeadPreviewClaims } from '../../db/generations/find-dead-preview-claims';
 import { findOverduePending } from '../../db/generations/find-overdue-pending';
-import { findSilentPreviewJobs } from '../../db/generations/find-silent-preview-jobs';
 import { findStalledDispatches, type StalledDispatch } from '../../db/generations/find-stalled-dispatches';
-import { findStuckPreviews } from '../../db/generations/find-stuck-previews';
+import { findAwaitingPreviews, type AwaitingPreview } from '../../db/generations/find-awaiting-previews';
 import { markProcessing } from '../../db/generations/mark-processing';
 import { pollPacing } from '../../db/generations/schedule-poll';
 import { recordSubmitJob } from '../../db/generations/record-submit-job';
 import { releaseDeadPollClaims } from '../../db/generations/release-dead-poll-claims';
 import { releasePreviewClaim } from '../../db/generations/release-preview-claim';
-import { returnSubmitJob, sendSubmitJob } from '../../db/generations/submit-ticket';
+import { finishSubmitJob, returnSubmitJob, sendSubmitJob } from '../../db/generations/submit-ticket';
 import { succeedGeneration } from '../../db/generations/succeed-generation';
 import { earningTerms } from '../../db/user-effects/record-earning';
 import { takeBackStalledDispatch } from '../../db/generations/take-back-stalled-dispatch';
 import { bossIn } from '../../db/queues';
+import type { AccountCircuits } from '../../pool/account-circuits';
 import { keyFingerprint, type AccountKeys } from '../../pool/accounts';
 import { leaseSlots } from '../../db/pool/lease-slots';
-import type { ProviderAdapter } from '../../clients/providers/adapter';
+import type { ProviderAdapters } from '../../clients/providers/registry';
 import { releaseGenerationSlot } from '../../db/pool/release-generation-slot';
 import { renewSlotLease } from '../../db/pool/renew-slot-lease';
 import type { Services } from '../../services';
@@ -41,8 +42,9 @@ const absenceConfirmMs = 3000;
 
 /** What the sweeps need of the provider: recovery looks submissions up by their client reference. */
 export interface SweepProvider {
-  adapter: ProviderAdapter;
+  adapters: ProviderAdapters;
   keys: AccountKeys;
+  circuits: AccountCircuits;
 }
 
 /** pending longer than PENDING_TIMEOUT_S (never got a slot) -> failed `pool_timeout`, refunded. */
@@ -93,7 +95,15 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
   const account = await provider.keys.keyOf(accountId);
   // A worker configured with that account's key asks; if none is left, pending expiry ends the wait.
   if (!account) return 'unknown';
-  const lookup = await provider.adapter.findTask(account, stalled.id);
+  // An account the provider does not answer is looked up only as its circuit's probe; the task may
+  // be running meanwhile, so its slot stays leased.
+  if (stalled.circuit_open && !(await provider.circuits.mayCall(accountId)).go) {
+    await renewSlotLease(db, stalled.id, settings.slotLeaseS);
+    return 'unknown';
+  }
+  const lookup = await provider.adapters.of(account.kind).findTask(account, stalled.id);
+  if (lookup.kind === 'unavailable') await provider.circuits.failed(accountId);
+  else await provider.circuits.answered(accountId);
   if (lookup.kind === 'absent') {
     const since = absentSince.get(stalled.id) ?? Date.now();
     absentSince.set(stalled.id, since);
@@ -107,7 +117,9 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
     return 'unknown';
   }
   const adopted = await db.transaction(async (trx) => {
-    if (!(await markProcessing(trx, { generationId: stalled.id, accountId, taskId: lookup.taskId }, pollPacing(settings)))) return false;
+    const ticket = await markProcessing(trx, { generationId: stalled.id, accountId, taskId: lookup.taskId }, pollPacing(settings));
+    if (!ticket) return false;
+    if (ticket.submit_job_id) await finishSubmitJob(services.boss, trx, ticket.provider_kind, ticket.submit_job_id);
     // The task holds a slot of its account at the provider: the generation keeps (or takes) one there.
     if (!(await renewSlotLease(trx, stalled.id, settings.slotLeaseS))) await leaseSlots(trx, [stalled.id], settings.slotLeaseS, [keyFingerprint(account.apiKey)]);
     return true;
@@ -122,9 +134,9 @@ async function takeBack(services: Services, generationId: string): Promise<boole
     const taken = await takeBackStalledDispatch(trx, generationId);
     if (!taken) return false;
     await releaseGenerationSlot(trx, generationId);
-    if (!taken.submitJobId || !(await returnSubmitJob(boss, trx, taken.submitJobId))) {
-      // The ticket itself is gone (archived, or failed beyond pg-boss's reach): a new one, same line.
-      await recordSubmitJob(trx, generationId, await sendSubmitJob(boss, trx, generationId, randomUUID()));
+    if (!taken.submitJobId || !(await returnSubmitJob(boss, trx, taken.kind, taken.submitJobId))) {
+      // The ticket itself is gone (finished, or deleted beyond pg-boss's retention): a new one, same line.
+      await recordSubmitJob(trx, generationId, await sendSubmitJob(boss, trx, taken.kind, generationId, randomUUID()));
     }
     return true;
   });
@@ -135,7 +147,7 @@ async function takeBack(services: Services, generationId: string): Promise<boole
  * stopped): the claim ends and the `generation-media` job is failed now, not when it expires, so
  * another media process takes it after the queue's retry delay.
  */
-export async function retryDeadPreviews(services: Services): Promise<number> {
+export async function retryDeadPreviews(services: Services, awaiting?: AwaitingPreviews): Promise<number> {
   const { db, boss } = services;
   let retried = 0;
   for (const dead of await findDeadPreviewClaims(db, batch)) {
@@ -147,20 +159,44 @@ export async function retryDeadPreviews(services: Services): Promise<number> {
     });
     if (released) retried += 1;
   }
-  const silent = await findSilentPreviewJobs(db, batch);
+  // A job fetched but nobody touched within its heartbeat: its media process died or hangs, or never
+  // got the answer to its fetch. pg-boss's own supervision fails them too, but only once a minute.
+  const now = Date.now();
+  const silent = (awaiting ?? await previewJobs(services)).flatMap(({ job }) => (
+    job?.state === 'active' && job.heartbeatSeconds && job.heartbeatOn && job.heartbeatOn.getTime() + job.heartbeatSeconds * 1000 < now ? [job.id] : []
+  ));
   if (silent.length) await boss.fail('generation-media', silent, { message: 'nobody touched it within its heartbeat' });
   return retried + silent.length;
 }
 
+/** The stored results awaiting their preview, oldest first, each with its `generation-media` job as pg-boss answers it (null: none, or gone). */
+type AwaitingPreviews = (AwaitingPreview & { job: JobWithMetadata | null })[];
+
+async function previewJobs({ db, boss }: Services): Promise<AwaitingPreviews> {
+  return Promise.all((await findAwaitingPreviews(db, batch)).map(async (awaiting) => ({
+    ...awaiting,
+    job: awaiting.media_job_id ? await boss.getJobById('generation-media', awaiting.media_job_id) : null,
+  })));
+}
+
 /**
- * A stored result whose preview will not come (its job gave up, or no media process took it within
- * MEDIA_TIMEOUT_S): the generation succeeds without a preview, as the contract allows for a failed
- * copy. A job still being tried is waited for (`findStuckPreviews`).
+ * A stored result whose preview will not come: its job gave up (every try failed, or it is gone), or
+ * it has been ready to run for MEDIA_TIMEOUT_S without any media process taking it (the media role
+ * is down). The generation succeeds without a preview, as the contract allows for a failed copy. A
+ * job being built or waiting for its next try is never given up on. Results stored before the row
+ * named its job keep the old rule: stored longer than MEDIA_TIMEOUT_S ago.
  */
-export async function finishStuckMedia(services: Services): Promise<number> {
+export async function finishStuckMedia(services: Services, awaiting?: AwaitingPreviews): Promise<number> {
   const { db, boss, config } = services;
+  const timedOut = Date.now() - config.generations.mediaTimeoutS * 1000;
+  const stuck = (awaiting ?? await previewJobs(services)).filter(({ media_job_id: jobId, job, result_stored_at: storedAt }) => {
+    if (jobId === null) return storedAt.getTime() < timedOut;
+    if (job === null) return true;
+    if (job.state === 'created' || job.state === 'retry') return job.startAfter.getTime() < timedOut;
+    return job.state !== 'active';
+  });
   let finished = 0;
-  for (const id of await findStuckPreviews(db, config.generations.mediaTimeoutS, batch)) {
+  for (const { id } of stuck) {
     if (await db.transaction((trx) => succeedGeneration(trx, boss, { generationId: id, preview: null }, earningTerms(config)))) finished += 1;
   }
   return finished;
@@ -181,8 +217,9 @@ export function sweeper(
     const expired = await expirePending(services);
     const { returned, adopted } = await recoverStalledDispatches(services, provider, absentSince);
     const polls = await releaseDeadPollClaims(services.db);
-    const previews = await retryDeadPreviews(services);
-    const finished = await finishStuckMedia(services);
+    const awaitingPreviews = await previewJobs(services);
+    const previews = await retryDeadPreviews(services, awaitingPreviews);
+    const finished = await finishStuckMedia(services, awaitingPreviews);
     if (expired || returned || adopted || polls || previews || finished) {
       services.log.info({ expired, returned, adopted, deadPollClaims: polls, deadPreviewClaims: previews, finished }, 'generation sweeps');
     }

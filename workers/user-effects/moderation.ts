@@ -8,6 +8,9 @@ import type { AccountKeys } from '../../pool/accounts';
 import { coolDownAccount } from '../../db/pool/cool-down-account';
 import { leaseModerationSlot, type ModerationLease } from '../../db/pool/lease-moderation-slot';
 import type { ProviderAccount, ProviderAdapter } from '../../clients/providers/adapter';
+import type { ProviderAdapters } from '../../clients/providers/registry';
+import type { ModelRoute } from '../../common/model-route';
+import { moderationRoute } from '../../pool/task-routes';
 import { releaseModerationSlot } from '../../db/pool/release-moderation-slot';
 import { renewModerationSlot } from '../../db/pool/renew-moderation-slot';
 import type { RunningPart, Services } from '../../services';
@@ -53,7 +56,7 @@ function parseVerdict(body: Buffer): Verdict | null {
 
 async function moderateRound(
   services: Services,
-  provider: { adapter: ProviderAdapter; keys: AccountKeys },
+  provider: { adapters: ProviderAdapters; keys: AccountKeys },
   signal: AbortSignal,
   job: Job<QueuePayloads['user-effect-moderation']>,
 ): Promise<'completed' | void> {
@@ -63,14 +66,16 @@ async function moderateRound(
   // Archived meanwhile, a newer round, or a duplicate job: nothing to do.
   if (!row || row.status !== 'processing' || row.moderation_round !== round || row.verdict !== null) return;
 
+  const route = moderationRoute(config);
+  if (!route) throw new RoundNotDone('no provider kind with an account here runs moderation; the round waits');
   const leaseS = config.generations.slotLeaseS;
-  const lease = await leaseModerationSlot(db, userEffectId, leaseS, provider.keys.fingerprints);
+  const lease = await leaseModerationSlot(db, userEffectId, route.kind, leaseS, provider.keys.fingerprints);
   if (!lease) throw new RoundNotDone('no free provider slot; the round waits');
   let verdict: Verdict;
   try {
     const account = await provider.keys.keyOf(lease.accountId);
     if (!account) throw new RoundNotDone('the leased account has no key in this process');
-    verdict = await askModel(services, provider.adapter, account, lease, row, signal);
+    verdict = await askModel(services, provider.adapters.of(account.kind), account, { lease, route: route.route }, row, signal);
   } finally {
     await releaseModerationSlot(db, lease);
   }
@@ -86,7 +91,7 @@ async function askModel(
   services: Services,
   adapter: ProviderAdapter,
   account: ProviderAccount,
-  lease: ModerationLease,
+  { lease, route }: { lease: ModerationLease; route: ModelRoute },
   row: UserEffectRow,
   signal: AbortSignal,
 ): Promise<Verdict> {
@@ -95,7 +100,7 @@ async function askModel(
   // One reference per attempt: an attempt never submits twice, and a new attempt of the round (after
   // a failed task or a deadline) must get a new task, not the provider's answer to the old one.
   const clientReference = `user-effect:${row.id}:${row.moderation_round}:${randomUUID()}`;
-  const submitted = await adapter.submit(account, { route: { model: 'moderation' }, inputs: [{ url: sample, person: 0 }], prompt: moderationText(row), clientReference });
+  const submitted = await adapter.submit(account, { route, inputs: [{ url: sample, person: 0 }], prompt: moderationText(row), clientReference });
   switch (submitted.kind) {
     case 'busy':
       await coolDownAccount(db, lease.accountId, submitted.retryAfterS);
@@ -129,7 +134,7 @@ async function askModel(
  * once, woken by every new or published user effect. Stopping aborts the rounds still polling:
  * their jobs fail and come back to another worker.
  */
-export async function startModeration(services: Services, provider: { adapter: ProviderAdapter; keys: AccountKeys }): Promise<RunningPart> {
+export async function startModeration(services: Services, provider: { adapters: ProviderAdapters; keys: AccountKeys }): Promise<RunningPart> {
   const stopping = new AbortController();
   const consumer = await startQueueConsumer(services, {
     queue: 'user-effect-moderation',

@@ -372,7 +372,7 @@ describe('catalog: categories, effects, tags, authors', () => {
       const { db } = services();
       const bySlug = await findLaunchableEffect(db, 'direct-only');
       expect(bySlug).to.deep.equal({
-        id, slug: 'direct-only', cost: 40, characters: [{ min_photos: 1, max_photos: 2 }], output_type: 'image', model: 'video', model_max_photos: null, hidden: false, private_to: null, prompt: null,
+        id, slug: 'direct-only', cost: 40, characters: [{ min_photos: 1, max_photos: 2 }], output_type: 'image', model: 'video', model_max_photos: null, hidden: false, private_to: null, prompt: null, runs: null,
       });
       expect(await findLaunchableEffect(db, id)).to.deep.equal(bySlug);
       expect((await findLaunchableEffect(db, 'removed'))!.hidden).to.equal(true);

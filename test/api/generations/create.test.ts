@@ -42,7 +42,7 @@ describe('POST /v1/generations', () => {
       expect(row.inputs).to.deep.equal([{ upload_id: upload, object_key: `uploads/${user.id}/${upload}.jpg`, person: 0 }]);
       expect(await balanceOf(user.id)).to.equal(90);
       expect(await db('credit_transactions').where({ user_id: user.id, kind: 'reserve' }).select('amount', 'reference')).to.deep.equal([{ amount: -10, reference: answer.body.id }]);
-      const job = await services().boss.getJobById('generation-submit', answer.body.id);
+      const job = await services().boss.getJobById('generation-submit.simulator', answer.body.id);
       expect(job?.data).to.deep.equal({ generationId: answer.body.id });
     });
 
@@ -65,6 +65,36 @@ describe('POST /v1/generations', () => {
       await expectRefused(await post({ effect_id: 'no-such-slug', characters: [[upload]] }), 404, 'not_found');
       const hidden = await insertEffect('hidden-effect', { hidden: true });
       await expectRefused(await post({ effect_id: hidden, characters: [[upload]] }), 404, 'not_found');
+    });
+
+    it('1. 404 for an effect that no provider kind with an account here runs, as for a hidden one; one whose route has an account is taken', async () => {
+      // The default deployment has simulator accounts only.
+      const falOnly = await insertEffect('fal-only', { runs: { fal: { model: 'fal-ai/flux/dev' } } });
+      const hidden = await insertEffect('hidden-again', { hidden: true });
+      const refusals = [await post({ effect_id: falOnly, characters: [[upload]] }), await post({ effect_id: hidden, characters: [[upload]] })];
+      await expectRefused(refusals[0], 404, 'not_found');
+      expect(refusals[0].body.error).to.deep.equal(refusals[1].body.error);
+      const both = await insertEffect('fal-or-simulator', { runs: { fal: { model: 'fal-ai/flux/dev' }, simulator: { model: 'image-pro' } } });
+      const answer = await post({ effect_id: both, characters: [[upload]] });
+      expect(answer.status, answer.text).to.equal(202);
+      expect(await services().db('generations').where({ id: answer.body.id }).first('provider_kind', 'route', 'model')).to.deep.equal({ provider_kind: 'simulator', route: { model: 'image-pro' }, model: 'image' });
+    });
+
+    it('1. takes the first kind of PROVIDER_KIND_ORDER with an account, keeps its route on the generation, and queues it in that kind\'s line', async () => {
+      const app = await startTestApp({ config: { PROVIDER_ACCOUNTS: 'acct-one:2', FAL_ACCOUNTS: 'fal-id:fal-secret:2' } });
+      try {
+        const route = { model: 'fal-ai/flux/dev', input: { image_url: '{{photo}}' }, output: 'images[0].url' };
+        const effect = await insertEffect('fal-first', { runs: { fal: route, simulator: { model: 'image' } } });
+        const answer = await client(app.url).post('/v1/generations', { effect_id: effect, characters: [[upload]] }, { token: user.token });
+        expect(answer.status, answer.text).to.equal(202);
+        expect(await services().db('generations').where({ id: answer.body.id }).first('provider_kind', 'route')).to.deep.equal({ provider_kind: 'fal', route });
+        expect((await services().boss.getJobById('generation-submit.fal', answer.body.id))?.data).to.deep.equal({ generationId: answer.body.id });
+        // A later change of the catalog leaves the generation in line as it was.
+        await services().db('effects').where({ id: effect }).update({ runs: JSON.stringify({ simulator: { model: 'image' } }) });
+        expect(await services().db('generations').where({ id: answer.body.id }).first('provider_kind', 'route')).to.deep.equal({ provider_kind: 'fal', route });
+      } finally {
+        await app.close();
+      }
     });
 
     it("1. 404 for an absent or another user's upload, or one that is not a UUID", async () => {

@@ -5,9 +5,11 @@ import { syncProviderAccounts } from '../../../pool/accounts';
 import { openSse, type SseConnection } from '../../../scripts/loadtest/sse-client';
 import { expectError } from '../../accounts';
 import { balanceOf, distantPolls, insertEffect, ledgerOf, photo, registeredPushDevice, startPipeline, statusOf, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
-import { resetDatabase, services, useTestApp } from '../../harness';
+import { client } from '../../client';
+import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { jobDataOf } from '../../jobs';
 
 /** The pool's pace is read at most every 2 s per process: wait that long so a test sees its own pool. */
 const paceTtlMs = 2100;
@@ -34,13 +36,34 @@ describe('queue position and cancel (README, "Queue position" and "Cancel")', fu
 
   const detail = async (id: string, as: TestUser = user) => (await t.api.get(`/v1/generations/${id}`, { token: as.token })).body;
   const claim = (id: string) => services().db('generations').where({ id }).update({ dispatch_until: services().db.raw("now() + interval '1 minute'") });
-  const processing = (id: string) => markProcessing(services().db, { generationId: id, accountId: 1, taskId: `task-${id}` }, distantPolls);
+  const processing = async (id: string) => (await markProcessing(services().db, { generationId: id, accountId: 1, taskId: `task-${id}` }, distantPolls)) !== null;
 
   describe('queue_position and estimated_wait_s on GET /v1/generations/{id}', () => {
     it('counts the waiting generations ahead in FIFO order, every user\'s; 1 is the next to be submitted', async () => {
       const other = await makeUser({ guest: true, balance: 100 });
       const ids = [await generation(), await generation(other), await generation()];
       expect((await Promise.all(ids.map((id, index) => detail(id, index === 1 ? other : user)))).map((body) => body.queue_position)).to.deep.equal([1, 2, 3]);
+    });
+
+    it('counts only the generations ahead in its own kind\'s line: another kind\'s waiting ones never move it', async () => {
+      const app = await startTestApp({ config: { PROVIDER_ACCOUNTS: 'acct-one:2', REPLICATE_ACCOUNTS: 'r8_test-token:2' } });
+      try {
+        const api = client(app.url);
+        const onReplicate = await insertEffect('replicate-portrait', { runs: { replicate: { model: 'owner/portrait' } } });
+        const create = async (effect: string) => {
+          const upload = await storedUpload(user.id, await photo());
+          const answer = await api.post('/v1/generations', { effect_id: effect, characters: [[upload]] }, { token: user.token });
+          expect(answer.status, answer.text).to.equal(202);
+          return answer.body.id as string;
+        };
+        const ids = [await create(effectId), await create(onReplicate), await create(effectId), await create(onReplicate), await create(effectId)];
+        const positions = async () => (await Promise.all(ids.map(async (id) => (await api.get(`/v1/generations/${id}`, { token: user.token })).body.queue_position)));
+        expect(await positions()).to.deep.equal([1, 1, 2, 2, 3]);
+        expect((await api.post(`/v1/generations/${ids[1]}/cancel`, undefined, { token: user.token })).status).to.equal(200);
+        expect(await positions()).to.deep.equal([1, null, 2, 1, 3]);
+      } finally {
+        await app.close();
+      }
     });
 
     it('a generation a dispatcher is submitting is 1 with no wait; the ones behind move up; processing and terminal ones show null', async () => {
@@ -100,9 +123,8 @@ describe('queue position and cancel (README, "Queue position" and "Cancel")', fu
       }
       expect(await balanceOf(user.id)).to.equal(1000);
       expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -10, reference: id }, { kind: 'refund', amount: 10, reference: id }]);
-      expect((await services().boss.getJobById('generation-submit', id))?.state).to.equal('cancelled');
-      const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' and data->>'reference' = ?", [id]);
-      expect(rows.map((job: { data: object }) => job.data)).to.deep.equal([{ userId: user.id, kind: 'generation', reference: id, data: { generation_id: id, status: 'failed', error_code: 'canceled' } }]);
+      expect((await services().boss.getJobById('generation-submit.simulator', id))?.state).to.equal('cancelled');
+      expect(await jobDataOf('push-send', { reference: id })).to.deep.equal([{ userId: user.id, kind: 'generation', reference: id, data: { generation_id: id, status: 'failed', error_code: 'canceled' } }]);
     });
 
     it('any other status is 422 validation_error with one detail on the path id, type invalid_status; nothing refunded', async () => {

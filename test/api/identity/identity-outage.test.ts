@@ -5,10 +5,11 @@ import { enqueue } from '../../../db/queues';
 import { startIdpBRevocation } from '../../../workers/accounts/revoke-idp-b';
 import { expectError, type Api } from '../../accounts';
 import { client } from '../../client';
-import { capturingLogger, resetDatabase, services, startTestApp, type TestApp } from '../../harness';
+import { capturingLogger, resetDatabase, startTestApp, type TestApp } from '../../harness';
 import { eventually } from '../../../scripts/wait';
 import { startFakeOpenIdProvider, startFakeUserinfo, type FakeOpenIdProvider, type FakeUserinfo } from './fake-providers';
 import { testSigner, type TestSigner } from './identity-tokens';
+import { jobsOf } from '../../jobs';
 
 /**
  * An identity provider that is down, with the circuits of one web process (CIRCUIT_FAILURES 3, a
@@ -95,11 +96,10 @@ describe('identity providers that are down: the circuit of each', () => {
     });
     const before = openId.requests;
     const revocation = await startIdpBRevocation(app.services);
-    type JobRow = { state: string; retry_backoff: boolean; retry_delay_max: number; start_after: Date };
-    let jobs: JobRow[];
+    let jobs: Awaited<ReturnType<typeof jobsOf<'revoke-idp-b'>>>;
     try {
       jobs = await eventually(
-        async (): Promise<JobRow[]> => (await services().db.raw("select state, retry_backoff, retry_delay_max, start_after from pgboss.job where name = 'revoke-idp-b'")).rows,
+        () => jobsOf('revoke-idp-b'),
         (rows) => rows.length === 5 && rows.every((row) => row.state === 'retry'),
         15_000,
       );
@@ -112,8 +112,8 @@ describe('identity providers that are down: the circuit of each', () => {
     expect(logs.lines().filter((line) => line.msg === 'revoke-idp-b job failed; pg-boss retries it')).to.have.length(5);
     // pg-boss's own backoff (jitter included) brings each back later, never later than the cap.
     for (const job of jobs) {
-      expect(job).to.include({ retry_backoff: true, retry_delay_max: 3600 });
-      expect(job.start_after.getTime()).to.be.above(Date.now() + 20_000);
+      expect(job).to.include({ retryBackoff: true, retryDelayMax: 3600 });
+      expect(job.startAfter.getTime()).to.be.above(Date.now() + 20_000);
     }
   });
 });

@@ -5,6 +5,7 @@ import { expectError, expectLedgerConsistent, guest, newEmail, registered, trans
 import { client } from '../../client';
 import { resetDatabase, services, startTestApp, type TestApp } from '../../harness';
 import { testSigner, type TestSigner } from './identity-tokens';
+import { jobsOf } from '../../jobs';
 
 const idpConfig = {
   IDP_A_ISSUER: 'https://idp-a.test',
@@ -150,7 +151,7 @@ describe('identity providers (provider answers from nock)', () => {
         .reply(200);
       expect((await api.delete('/v1/me', { token: answer.body.access_token })).status).to.equal(204);
       expect(revoke.isDone(), 'the deletion does not wait for the provider').to.equal(false);
-      const [job] = await services().db('pgboss.job').where({ name: 'revoke-idp-b' }).select('data');
+      const [job] = await jobsOf('revoke-idp-b');
       await revokeIdpBGrant(app.services, job.data);
       revoke.done();
     });

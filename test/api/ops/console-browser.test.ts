@@ -3,6 +3,7 @@ import type { Response } from 'playwright-core';
 import { laptop, layoutFacts, phone, screenshot, useBrowser, visit, type Visit, type VisitOptions } from '../../browser';
 import { resetDatabase, services, startTestApp, type TestApp } from '../../harness';
 import { operator, opsConfig, scriptedName, seedConsoleData, seedMarketplace, type ConsoleData } from './ops-fixtures';
+import { jobsOf } from '../../jobs';
 
 /**
  * The operator console in real Chromium (Debian's, through playwright-core): what an operator sees
@@ -99,11 +100,12 @@ describe('operator console in Chromium', function () {
     await expectConsolePage(opened, 'Provider pool');
     const busy = 'tr[data-account="busy…001"]';
     const cooling = 'tr[data-account="cool…002"]';
-    expect([await cellText(opened, busy, 3), await cellText(opened, busy, 4)]).to.deep.equal(['3', '1']);
-    expect(await cellText(opened, busy, 9)).to.equal('20 s / 29 s');
-    expect(await cellText(opened, cooling, 1)).to.equal('cooling down');
-    expect(await cellText(opened, cooling, 5)).to.match(/^until .* UTC \(in 1 min\)$/);
-    expect(await cellText(opened, cooling, 8)).to.equal('provider_error × 2 lost_account × 1');
+    expect([await cellText(opened, busy, 4), await cellText(opened, busy, 5)]).to.deep.equal(['3', '1']);
+    expect(await cellText(opened, busy, 10)).to.equal('20 s / 29 s');
+    expect(await cellText(opened, cooling, 1)).to.equal('simulator');
+    expect(await cellText(opened, cooling, 2)).to.equal('cooling down');
+    expect(await cellText(opened, cooling, 6)).to.match(/^until .* UTC \(in 1 min\)$/);
+    expect(await cellText(opened, cooling, 9)).to.equal('provider_error × 2 lost_account × 1');
     await screenshot(opened.page, 'ops-pool');
   });
 
@@ -192,8 +194,7 @@ describe('operator console in Chromium', function () {
     // The page after the archive is a GET: reloading it archives nothing and sends no second push.
     await opened.page.reload();
     expect(await opened.page.innerText('#flash')).to.contain('Archived “Old favourite”');
-    const { rows } = await db.raw("select 1 from pgboss.job where name = 'push-send' and data->>'kind' = 'effect_removed'");
-    expect(rows).to.have.length(1);
+    expect(await jobsOf('push-send', { kind: 'effect_removed' })).to.have.length(1);
   });
 
   it('on a phone: the navigation wraps, wide tables scroll inside their box, the page never sideways', async () => {

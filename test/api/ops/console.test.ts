@@ -4,8 +4,10 @@ import { expect } from 'chai';
 import { loadConfig } from '../../../config';
 import { formToken } from '../../../api/ops/form-guard';
 import { balanceOf } from '../../generation-fixtures';
+import { startSummaryLines } from '../../../process/start-summary';
 import { capturingLogger, databaseUrl, resetDatabase, services, startTestApp, testConfig, type TestApp } from '../../harness';
 import { basic, formTokenOf, operator, operatorHeaders, opsConfig, rowCells, scriptedName, seedConsoleData, seedMarketplace, type ConsoleData, type MarketplaceData } from './ops-fixtures';
+import { jobsOf } from '../../jobs';
 
 /**
  * The operator console over real HTTP against real Postgres: nothing under /ops without the
@@ -143,7 +145,7 @@ describe('operator console /ops', function () {
   });
 
   describe('configuration', () => {
-    it('OPS_PASSWORD is generated once under DATA_DIR in the embedded default, and printed in the start log', async () => {
+    it('OPS_PASSWORD is generated once under DATA_DIR in the embedded default, and printed in the start summary', async () => {
       const dataDir = path.join(testConfig().dataDir, 'ops-generated');
       const first = loadConfig({ DATA_DIR: dataDir, TOKEN_SECRET: 'x'.repeat(40) });
       const again = loadConfig({ DATA_DIR: dataDir, TOKEN_SECRET: 'x'.repeat(40) });
@@ -154,9 +156,13 @@ describe('operator console /ops', function () {
       const logged = capturingLogger();
       const started = await startTestApp({ config: { DATA_DIR: dataDir }, log: logged.log });
       try {
-        const line = logged.lines().find((entry) => String(entry.msg).startsWith('OPERATOR CONSOLE'))!;
-        expect(line.msg).to.contain(`user operator, password ${first.ops.password}`);
-        expect(line.url).to.equal(`${started.services.config.publicBaseUrl}/ops`);
+        const facts = { ...started.services.config, embeddedPostgresPort: null, embeddedStore: true, simulators: [] };
+        expect(startSummaryLines(facts, { lan: false, qrCode: false })[2])
+          .to.equal(`Operator console: ${started.services.config.publicBaseUrl}/ops, user operator, password ${first.ops.password} (generated once, kept in ${dataDir}/secrets.json)`);
+        // Printed there once: the web role's own line says where the console is, without the password.
+        const line = logged.lines().find((entry) => entry.msg === 'operator console listening')!;
+        expect(line).to.include({ url: `${started.services.config.publicBaseUrl}/ops`, user: 'operator' });
+        expect(JSON.stringify(logged.lines())).not.to.contain(first.ops.password);
         const answer = await fetch(`${started.url}/ops`, { headers: { authorization: basic('operator', first.ops.password!) } });
         expect(answer.status).to.equal(200);
       } finally {
@@ -195,20 +201,24 @@ describe('operator console /ops', function () {
       const page = await (await get('/ops/pool')).text();
       const [busyLabel, coolingLabel] = ['busy…001', 'cool…002'];
       const busy = rowCells(page, 'account', busyLabel);
-      expect(busy.slice(0, 5)).to.deep.equal([busyLabel, 'available', '4', '3', '1']);
-      expect(busy[5]).to.equal('—');
-      expect(busy.slice(6, 9)).to.deep.equal(['3', '0', '—']);
-      expect(busy[9]).to.equal('20 s / 29 s');
+      expect(busy.slice(0, 6)).to.deep.equal([busyLabel, 'simulator', 'available', '4', '3', '1']);
+      expect(busy[6]).to.equal('—');
+      expect(busy.slice(7, 10)).to.deep.equal(['3', '0', '—']);
+      expect(busy[10]).to.equal('20 s / 29 s');
       const cooling = rowCells(page, 'account', coolingLabel);
-      expect(cooling.slice(0, 5)).to.deep.equal([coolingLabel, 'cooling down', '2', '1', '1']);
-      expect(cooling[5]).to.match(/^until \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 1 min\)$/);
-      expect(cooling.slice(6, 9)).to.deep.equal(['0', '3', 'provider_error × 2 lost_account × 1']);
-      expect(cooling[9]).to.equal('— / —');
+      expect(cooling.slice(0, 6)).to.deep.equal([coolingLabel, 'simulator', 'cooling down', '2', '1', '1']);
+      expect(cooling[6]).to.match(/^until \d{4}-\d\d-\d\d \d\d:\d\d UTC \(in 1 min\)$/);
+      expect(cooling.slice(7, 10)).to.deep.equal(['0', '3', 'provider_error × 2 lost_account × 1']);
+      expect(cooling[10]).to.equal('— / —');
+      // An account the provider stopped answering.
+      await services().db('provider_accounts').where({ label: coolingLabel }).update({ failures: 5, circuit_opened_at: services().db.fn.now() });
+      expect(rowCells(await (await get('/ops/pool')).text(), 'account', coolingLabel)[2]).to.equal('not answering');
+      await services().db('provider_accounts').where({ label: coolingLabel }).update({ failures: 0, circuit_opened_at: null });
       expect(page).to.contain('<strong id="slots-leased">4</strong>').and.contain('<strong id="slots-free">2</strong>');
     });
 
     it('queues and generations: pg-boss queue sizes and generations per hour of the last 24', async () => {
-      await services().db.raw("delete from pgboss.job where name = 'push-send'");
+      await services().boss.deleteAllJobs('push-send');
       await services().boss.send('push-send', { test: true });
       await services().boss.send('push-send', { test: true }, { startAfter: 3600 });
       try {
@@ -230,7 +240,7 @@ describe('operator console /ops', function () {
         expect(page.match(/<tr data-hour=/g)).to.have.length(24);
         expect(page).to.match(/<svg class="chart"[^>]*role="img"/);
       } finally {
-        await services().db.raw("delete from pgboss.job where name = 'push-send'");
+        await services().boss.deleteAllJobs('push-send');
       }
     });
 
@@ -364,8 +374,8 @@ describe('operator console /ops', function () {
     let market: MarketplaceData;
     const db = () => services().db;
     const statusOf = async (id: string) => (await db()('user_effects').where({ id }).first('status', 'archived_by', 'archive_reason'));
-    const removedPushes = async () => (await db().raw("select data from pgboss.job where name = 'push-send' and data->>'kind' = 'effect_removed' order by created_on")).rows
-      .map((row: { data: { reference: string; userId: string } }) => ({ reference: row.data.reference, userId: row.data.userId }));
+    const removedPushes = async () => (await jobsOf('push-send', { kind: 'effect_removed' }))
+      .map((job) => ({ reference: job.data.reference, userId: job.data.userId }));
     const earningStatuses = async () => Object.fromEntries((await db()('user_effect_earnings').where({ user_effect_id: market.live.earning }).select('id', 'status'))
       .map((row: { id: string; status: string }) => [row.id, row.status]));
     const listed = (page: string, attribute: string) => [...page.matchAll(new RegExp(`<tr data-${attribute}="([^"]+)"`, 'g'))].map((match) => match[1]);

@@ -12,6 +12,7 @@ import { insertEffect, photo, storedUpload } from '../../generation-fixtures';
 import { services } from '../../harness';
 import { earningOf, userEffectIn } from '../../user-effect-fixtures';
 import { makeUser } from '../../users';
+import { jobsOf } from '../../jobs';
 
 /** The operator credentials of the console tests. */
 export const operator = { user: 'ops-test', password: 'ops-test-password-0123' };
@@ -157,16 +158,24 @@ export async function seedMarketplace(): Promise<MarketplaceData> {
     await db('user_effects').where({ id: row.id }).update({ submitted_at: new Date(Date.now() - minutesAgo * 60_000) });
     return row.id as string;
   };
-  const jobOf = (userEffectId: string) => db.raw("select id from pgboss.job where name = 'user-effect-moderation' and data->>'userEffectId' = ?", [userEffectId]);
+  const moderation = 'user-effect-moderation';
+  const jobOf = async (userEffectId: string) => (await jobsOf(moderation, { userEffectId }))[0].id;
 
   const slow = await queue('Slow portrait', 40);
-  await db.raw("update pgboss.job set state = 'retry', retry_count = 7 where id = (?)", [(await jobOf(slow)).rows[0].id]);
+  // Seven tries failed, as a worker fails them: fetched and failed back into `retry`, at once (pg-boss counts a try at each fetch after the first).
+  await boss.update(moderation, undefined, { id: await jobOf(slow), retryDelay: 0 });
+  for (let tries = 0; tries <= 7; tries += 1) {
+    const [job] = await boss.fetch(moderation);
+    await boss.fail(moderation, job.id);
+  }
   const withModel = await queue('Busy portrait', 10);
-  if (!(await leaseModerationSlot(db, withModel, 60))) throw new Error('no free slot to lease: seed the console data first');
+  if (!(await leaseModerationSlot(db, withModel, 'simulator', 60))) throw new Error('no free slot to lease: seed the console data first');
   const verdict = await queue('Judged portrait', 5);
   await db.transaction((trx) => recordVerdict(trx, boss, { userEffectId: verdict, round: 1, verdict: 'approved', reason: null }));
   const gaveUp = await queue(scriptedName, 2, 'private');
-  await db.raw("update pgboss.job set state = 'failed' where id = (?)", [(await jobOf(gaveUp)).rows[0].id]);
+  // pg-boss gave up on it: its one try failed.
+  await boss.update(moderation, undefined, { id: await jobOf(gaveUp), retryLimit: 0 });
+  await boss.fail(moderation, await jobOf(gaveUp));
   const privateBefore = await userEffectIn(author.id, 'private');
   await db('user_effects').where({ id: privateBefore.id }).update({ created_at: new Date(Date.now() - 2 * 86_400_000) });
   await db.transaction((trx) => publishUserEffect(trx, boss, { userEffectId: privateBefore.id, userId: author.id }));

@@ -123,7 +123,7 @@ describe('studio (README, "Studio")', () => {
       expect(row).to.include({ kind: 'studio', effect_id: null, studio_category_id: categories['photo-edit'], cost: 12, model: 'photo_edit', output_type: 'image', prompt: 'make it autumn' });
       expect(row.inputs).to.deep.equal([{ upload_id: upload, object_key: `uploads/${user.id}/${upload}.jpg`, person: 0 }]);
       expect(await balanceOf(user.id)).to.equal(88);
-      expect((await services().boss.getJobById('generation-submit', answer.body.id))?.data).to.deep.equal({ generationId: answer.body.id });
+      expect((await services().boss.getJobById('generation-submit.simulator', answer.body.id))?.data).to.deep.equal({ generationId: answer.body.id });
       const detail = await t.api.get(`/v1/generations/${answer.body.id}`, { token: user.token });
       expect(detail.body).to.deep.equal(answer.body);
       const list = await t.api.get('/v1/generations', { token: user.token });
@@ -165,6 +165,16 @@ describe('studio (README, "Studio")', () => {
         await expectRefused(await post({ category_id: 'no-such-task', prompt: 'a cat', upload_ids: ['00000000-0000-4000-8000-000000000000'] }), 404, 'not_found');
         await services().db('studio_categories').where({ slug: 'text-to-image' }).update({ enabled: false });
         await expectRefused(await post({ category_id: categories['text-to-image'], prompt: 'a cat' }), 404, 'not_found');
+      });
+
+      it('404 for a category that no provider kind with an account here runs, as for a disabled one; its estimate too', async () => {
+        await services().db('studio_categories').where({ slug: 'text-to-image' }).update({ runs: JSON.stringify({ replicate: { model: 'black-forest-labs/flux-dev' } }) });
+        const refused = await post({ category_id: categories['text-to-image'], prompt: 'a cat' });
+        await expectRefused(refused, 404, 'not_found');
+        await services().db('studio_categories').where({ slug: 'text-to-image' }).update({ runs: null, enabled: false });
+        expect(refused.body.error).to.deep.equal((await post({ category_id: categories['text-to-image'], prompt: 'a cat' })).body.error);
+        await services().db('studio_categories').where({ slug: 'ask-stylist' }).update({ runs: JSON.stringify({ fal: { model: 'fal-ai/any-llm' } }) });
+        expectError(await t.api.post('/v1/studio/estimate', { category_id: categories['ask-stylist'] }, { token: user.token }), 404, 'not_found');
       });
 
       it("404 for an absent or another user's upload, before the photo count", async () => {

@@ -11,6 +11,7 @@ import { resetDatabase, services, startTestApp, useTestApp } from '../../harness
 import { earningOf, submission, userEffectIn } from '../../user-effect-fixtures';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { jobDataOf, jobsOf } from '../../jobs';
 
 const every: [string, string][] = [
   ['GET', '/v1/user-effects'],
@@ -68,8 +69,7 @@ describe('/v1/user-effects', function () {
       expect(answer.status, answer.text).to.equal(202);
       expect(answer.body).to.include({ status: 'processing', visibility: 'public', effect_id: null, name: 'Neon portrait', description: '', output_type: 'image', cost: 10, preview: null, rejection_reason: null });
       expect(answer.body.characters).to.deep.equal([{ min_photos: 1, max_photos: 1 }]);
-      const jobs = await services().db.raw("select data from pgboss.job where name = 'user-effect-moderation'");
-      expect(jobs.rows.map((row: { data: unknown }) => row.data)).to.deep.equal([{ userEffectId: answer.body.id, round: 1 }]);
+      expect(await jobDataOf('user-effect-moderation')).to.deep.equal([{ userEffectId: answer.body.id, round: 1 }]);
       const video = await handle.api.post('/v1/user-effects', await submission(author.id, { output_type: 'video', visibility: 'private' }), { token: author.token });
       expect(video.body).to.include({ cost: 40, visibility: 'private' });
     });
@@ -162,8 +162,7 @@ describe('/v1/user-effects', function () {
         }
         expect(answer.status, answer.text).to.equal(200);
         expect(answer.body).to.include({ id: row.id, status: 'processing', visibility: 'public', effect_id: row.effect_id });
-        const jobs = await services().db.raw("select data from pgboss.job where name = 'user-effect-moderation'");
-        expect(jobs.rows.map((job: { data: unknown }) => job.data)).to.deep.include({ userEffectId: row.id, round: 2 });
+        expect(await jobDataOf('user-effect-moderation')).to.deep.include({ userEffectId: row.id, round: 2 });
         // Still its author's only while moderated again.
         expect((await services().db('effects').where({ id: row.effect_id }).first()).private_to).to.equal(author.id);
       });
@@ -192,8 +191,7 @@ describe('/v1/user-effects', function () {
         expect(answer.status, answer.text).to.equal(204);
         expect(await services().db('user_effects').where({ id: row.id }).first()).to.include({ status: 'archived', archived_by: 'author' });
         if (row.effect_id) expect(await services().db('effects').where({ id: row.effect_id }).first()).to.include({ hidden: true, listed: false });
-        const pushes = await services().db.raw("select 1 from pgboss.job where name = 'push-send'");
-        expect(pushes.rows, 'the author\'s own removal sends no push').to.deep.equal([]);
+        expect(await jobsOf('push-send'), 'the author\'s own removal sends no push').to.deep.equal([]);
       });
     }
 

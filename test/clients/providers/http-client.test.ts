@@ -5,6 +5,7 @@ import nock from 'nock';
 import { ResultTooLargeError } from '../../../clients/providers/adapter';
 import { HttpProviderAdapter } from '../../../clients/providers/http-client';
 import { freePort } from '../../harness';
+import { useOutsideWorld } from '../../outside-world';
 
 const BASE = 'http://provider.test';
 const account = { kind: 'simulator' as const, apiKey: 'key-1' };
@@ -15,17 +16,7 @@ describe('provider HTTP client', () => {
   const client = new HttpProviderAdapter({ baseUrl: `${BASE}/`, submitTimeoutMs: 200, pollTimeoutMs: 200, lookupTimeoutMs: 200, resultTimeoutMs: 200, stageTimeoutMs: 200 });
   const provider = () => nock(BASE, { reqheaders: { authorization: 'Bearer key-1' } });
 
-  before(() => {
-    nock.disableNetConnect();
-    // The rest of the test run may share this process and talk to its own servers on loopback.
-    nock.enableNetConnect((host) => host.startsWith('127.0.0.1') || host.startsWith('localhost'));
-  });
-  afterEach(() => {
-    const pending = nock.pendingMocks();
-    nock.cleanAll();
-    expect(pending, 'unused provider answers').to.deep.equal([]);
-  });
-  after(() => nock.enableNetConnect());
+  useOutsideWorld();
 
   describe('submit', () => {
     it('sends the model, the inputs and the client reference with the account key and returns the task id of a 202', async () => {

@@ -14,6 +14,7 @@ import { insertGeneration } from '../../generation-fixtures';
 import { makeUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
 import { apnsIdentity, localCa, startFakeApns, type FakeApns } from './fake-apns';
+import { jobsOf } from '../../jobs';
 
 /**
  * A terminal generation's push, end to end: the pipeline's push-send job, the platform router from
@@ -116,7 +117,7 @@ describe('push through the real gateways (FCM and APNs), end to end', function (
     const pushLog = () => db('push_log').where({ kind: 'generation', reference: id }).select('device_id', 'platform', 'title');
     // First run: Android and the healthy iPhone get it, the dead token is forgotten, the job fails.
     const job = await eventually(
-      async () => (await db.raw("select id, state from pgboss.job where name = ? and data->>'reference' = ?", ['push-send', id])).rows[0],
+      async () => (await jobsOf('push-send', { reference: id }))[0],
       (row) => row?.state === 'retry',
       10_000,
     );
@@ -124,7 +125,7 @@ describe('push through the real gateways (FCM and APNs), end to end', function (
     expect(await db('push_devices').where({ id: dead }).first()).to.equal(undefined);
 
     // The job's own retry (10 s later in production) is brought forward.
-    await db.raw('update pgboss.job set start_after = now() where id = ?', [job.id]);
+    await services().boss.update('push-send', undefined, { id: job.id, startAfter: new Date() });
     const rows = await eventually(pushLog, (found) => found.length === 3, 10_000);
     expect(rows.map((row) => row.device_id)).to.include.members([iosOk, iosFlaky]);
     expect(rows.every((row) => row.title === 'Ready!')).to.equal(true);

@@ -4,6 +4,8 @@ import pg from 'pg';
 import { createGeneration } from '../../../api/generations/create';
 import { failGeneration } from '../../../db/generations/fail-generation';
 import { markProcessing } from '../../../db/generations/mark-processing';
+import { finishSubmitJob } from '../../../db/generations/submit-ticket';
+import { submitQueueOf } from '../../../db/queues';
 import { markResultStored } from '../../../db/generations/mark-result-stored';
 import { rollUpSuccessCounts } from '../../../db/generations/roll-up-success-counts';
 import { succeedGeneration } from '../../../db/generations/succeed-generation';
@@ -16,6 +18,7 @@ import { balanceOf, defaultPollPacing, insertEffect, ledgerOf, photo, registered
 import { databaseUrl, resetDatabase, services } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { jobDataOf } from '../../jobs';
 
 /** One slot for one generation, or null when none is free. */
 const leaseOne = async (db: Knex, generationId: string, leaseS: number, knownAccounts: string[] | null = null) => (await leaseSlots(db, [generationId], leaseS, knownAccounts))[0] ?? null;
@@ -47,15 +50,12 @@ describe('generation state machine', () => {
   }
 
   const transaction = <T>(work: (trx: import('knex').Knex.Transaction) => Promise<T>) => services().db.transaction(work);
-  const processing = (id: string) => markProcessing(services().db, { generationId: id, accountId: 1, taskId: 'task-1' }, defaultPollPacing);
+  const processing = async (id: string) => (await markProcessing(services().db, { generationId: id, accountId: 1, taskId: 'task-1' }, defaultPollPacing)) !== null;
   const failed = (id: string, from: 'pending' | 'processing', errorCode = 'provider_error') => transaction((trx) => failGeneration(trx, services().boss, { generationId: id, from, errorCode }));
   const stored = (id: string) => transaction((trx) => markResultStored(trx, services().boss, { generationId: id, key: `results/${user.id}/${id}.jpg`, contentType: 'image/jpeg' }));
   const succeeded = (id: string) => transaction((trx) => succeedGeneration(trx, services().boss, { generationId: id, preview: null }, earningTerms(services().config)));
 
-  async function pushJobs() {
-    const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' order by created_on");
-    return rows.map((row: { data: object }) => row.data);
-  }
+  const pushJobs = () => jobDataOf('push-send');
 
   it('pending -> processing -> succeeded, each step once; duplicates and late steps change nothing', async () => {
     const id = await pendingGeneration();
@@ -104,19 +104,20 @@ describe('generation state machine', () => {
     expect((await services().db('generations').where({ id: forMedia }).first('status')).status).to.equal('processing');
   });
 
-  it('markProcessing ends the FIFO ticket as pg-boss would, in its one statement: completed when a dispatcher started it, cancelled when it never started', async () => {
+  it('markProcessing answers the ticket for the caller to finish through pg-boss, whatever state it is in; a late call answers nothing', async () => {
     const { db, boss } = services();
+    const queue = submitQueueOf('simulator');
     const started = await pendingGeneration();
-    await db.raw("update pgboss.job set state = 'active', started_on = now() where name = 'generation-submit' and id = ?", [started]);
+    expect((await boss.fetch(queue, { batchSize: 1 })).map((job) => job.id)).to.deep.equal([started]);
     const unstarted = await pendingGeneration();
-    expect(await processing(started)).to.equal(true);
-    expect(await processing(unstarted)).to.equal(true);
-    const jobs = [await boss.getJobById('generation-submit', started), await boss.getJobById('generation-submit', unstarted)];
-    expect(jobs.map((job) => job?.state)).to.deep.equal(['completed', 'cancelled']);
+    const mark = (id: string) => markProcessing(db, { generationId: id, accountId: 1, taskId: 'task-1' }, defaultPollPacing);
+    const tickets = [await mark(started), await mark(unstarted)];
+    expect(tickets).to.deep.equal([{ submit_job_id: started, provider_kind: 'simulator' }, { submit_job_id: unstarted, provider_kind: 'simulator' }]);
+    for (const ticket of tickets) await finishSubmitJob(boss, null, ticket!.provider_kind, ticket!.submit_job_id!);
+    const jobs = [await boss.getJobById(queue, started), await boss.getJobById(queue, unstarted)];
+    expect(jobs.map((job) => job?.state)).to.deep.equal(['completed', 'completed']);
     for (const job of jobs) expect(job?.completedOn).to.be.instanceOf(Date);
-    // A late second call leaves the ended ticket as it is.
-    expect(await processing(started)).to.equal(false);
-    expect((await boss.getJobById('generation-submit', started))?.state).to.equal('completed');
+    expect(await mark(started)).to.equal(null);
   });
 
   it('failGeneration refunds in the same transaction, exactly once, with the reserve\'s reference', async () => {
@@ -128,8 +129,8 @@ describe('generation state machine', () => {
     expect(await balanceOf(user.id)).to.equal(100);
     expect(await ledgerOf(user.id)).to.deep.equal([{ kind: 'reserve', amount: -10, reference: id }, { kind: 'refund', amount: 10, reference: id }]);
     expect(await services().db('generations').where({ id }).first('status', 'error_code')).to.deep.equal({ status: 'failed', error_code: 'bad_input_image' });
-    const job = await services().boss.getJobById('generation-submit', id);
-    expect(job?.state).to.equal('cancelled');
+    const job = await services().boss.getJobById('generation-submit.simulator', id);
+    expect(job?.state).to.equal('completed');
   });
 
   it('a failure rolled back refunds nothing and announces nothing', async () => {

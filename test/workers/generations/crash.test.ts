@@ -12,6 +12,7 @@ import { resetDatabase, services, testConfig, serviceEnv } from '../../harness';
 import { listeningProcesses } from '../../service-processes';
 import { makeUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { jobsOf } from '../../jobs';
 
 interface Worker {
   process: ChildProcess;
@@ -89,7 +90,7 @@ describe('crash of a worker process mid-flight', function () {
     }, Boolean, 60_000).catch(async (error) => {
       const stuck = await db('generations').whereIn('status', ['pending', 'processing'])
         .select('id', 'status', 'dispatch_until', 'dispatch_attempts', 'next_poll_at', 'poll_count', 'result_key', 'submit_job_id', 'provider_task_id');
-      const jobs = await db.raw("select id, name, state, retry_count, start_after, started_on from pgboss.job where name in ('generation-submit', 'generation-media') and state not in ('completed', 'cancelled')");
+      const jobs = { rows: [...await jobsOf('generation-submit.simulator'), ...await jobsOf('generation-media')].filter((job) => !['completed', 'cancelled'].includes(job.state)) };
       const slots = await db('provider_slots').select('*');
       throw new Error(`${(error as Error).message}: ${JSON.stringify({ stuck, jobs: jobs.rows, slots, now: new Date() }, null, 1)}`);
     });

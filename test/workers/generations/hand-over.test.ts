@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createGeneration } from '../../../api/generations/create';
 import { HttpProviderAdapter } from '../../../clients/providers/http-client';
+import { ProviderAdapters } from '../../../clients/providers/registry';
 import type { RunningPart, Services } from '../../../services';
 import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/providers/provider-simulator';
 import { startGenerationPipeline } from '../../../workers/generations/pipeline';
@@ -45,7 +46,7 @@ describe('the hand-over of a freed slot', function () {
     };
     const pipelineServices: Services = { ...services(), config: testConfig(env) };
     for (let index = 0; index < workers; index += 1) {
-      parts.push(await startGenerationPipeline(pipelineServices, new HttpProviderAdapter({ baseUrl: simulator.url })));
+      parts.push(await startGenerationPipeline(pipelineServices, new ProviderAdapters({ simulator: new HttpProviderAdapter({ baseUrl: simulator.url }) })));
     }
     parts.push(await startPreviewConsumer(pipelineServices));
   }

@@ -9,6 +9,7 @@ import { resetDatabase, services, useTestApp } from '../../harness';
 import { hugePngHeader } from '../../images';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { jobsOf } from '../../jobs';
 
 describe('generation pipeline with the provider simulator', function () {
   this.timeout(60_000);
@@ -43,10 +44,7 @@ describe('generation pipeline with the provider simulator', function () {
     return { user, id };
   }
 
-  async function mediaJobs(): Promise<number> {
-    const { rows } = await services().db.raw("select count(*)::integer as count from pgboss.job where name = 'generation-media'");
-    return rows[0].count;
-  }
+  const mediaJobs = async () => (await jobsOf('generation-media')).length;
 
   /** Wraps the simulator's adapter so one call answers as the test says. */
   function misbehaving(change: Partial<ProviderAdapter>): (real: ProviderAdapter) => ProviderAdapter {
@@ -308,7 +306,7 @@ describe('generation pipeline with the provider simulator', function () {
       const effect = await services().db('effects').where({ id: effects['winter-portrait'] }).first('cost', 'model', 'output_type');
       const plan = {
         kind: 'effect' as const, effectId: effects['winter-portrait'], studioCategoryId: null, prompt: null, cost: effect.cost,
-        outputType: effect.output_type, model: effect.model, inputs: [{ upload_id: upload, object_key: objectKey, person: 0 }],
+        outputType: effect.output_type, model: effect.model, providerKind: 'simulator' as const, route: { model: effect.model }, inputs: [{ upload_id: upload, object_key: objectKey, person: 0 }],
       };
       // One commit: their NOTIFYs wake the dispatcher for one round or two, not twelve.
       const waiting = await services().db.transaction(async (trx) => {

@@ -4,6 +4,7 @@ import { seedStudioCategories } from '../../../db/studio/seed-studio-categories'
 import { balanceOf, ledgerOf, photo, registeredPushDevice, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
+import { jobDataOf, jobsOf } from '../../jobs';
 
 describe('studio generations through the one pipeline, with the provider simulator', function () {
   this.timeout(60_000);
@@ -60,10 +61,8 @@ describe('studio generations through the one pipeline, with the provider simulat
     const row = await services().db('generations').where({ id: answer.id }).first('result_key', 'result_text', 'provider_task_id');
     expect(row.result_key).to.equal(null);
     expect(row.provider_task_id).to.be.a('string');
-    const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' and data->>'reference' = ?", [answer.id]);
-    expect(rows.map((job: { data: object }) => job.data)).to.deep.equal([{ userId: user.id, kind: 'generation', reference: answer.id, data: { generation_id: answer.id, status: 'succeeded', error_code: '' } }]);
-    const media = await services().db.raw("select count(*)::integer as count from pgboss.job where name = 'generation-media'");
-    expect(media.rows[0].count, 'a text answer succeeds in the worker, without a media job').to.equal(0);
+    expect(await jobDataOf('push-send', { reference: answer.id })).to.deep.equal([{ userId: user.id, kind: 'generation', reference: answer.id, data: { generation_id: answer.id, status: 'succeeded', error_code: '' } }]);
+    expect(await jobsOf('generation-media'), 'a text answer succeeds in the worker, without a media job').to.have.length(0);
     expect(await balanceOf(user.id)).to.equal(98);
   });
 

@@ -11,7 +11,10 @@ describe('the queue consumer', function () {
   it('touches a job that has a heartbeat while its handler runs, and completes it after', async () => {
     const { db, boss } = services();
     const jobId = await db.transaction((trx) => enqueue(boss, trx, 'generation-media', { generationId: '00000000-0000-4000-8000-000000000001' }));
-    const heartbeat = async () => (await db.raw('select heartbeat_on, started_on from pgboss.job where id = ?', [jobId])).rows[0] as { heartbeat_on: Date; started_on: Date };
+    const heartbeat = async () => {
+      const job = await boss.getJobById('generation-media', jobId!);
+      return { heartbeat_on: job!.heartbeatOn!, started_on: job!.startedOn! };
+    };
     let finish = () => undefined as void;
     const consumer = await startQueueConsumer(services(), {
       queue: 'generation-media',

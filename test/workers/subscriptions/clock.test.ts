@@ -13,6 +13,7 @@ import { services } from '../../harness';
 import { operator, paymentRow, startTestbed, waitForStatus, type Testbed } from '../../payment-testbed';
 import { activeSubscription, freshPlans, operatorOnFirstOrder, periodEndsIn, subscriptionRow, waitForSubscription } from '../../subscription-fixtures';
 import { makeUser } from '../../users';
+import { jobDataOf, jobsOf } from '../../jobs';
 
 const DAY_MS = 86_400_000;
 
@@ -44,7 +45,7 @@ describe('subscriptions: the clock and the renewal charge', () => {
   }
 
   const kindsOf = (userId: string) => db('credit_transactions').where({ user_id: userId }).orderBy('seq').select('kind', 'amount', 'reference');
-  const renewJobs = (paymentId: string) => db.raw("select id from pgboss.job where name = 'subscription-renew' and data->>'paymentId' = ?", [paymentId]).then((result) => result.rows);
+  const renewJobs = (paymentId: string) => jobsOf('subscription-renew', { paymentId });
 
   describe('at the end of an active period', () => {
     it('burns the unspent plan credits, makes one payment for the next period and one job; the charge starts the period where the last ended', async () => {
@@ -268,8 +269,8 @@ describe('subscriptions: the clock and the renewal charge', () => {
 
   describe('reminders', () => {
     const reminderJobs = (subscriptionId: string) =>
-      db.raw("select data from pgboss.job where name = 'push-send' and data->>'kind' = 'subscription_reminder' and data->'data'->>'subscription_id' = ? order by created_on", [subscriptionId])
-        .then((result) => result.rows.map((row: { data: { data: Record<string, string> } }) => row.data.data));
+      jobDataOf('push-send', { kind: 'subscription_reminder' })
+        .then((jobs) => jobs.map((job) => job.data as Record<string, string>).filter((data) => data.subscription_id === subscriptionId));
 
     it('3 and 1 billing days before the end of an active period, once per period each, days_left as strings', async () => {
       const user = await makeUser();

@@ -11,6 +11,7 @@ import { expectPlanBucketsConsistent } from '../../plan-buckets';
 import { activeSubscription, freshPlans, periodEndsIn } from '../../subscription-fixtures';
 import { makeUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { jobsOf } from '../../jobs';
 
 describe('subscriptions: two schedulers and two workers renew a batch exactly once', function () {
   this.timeout(180_000);
@@ -79,8 +80,7 @@ describe('subscriptions: two schedulers and two workers renew a batch exactly on
         { kind: 'plan_expired', amount: -150, reference: subscription.payment_id },
         { kind: 'plan_grant', amount: 150, reference: renewals[0].id },
       ]);
-      const jobs = await db.raw("select id from pgboss.job where name = 'subscription-renew' and data->>'paymentId' = ?", [renewals[0].id]);
-      expect(jobs.rows).to.have.length(1);
+      expect(await jobsOf('subscription-renew', { paymentId: renewals[0].id })).to.have.length(1);
     }
     for (const subscription of reminded) {
       expect(await db('subscription_reminders').where({ subscription_id: subscription.id }).pluck('days_left')).to.deep.equal([1]);

@@ -19,6 +19,7 @@ import { notificationSecret, paymentRow, startTestbed, type Testbed } from '../.
 import { activeSubscription, freshPlans, operatorOnFirstOrder, periodEndsIn, subscriptionRow } from '../../subscription-fixtures';
 import { makeUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { jobsOf } from '../../jobs';
 
 /**
  * The clock's batch of renewals (`startRenewalBatch`): every active period that ended is started in
@@ -56,7 +57,8 @@ describe('subscriptions: renewals started in batches', () => {
   }
 
   const renewalPayments = (subscriptionId: string): Promise<PaymentRow[]> => db('payments').where({ subscription_id: subscriptionId }).andWhere('period', '>', 1).select('*');
-  const renewJobs = (paymentId: string) => db.raw("select id, retry_limit, expire_seconds from pgboss.job where name = 'subscription-renew' and data->>'paymentId' = ?", [paymentId]).then((result) => result.rows);
+  const renewJobs = async (paymentId: string) => (await jobsOf('subscription-renew', { paymentId }))
+    .map((job) => ({ id: job.id, retry_limit: job.retryLimit, expire_seconds: job.expireInSeconds }));
 
   it('starts every due renewal in one transaction: each burned once, one payment and one job each, the job with the queue\'s retries', async () => {
     const ended = await endedSubscriptions(3);

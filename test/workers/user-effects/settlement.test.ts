@@ -12,10 +12,10 @@ import { resetDatabase, serviceEnv, services } from '../../harness';
 import { earningOf, userEffectIn } from '../../user-effect-fixtures';
 import { makeUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { jobDataOf } from '../../jobs';
 
 async function pushJobs(kind: string): Promise<PushJob[]> {
-  const { rows } = await services().db.raw("select data from pgboss.job where name = 'push-send' and data->>'kind' = ? order by created_on", [kind]);
-  return rows.map((row: { data: never }) => row.data);
+  return jobDataOf('push-send', { kind });
 }
 
 describe('author earnings: settlement and reversal', function () {

@@ -1,0 +1,73 @@
+import type { Knex } from 'knex';
+import { backoffDelayMs, type Backoff } from '../common/backoff';
+import type { Logger } from '../common/logger';
+import { claimAccountProbe } from '../db/pool/claim-account-probe';
+import { recordAccountAnswer } from '../db/pool/record-account-answer';
+import { recordAccountFailure } from '../db/pool/record-account-failure';
+
+export interface CircuitSettings {
+  baseMs: number;
+  capMs: number;
+  /** Failures in a row that open an account's circuit. */
+  circuitFailures: number;
+}
+
+/** Backoff steps precomputed for one failure statement: past the cap every step is the cap (with its jitter). */
+const steps = 24;
+
+/**
+ * The circuit of each provider account, kept in Postgres beside its cooldown (`provider_accounts`),
+ * so every process sees the same one. A call that gets no answer from the provider counts a failure:
+ * the task that made it tries again after the account's backoff (doubling to a cap, with jitter,
+ * `common/backoff.ts`), and no submission goes to the account before then. Once the failures in a
+ * row reach the threshold the circuit opens: no submissions, polls deferred, and after each backoff
+ * ONE probe (`claimAccountProbe`) of whichever process comes first. The first answer closes it.
+ * The guarded statements decide who tells: one warning when a circuit opens, one when it closes,
+ * whatever the number of processes and tasks; a single failed call is only a debug line.
+ */
+export class AccountCircuits {
+  /** Accounts this process saw fail and has not seen answer since. */
+  private readonly failing = new Set<number>();
+  private readonly backoff: Backoff;
+
+  constructor(
+    private readonly db: Knex,
+    private readonly log: Logger,
+    private readonly settings: CircuitSettings,
+  ) {
+    this.backoff = { baseMs: settings.baseMs, capMs: settings.capMs };
+  }
+
+  /** A call on the account got no answer: answers in how many ms the caller's task tries again. */
+  async failed(accountId: number): Promise<number> {
+    this.failing.add(accountId);
+    const delaysMs = Array.from({ length: steps }, (_, index) => backoffDelayMs(index + 1, this.backoff));
+    const failure = await recordAccountFailure(this.db, accountId, { threshold: this.settings.circuitFailures, delaysMs });
+    if (!failure) return delaysMs[0];
+    if (failure.opened) {
+      this.log.warn(
+        { accountId, account: failure.label, kind: failure.kind, failures: failure.failures },
+        'provider account not answering: circuit open, no submissions to it and its polls deferred until a probe is answered',
+      );
+    }
+    // Each task comes back on its own jitter, never before the account's retry.
+    return Math.max(failure.retryInMs, backoffDelayMs(failure.failures, this.backoff));
+  }
+
+  /** The provider answered a call on the account: an account seen failing (here, or at the claim) is reset, its circuit closed. */
+  async answered(accountId: number, failingAtClaim = false): Promise<void> {
+    if (!failingAtClaim && !this.failing.has(accountId)) return;
+    this.failing.delete(accountId);
+    const closed = await recordAccountAnswer(this.db, accountId);
+    if (closed) this.log.warn({ accountId, account: closed.label, kind: closed.kind, openS: Math.round(closed.openS) }, 'provider account answers again: circuit closed');
+  }
+
+  /**
+   * Before a call on an account whose circuit was open at the claim: whether this caller may call
+   * (it probes, or the circuit closed meanwhile), else in how many ms its task comes back.
+   */
+  async mayCall(accountId: number): Promise<{ go: boolean; retryInMs: number }> {
+    const probe = await claimAccountProbe(this.db, accountId, this.settings.capMs);
+    return probe.go ? probe : { go: false, retryInMs: probe.retryInMs + backoffDelayMs(1, this.backoff) };
+  }
+}

@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import { leaseSlots } from '../../db/pool/lease-slots';
+import { AccountCircuits } from '../../pool/account-circuits';
+import { keyFingerprint, syncProviderAccounts } from '../../pool/accounts';
+import { waitingGenerations } from '../generation-fixtures';
+import { capturingLogger, resetDatabase, services } from '../harness';
+
+describe('the circuit of a provider account', () => {
+  const settings = { baseMs: 200, capMs: 1000, circuitFailures: 3 };
+  let accountId: number;
+  let otherId: number;
+  let captured: ReturnType<typeof capturingLogger>;
+  let circuits: AccountCircuits;
+  const db = () => services().db;
+  const account = () => db()('provider_accounts').where({ id: accountId }).first('failures', 'retry_at', 'circuit_opened_at', 'updated_at');
+  const warnings = () => captured.lines().filter((line) => line.level === 40).map((line) => line.msg);
+
+  beforeEach(async () => {
+    await resetDatabase();
+    await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'down-key', slots: 2 }, { kind: 'simulator', apiKey: 'up-key', slots: 2 }]);
+    [accountId, otherId] = await Promise.all(['down-key', 'up-key'].map(async (key) => (await db()('provider_accounts').where({ key_fingerprint: keyFingerprint(key) }).first('id')).id));
+    captured = capturingLogger();
+    circuits = new AccountCircuits(db(), captured.log, settings);
+  });
+
+  it('backs off after each failure, doubling to the cap with jitter: no slot of the account is leased before its retry', async () => {
+    const delays = [await circuits.failed(accountId), await circuits.failed(accountId)];
+    expect(delays[0]).to.be.within(100, 200);
+    expect(delays[1]).to.be.within(200, 400);
+    expect(await account()).to.include({ failures: 2, circuit_opened_at: null });
+    const [generation] = await waitingGenerations(1);
+    const leases = await leaseSlots(db(), [generation], 60);
+    expect(leases.map((lease) => lease.accountId)).to.deep.equal([otherId], 'the failing account waits for its retry');
+    expect(warnings()).to.deep.equal([], 'a failure below the threshold is no warning');
+  });
+
+  it('opens once at the threshold, however many callers fail at once, with one warning; answered, closes with one warning', async () => {
+    const others = [new AccountCircuits(db(), captured.log, settings), new AccountCircuits(db(), captured.log, settings)];
+    const delays = await Promise.all(Array.from({ length: 9 }, (_, index) => [circuits, ...others][index % 3].failed(accountId)));
+    expect(Math.max(...delays)).to.be.at.most(settings.capMs * 1.5);
+    const opened = await account();
+    expect(opened.failures).to.equal(9);
+    expect(opened.circuit_opened_at).to.be.instanceOf(Date);
+    expect(warnings()).to.have.length(1);
+    expect(warnings()[0]).to.match(/circuit open/);
+
+    await Promise.all([circuits, ...others].map((circuit) => circuit.answered(accountId)));
+    expect(await account()).to.include({ failures: 0, retry_at: null, circuit_opened_at: null });
+    expect(warnings()).to.have.length(2);
+    expect(warnings()[1]).to.match(/circuit closed/);
+  });
+
+  it('lets one caller probe an open circuit once its retry is due, the others wait for the outcome', async () => {
+    for (let index = 0; index < settings.circuitFailures; index += 1) await circuits.failed(accountId);
+    expect((await circuits.mayCall(accountId)).go, 'before the retry: nobody').to.equal(false);
+    await db()('provider_accounts').where({ id: accountId }).update({ retry_at: db().fn.now() });
+    const calls = await Promise.all(Array.from({ length: 6 }, () => circuits.mayCall(accountId)));
+    expect(calls.filter((call) => call.go)).to.have.length(1);
+    for (const waiting of calls.filter((call) => !call.go)) expect(waiting.retryInMs).to.be.within(settings.capMs - 100, settings.capMs * 1.5);
+    // The probe failed: the next one after the backoff of that many failures.
+    await circuits.failed(accountId);
+    expect((await circuits.mayCall(accountId)).go).to.equal(false);
+  });
+
+  it('writes nothing when an account that never failed answers', async () => {
+    const before = await db()('provider_accounts').where({ id: otherId }).first('updated_at', 'failures');
+    const written: string[] = [];
+    const watch = (query: { sql: string }) => written.push(query.sql);
+    db().on('query', watch);
+    try {
+      await circuits.answered(otherId);
+      await circuits.answered(otherId, false);
+    } finally {
+      db().off('query', watch);
+    }
+    expect(written).to.deep.equal([], 'no statement at all: the hot path of every poll and submission');
+    expect(await db()('provider_accounts').where({ id: otherId }).first('updated_at', 'failures')).to.deep.equal(before);
+  });
+});
