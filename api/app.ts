@@ -11,11 +11,12 @@ import { metricsRouter } from './metrics';
 import { operationsRouter } from './operations';
 import { htmlPageHeaders } from '../media/pages/headers';
 import { Realtime } from './realtime/streams';
-import { CatalogCache } from './catalog/catalog-cache';
+import { CatalogCache, replayCatalogAnswers } from './catalog/catalog-cache';
 
 /**
  * The API's middleware chain, in the order it runs: request id, request log and latency metric, error
- * envelope, then the route table (body parsing where a route takes one, authentication, limits,
+ * envelope, an anonymous catalog read answered before sent again from the catalog cache (most of
+ * the traffic, the same bytes for everyone: `replayCatalogAnswers`), then the route table (body parsing where a route takes one, authentication, limits,
  * validation, handler per route). A request no route matches goes on to the rest of the site: the
  * strict headers of an HTML page that set none, operations endpoints and `/metrics`, raw mounts (the
  * operator console, whose pg-boss dashboard reads its own bodies), body parsing, extra mounts
@@ -43,6 +44,7 @@ export function createApp(
   app.use(requestId());
   app.use(requestLog(services.log));
   app.use(errorEnvelope(services.log));
+  app.use(replayCatalogAnswers());
   app.use(router.routes);
   app.use(htmlPageHeaders());
   app.use(operations.routes());

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../../config';
 import type { ListenHub } from '../../db/listen-hub';
+import type { Middleware } from 'koa';
 import type { Logger } from '../../common/logger';
 import type { ApiContext } from '../http/context';
 
@@ -42,6 +43,14 @@ export interface CatalogAnswer<T> {
   value: T;
   body: Buffer;
   etag: string;
+  /** Where the cache keeps it (`CatalogCache.answer`). */
+  key: string;
+}
+
+/** The answer an anonymous GET of a URL was given, by the key it is kept under, and its route's template. */
+interface AnsweredUrl {
+  answerKey: string;
+  route: string;
 }
 
 export class CatalogCache {
@@ -66,6 +75,8 @@ export class CatalogCache {
   private version = 0;
   /** Keys of answers kept only when asked again (`answer`'s `keepWhenAskedAgain`) that were asked once. */
   private readonly askedOnce = new Set<string>();
+  /** Which kept answer each anonymous GET was given, by its URL as sent (`replay`). */
+  private readonly answeredUrls = new Map<string, AnsweredUrl>();
 
   constructor(
     private readonly hub: ListenHub,
@@ -200,19 +211,43 @@ export class CatalogCache {
     compute: (freshness: Freshness) => Promise<T | null>,
     options: { keepWhenAskedAgain?: boolean; body?: (value: T) => Buffer } = {},
   ): Promise<CatalogAnswer<T> | null> {
+    const answerKey = `answer\u0000${key}`;
     return this.kept<CatalogAnswer<T> | null>(
       this.answers,
-      `answer\u0000${key}`,
+      answerKey,
       // The value and its bytes are both kept: count the bytes twice and a little more.
       (answer) => (answer ? answer.body.length * 3 : 64),
       async (freshness) => {
         const value = await compute(freshness);
         if (value === null) return null;
         const body = options.body ? options.body(value) : Buffer.from(JSON.stringify(value));
-        return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
+        return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`, key: answerKey };
       },
       { keep: options.keepWhenAskedAgain ? (answerKey) => this.askedAgain(answerKey) : keepAlways },
     );
+  }
+
+  /**
+   * Remembers that an anonymous GET of `url` (path and query as sent), on the route `route`, was
+   * answered with `answer`: while that answer stays kept, `replay` gives it again for the same URL.
+   */
+  answeredWith(url: string, route: string, answer: CatalogAnswer<unknown>): void {
+    if (!this.isLive() || this.answeredUrls.get(url)?.answerKey === answer.key) return;
+    if (this.answeredUrls.size >= maxAnsweredUrls) this.answeredUrls.clear();
+    this.answeredUrls.set(url, { answerKey: answer.key, route });
+  }
+
+  /**
+   * The answer an anonymous GET of `url` was last given (`answeredWith`), while it is still kept:
+   * the same URL validates to the same query, hence the same key, and a kept answer is what its
+   * route would send again. Undefined otherwise (the route computes it).
+   */
+  replay(url: string): { answer: CatalogAnswer<unknown>; route: string } | undefined {
+    if (!this.isLive()) return undefined;
+    const answered = this.answeredUrls.get(url);
+    if (!answered) return undefined;
+    const hit = this.answers.fresh(answered.answerKey, Date.now());
+    return hit ? { answer: hit.value as CatalogAnswer<unknown>, route: answered.route } : undefined;
   }
 
   /** Whether `key` was asked once before (then it is kept); otherwise remembers that it was, up to `maxAskedOnce` keys. */
@@ -242,6 +277,7 @@ export class CatalogCache {
     this.parts.clear();
     this.answers.clear();
     this.askedOnce.clear();
+    this.answeredUrls.clear();
     this.computing = new Map();
   }
 
@@ -319,6 +355,8 @@ class Segment {
 const keepAlways = () => true;
 /** Keys remembered as asked once, at most; then forgotten all at once. */
 const maxAskedOnce = 10_000;
+/** URLs remembered with their answers (`answeredWith`), at most; then forgotten all at once. */
+const maxAnsweredUrls = 10_000;
 
 function freshnessUntil(until: number): Freshness {
   return {
@@ -344,18 +382,42 @@ export const notModified = { 304: { description: 'Not modified: the `If-None-Mat
  * already has it (`If-None-Match`). `Cache-Control` lets a CDN keep an anonymous answer (`public`);
  * an answer to a request with a token is `private`, so a shared cache never hands a signed-in
  * caller's answer to someone else (and never swallows a request whose token counts something).
+ * The answer to an anonymous GET is the same for every such request of its URL: the cache
+ * remembers it for `replayCatalogAnswers`.
  */
 export function sendCatalogAnswer(ctx: ApiContext, answer: CatalogAnswer<unknown>): void {
-  const maxAge = ctx.services.config.catalog.httpMaxAgeS;
-  const scope = ctx.get('Authorization') ? 'private' : 'public';
-  ctx.set('Cache-Control', maxAge > 0 ? `${scope}, max-age=${maxAge}` : `${scope}, no-cache`);
+  const anonymous = !ctx.get('Authorization');
+  if (anonymous && ctx.method === 'GET' && ctx.state.route) ctx.catalogCache.answeredWith(ctx.url, ctx.state.route, answer);
+  send(ctx, answer, anonymous);
+}
+
+function send(ctx: ApiContext, answer: CatalogAnswer<unknown>, anonymous: boolean): void {
+  const cacheControl = ctx.services.config.catalog.httpMaxAgeS > 0 ? `max-age=${ctx.services.config.catalog.httpMaxAgeS}` : 'no-cache';
+  ctx.set('Cache-Control', `${anonymous ? 'public' : 'private'}, ${cacheControl}`);
   ctx.set('ETag', answer.etag);
   if (matchesEtag(ctx.get('If-None-Match'), answer.etag)) {
     ctx.status = 304;
     return;
   }
-  ctx.type = 'application/json; charset=utf-8';
+  ctx.set('Content-Type', 'application/json; charset=utf-8');
   ctx.body = answer.body;
+}
+
+/**
+ * Answers an anonymous GET whose URL was answered before from a kept catalog answer
+ * (`CatalogCache.replay`), without the route table: such a request has no token to check, no
+ * limit applies to the public catalog reads, and its URL was validated when it was first answered.
+ * What is left of a request is the request id, its log line and the answer's bytes.
+ */
+export function replayCatalogAnswers(): Middleware<ApiContext['state'], ApiContext> {
+  return (ctx, next) => {
+    if (ctx.method !== 'GET' || ctx.get('Authorization')) return next();
+    const replayed = ctx.catalogCache.replay(ctx.url);
+    if (!replayed) return next();
+    ctx.state.route = replayed.route;
+    send(ctx, replayed.answer, true);
+    return Promise.resolve();
+  };
 }
 
 /** RFC 9110 13.1.2: `*`, or any listed tag equal to ours under the weak comparison. */
