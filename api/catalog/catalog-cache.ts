@@ -19,7 +19,8 @@ import type { ApiContext } from '../http/context';
  * Time still changes two things without a version: the new-effect slots of a category (an effect
  * stops being new) and popularity (success counts bump no version, they change with every
  * generation). An entry says when it stops being true (`Freshness.until`); nothing lives longer than
- * `CATALOG_CACHE_TTL_S`.
+ * `CATALOG_CACHE_TTL_S` but the parts that neither changes (`untilChanged`: views, the search index,
+ * word forms and matches, the flat list), which would otherwise all be made again at once each time.
  *
  * Everything cached is the same for every caller: answers never depend on who asks. Per-user parts
  * (ARCHITECTURE.md, "The catalog cache") are layered on top of a shared answer, never cached in it.
@@ -144,8 +145,8 @@ export class CatalogCache {
    * for the memory budget. `within`, the freshness of something made from this value, is limited
    * to this value's.
    */
-  remember<T>(key: string, bytes: (value: T) => number, compute: (freshness: Freshness) => Promise<T>, within?: Freshness): Promise<T> {
-    return this.kept(this.parts, key, bytes, compute, { within, keep: keepAlways });
+  remember<T>(key: string, bytes: (value: T) => number, compute: (freshness: Freshness) => Promise<T>, within?: Freshness, options: { untilChanged?: boolean } = {}): Promise<T> {
+    return this.kept(this.parts, key, bytes, compute, { within, keep: keepAlways, untilChanged: options.untilChanged });
   }
 
   peek<T>(key: string, within?: Freshness): T | undefined {
@@ -162,7 +163,7 @@ export class CatalogCache {
     key: string,
     bytes: (value: T) => number,
     compute: (freshness: Freshness) => Promise<T>,
-    { within, keep }: { within?: Freshness; keep: (key: string) => boolean },
+    { within, keep, untilChanged = false }: { within?: Freshness; keep: (key: string) => boolean; untilChanged?: boolean },
   ): Promise<T> {
     if (!this.isLive()) {
       // Kick a new subscription after a failed one; this request is answered uncached.
@@ -179,7 +180,7 @@ export class CatalogCache {
     const flightKey = `${epoch}\u0000${key}`;
     let flight = this.computing.get(flightKey);
     if (!flight) {
-      const freshness = freshnessUntil(now + this.settings.cacheTtlMs);
+      const freshness = freshnessUntil(untilChanged ? Number.POSITIVE_INFINITY : now + this.settings.cacheTtlMs);
       flight = compute(freshness).then((value) => ({ value, until: freshness.until }));
       this.computing.set(flightKey, flight);
       flight.then(
@@ -230,9 +231,10 @@ export class CatalogCache {
   /**
    * Remembers that an anonymous GET of `url` (path and query as sent), on the route `route`, was
    * answered with `answer`: while that answer stays kept, `replay` gives it again for the same URL.
+   * An answer not kept (a search asked once) is not remembered either.
    */
   answeredWith(url: string, route: string, answer: CatalogAnswer<unknown>): void {
-    if (!this.isLive() || this.answeredUrls.get(url)?.answerKey === answer.key) return;
+    if (!this.isLive() || !this.answers.holds(answer.key) || this.answeredUrls.get(url)?.answerKey === answer.key) return;
     if (this.answeredUrls.size >= maxAnsweredUrls) this.answeredUrls.clear();
     this.answeredUrls.set(url, { answerKey: answer.key, route });
   }
@@ -322,6 +324,11 @@ class Segment {
       hit.moved = ++this.moves;
     }
     return hit;
+  }
+
+  /** Whether `key` is kept, without reading it. */
+  holds(key: string): boolean {
+    return this.entries.has(key);
   }
 
   set(key: string, entry: Omit<Entry, 'moved'>): void {

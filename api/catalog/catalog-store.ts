@@ -7,8 +7,12 @@ import type { Freshness } from './catalog-cache';
  * computes what it needs.
  */
 export interface CatalogStore {
-  /** `within`: the freshness of what is made from the value, limited to the value's. */
-  remember<T>(key: string, bytes: (value: T) => number, compute: (freshness: Freshness) => Promise<T>, within?: Freshness): Promise<T>;
+  /**
+   * `within`: the freshness of what is made from the value, limited to the value's. `untilChanged`:
+   * the value depends on nothing time or popularity changes (a view, the search index, a word's
+   * forms), so only a catalog change drops it, not `CATALOG_CACHE_TTL_S`.
+   */
+  remember<T>(key: string, bytes: (value: T) => number, compute: (freshness: Freshness) => Promise<T>, within?: Freshness, options?: { untilChanged?: boolean }): Promise<T>;
   /** The value of `key` while it is kept and fresh (as `remember` would give it), else undefined; never computes. */
   peek<T>(key: string, within?: Freshness): T | undefined;
 }
@@ -28,7 +32,7 @@ export const computeEveryTime: CatalogStore = {
 export async function rememberEach<Item, T>(
   store: CatalogStore,
   items: Item[],
-  entry: { key: (item: Item) => string; bytes: (value: T | null) => number },
+  entry: { key: (item: Item) => string; bytes: (value: T | null) => number; untilChanged?: boolean },
   computeMissing: (missing: Item[]) => Promise<Map<Item, T>>,
   within?: Freshness,
 ): Promise<(T | null)[]> {
@@ -40,5 +44,5 @@ export async function rememberEach<Item, T>(
     missing.push(item);
     computed ??= Promise.resolve().then(() => computeMissing(missing));
     return (await computed).get(item) ?? null;
-  }, within)));
+  }, within, { untilChanged: entry.untilChanged })));
 }

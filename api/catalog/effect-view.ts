@@ -178,6 +178,7 @@ export async function loadEffects(db: Knex, url: PublicUrl, ids: string[], local
   const views = await rememberEach<string, Effect>(store, ids, {
     key: (id) => `effect-view\u0000${locale}\u0000${id}`,
     bytes: (view) => 64 + (view ? effectBytes(view).length * 3 : 0),
+    untilChanged: true,
   }, async (missing) => {
     const rows = await readTogether(db, missing, locale);
     const found = new Map<string, Effect>();

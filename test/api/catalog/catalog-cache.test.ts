@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { startService, type ServiceProcess } from '../../../scripts/bench-processes';
 import { client, type Api } from '../../client';
 import { CatalogCache } from '../../../api/catalog/catalog-cache';
+import { notify } from '../../../db/channels';
 import { loadEffects, publicUrlOf } from '../../../api/catalog/effect-view';
 import { resetDatabase, serviceEnv, services, silentLogger, startTestApp, testConfig, type TestApp } from '../../harness';
 import { makeUser } from '../../users';
@@ -138,6 +139,36 @@ describe('catalog cache', function () {
     });
   });
 
+  describe('how long it keeps', () => {
+    const ttlMs = 1000;
+    let cache: CatalogCache;
+    beforeEach(async () => {
+      await resetDatabase();
+      cache = new CatalogCache(services().listenHub, { ...testConfig().catalog, cacheTtlMs: ttlMs }, silentLogger());
+      await cache.start();
+    });
+    afterEach(() => cache.stop());
+
+    it('keeps a part that neither time nor popularity changes past the time limit, until the catalog changes', async () => {
+      const computed: string[] = [];
+      const part = (key: string, untilChanged: boolean) => cache.remember(key, () => 100, async () => {
+        computed.push(key);
+        return key;
+      }, undefined, { untilChanged });
+      await part('view', true);
+      await part('category order', false);
+      await new Promise((resolve) => setTimeout(resolve, ttlMs + 100));
+      await part('view', true);
+      await part('category order', false);
+      expect(computed).to.deep.equal(['view', 'category order', 'category order']);
+
+      await addTag('retro');
+      await cache.settled((payload) => services().db.transaction((trx) => notify(trx, 'catalog_changed', payload)));
+      await part('view', true);
+      expect(computed).to.deep.equal(['view', 'category order', 'category order', 'view']);
+    });
+  });
+
   describe('effect views', () => {
     beforeEach(() => resetDatabase());
 
@@ -147,6 +178,8 @@ describe('catalog cache', function () {
       await cache.start();
       await addCategory('portraits');
       const ids = [await addEffect('a', { categories: ['portraits'] }), await addEffect('b', { categories: ['portraits'] }), await addEffect('c')];
+      // The fixtures' own announcements would empty the cache midway.
+      await cache.settled((payload) => db.transaction((trx) => notify(trx, 'catalog_changed', payload)));
       let viewReads = 0;
       const listen = (query: { sql: string }) => {
         if (query.sql.includes('left join authors')) viewReads += 1;
