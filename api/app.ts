@@ -11,16 +11,19 @@ import { metricsRouter } from './metrics';
 import { operationsRouter } from './operations';
 import { htmlPageHeaders } from '../media/pages/headers';
 import { Realtime } from './realtime/streams';
-import { CatalogCache } from './catalog/catalog-cache';
+import { CatalogCache, replayCatalogAnswers } from './catalog/catalog-cache';
 
 /**
- * The API's middleware chain, in the order it runs: request id, request log and latency metric, the
- * strict headers of an HTML page that set none, error envelope, operations endpoints and `/metrics`,
- * raw mounts (the operator console, whose pg-boss dashboard reads its own bodies), body parsing,
- * extra mounts (simulators, webhooks, web pages), then the route table
- * (authentication, limits, validation, handler per route). Each app owns the SSE streams of its
- * process (`app.context.realtime`) and its catalog cache (`app.context.catalogCache`), both ended
- * by the web role's stop.
+ * The API's middleware chain, in the order it runs: request id, request log and latency metric, error
+ * envelope, an anonymous catalog read answered before sent again from the catalog cache (most of
+ * the traffic, the same bytes for everyone: `replayCatalogAnswers`), then the route table (body parsing where a route takes one, authentication, limits,
+ * validation, handler per route). A request no route matches goes on to the rest of the site: the
+ * strict headers of an HTML page that set none, operations endpoints and `/metrics`, raw mounts (the
+ * operator console, whose pg-boss dashboard reads its own bodies), body parsing, extra mounts
+ * (simulators, webhooks, web pages), and last the route table's `404`/`405`. Routes come first
+ * because they are most of the traffic (a cached catalog page is mostly this chain's cost) and no
+ * mount serves a `/v1` path. Each app owns the SSE streams of its process (`app.context.realtime`)
+ * and its catalog cache (`app.context.catalogCache`), both ended by the web role's stop.
  */
 export function createApp(
   services: Services,
@@ -35,19 +38,21 @@ export function createApp(
   app.silent = true;
 
   const operations = operationsRouter();
-  const router = buildRouter(routes);
+  const parseBody = bodyParser(services.config.jsonBodyLimitBytes);
+  const router = buildRouter(routes, parseBody);
 
   app.use(requestId());
   app.use(requestLog(services.log));
-  app.use(htmlPageHeaders());
   app.use(errorEnvelope(services.log));
+  app.use(replayCatalogAnswers());
+  app.use(router.routes);
+  app.use(htmlPageHeaders());
   app.use(operations.routes());
   // With METRICS_PORT, /metrics is served on that port only (api/metrics-server.ts).
   if (services.config.metrics.port === null) app.use(metricsRouter().routes());
   for (const mount of rawMounts) app.use(mount);
-  app.use(bodyParser(services.config.jsonBodyLimitBytes));
+  app.use(parseBody);
   for (const mount of mounts) app.use(mount);
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  app.use(router.allowedMethods);
   return app;
 }

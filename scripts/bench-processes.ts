@@ -34,9 +34,11 @@ function stopper(child: ChildProcess): () => Promise<void> {
     });
 }
 
-export async function startBareKoa(): Promise<ServiceProcess> {
+/** The bare Koa baseline (`bare-koa.ts`); with `bodyFile`, its other paths answer that file's bytes. */
+export async function startBareKoa(bodyFile?: string): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(distRoot, 'scripts', 'bare-koa.js')], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
+  const env = { ...process.env, PORT: String(port), ...(bodyFile ? { BODY_FILE: bodyFile } : {}) };
+  const child = spawn(process.execPath, [path.join(distRoot, 'scripts', 'bare-koa.js')], { env, stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
   await waitForHealth(url, child);
   return { url, child, stop: stopper(child) };

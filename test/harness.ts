@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import type { CatalogCache } from '../api/catalog/catalog-cache';
 import type { Realtime } from '../api/realtime/streams';
 import { startWeb, type WebOptions } from '../api/web';
 import type { Config } from '../config';
@@ -116,6 +117,8 @@ export interface TestApp {
   processorSimulator: ProcessorSimulator | null;
   /** Resolves once every catalog change committed so far has reached this app's catalog cache. */
   catalogSettled(): Promise<void>;
+  /** This app's catalog cache (one web process's). */
+  catalogCache: CatalogCache;
   close(): Promise<void>;
 }
 
@@ -147,6 +150,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     realtime: web.realtime,
     processorSimulator: web.processorSimulator,
     catalogSettled: () => web.catalogCache.settled((payload) => base.db.transaction((trx) => notify(trx, 'catalog_changed', payload))),
+    catalogCache: web.catalogCache,
     close: () => web.stop(),
   };
 }

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../../config';
 import type { ListenHub } from '../../db/listen-hub';
+import type { Middleware } from 'koa';
 import type { Logger } from '../../common/logger';
 import type { ApiContext } from '../http/context';
 
@@ -18,7 +19,8 @@ import type { ApiContext } from '../http/context';
  * Time still changes two things without a version: the new-effect slots of a category (an effect
  * stops being new) and popularity (success counts bump no version, they change with every
  * generation). An entry says when it stops being true (`Freshness.until`); nothing lives longer than
- * `CATALOG_CACHE_TTL_S`.
+ * `CATALOG_CACHE_TTL_S` but the parts that neither changes (`untilChanged`: views, the search index,
+ * word forms and matches, the flat list), which would otherwise all be made again at once each time.
  *
  * Everything cached is the same for every caller: answers never depend on who asks. Per-user parts
  * (ARCHITECTURE.md, "The catalog cache") are layered on top of a shared answer, never cached in it.
@@ -42,6 +44,14 @@ export interface CatalogAnswer<T> {
   value: T;
   body: Buffer;
   etag: string;
+  /** Where the cache keeps it (`CatalogCache.answer`). */
+  key: string;
+}
+
+/** The answer an anonymous GET of a URL was given, by the key it is kept under, and its route's template. */
+interface AnsweredUrl {
+  answerKey: string;
+  route: string;
 }
 
 export class CatalogCache {
@@ -52,15 +62,13 @@ export class CatalogCache {
   private unsubscribe: (() => void) | null = null;
   private stopped = false;
   /**
-   * In least-recently-used order (a Map keeps insertion order; a hit moves its key to the end), but
-   * only a hit on an entry in the older half moves: a hot entry is not deleted and set again on
-   * every request (a search reads some thirty entries), and what is evicted first is still
-   * something nobody asked for in the last half of the cache's turnover.
+   * What answers are made of (`remember`): the lists, the search index, each search word's forms and
+   * matches, each effect's view. Costly to make again (a statement each), so an answer never pushes
+   * one out.
    */
-  private readonly entries = new Map<string, Entry>();
-  /** Counts the moves to the recent end of `entries` (insertions included). */
-  private moves = 0;
-  private bytes = 0;
+  private readonly parts = new Segment();
+  /** Whole answers (`answer`): made again from the parts at the cost of a join, so they give way first. */
+  private readonly answers = new Segment();
   /** Computations under way, per epoch and key: a burst of misses for one key computes it once. */
   private computing = new Map<string, Promise<{ value: unknown; until: number }>>();
   private readonly probes = new Map<string, () => void>();
@@ -68,6 +76,8 @@ export class CatalogCache {
   private version = 0;
   /** Keys of answers kept only when asked again (`answer`'s `keepWhenAskedAgain`) that were asked once. */
   private readonly askedOnce = new Set<string>();
+  /** Which kept answer each anonymous GET was given, by its URL as sent (`replay`). */
+  private readonly answeredUrls = new Map<string, AnsweredUrl>();
 
   constructor(
     private readonly hub: ListenHub,
@@ -135,16 +145,25 @@ export class CatalogCache {
    * for the memory budget. `within`, the freshness of something made from this value, is limited
    * to this value's.
    */
-  remember<T>(key: string, bytes: (value: T) => number, compute: (freshness: Freshness) => Promise<T>, within?: Freshness): Promise<T> {
-    return this.kept(key, bytes, compute, { within, keep: keepAlways });
+  remember<T>(key: string, bytes: (value: T) => number, compute: (freshness: Freshness) => Promise<T>, within?: Freshness, options: { untilChanged?: boolean } = {}): Promise<T> {
+    return this.kept(this.parts, key, bytes, compute, { within, keep: keepAlways, untilChanged: options.untilChanged });
   }
 
-  /** `remember`, keeping a computed value only when `keep` says so for its key. */
+  peek<T>(key: string, within?: Freshness): T | undefined {
+    if (!this.isLive()) return undefined;
+    const hit = this.parts.fresh(key, Date.now());
+    if (!hit) return undefined;
+    within?.limitTo(hit.until);
+    return hit.value as T;
+  }
+
+  /** `remember` in `segment`, keeping a computed value only when `keep` says so for its key. */
   private async kept<T>(
+    segment: Segment,
     key: string,
     bytes: (value: T) => number,
     compute: (freshness: Freshness) => Promise<T>,
-    { within, keep }: { within?: Freshness; keep: (key: string) => boolean },
+    { within, keep, untilChanged = false }: { within?: Freshness; keep: (key: string) => boolean; untilChanged?: boolean },
   ): Promise<T> {
     if (!this.isLive()) {
       // Kick a new subscription after a failed one; this request is answered uncached.
@@ -152,29 +171,23 @@ export class CatalogCache {
       return compute(freshnessUntil(Number.POSITIVE_INFINITY));
     }
     const now = Date.now();
-    const hit = this.entries.get(key);
-    if (hit && hit.until > now) {
-      if (this.moves - hit.moved > this.entries.size / 2) {
-        this.entries.delete(key);
-        this.entries.set(key, hit);
-        hit.moved = ++this.moves;
-      }
+    const hit = segment.fresh(key, now);
+    if (hit) {
       within?.limitTo(hit.until);
       return hit.value as T;
     }
-    if (hit) this.drop(key);
     const epoch = this.epoch;
     const flightKey = `${epoch}\u0000${key}`;
     let flight = this.computing.get(flightKey);
     if (!flight) {
-      const freshness = freshnessUntil(now + this.settings.cacheTtlMs);
+      const freshness = freshnessUntil(untilChanged ? Number.POSITIVE_INFINITY : now + this.settings.cacheTtlMs);
       flight = compute(freshness).then((value) => ({ value, until: freshness.until }));
       this.computing.set(flightKey, flight);
       flight.then(
         ({ value, until }) => {
           if (this.computing.get(flightKey) === flight) this.computing.delete(flightKey);
           // A change announced meanwhile may be missing from the value: hand it out, never keep it.
-          if (epoch === this.epoch && this.isLive() && until > Date.now() && keep(key)) this.store(key, value, bytes(value as T), until);
+          if (epoch === this.epoch && this.isLive() && until > Date.now() && keep(key)) this.store(segment, key, value, bytes(value as T), until);
         },
         () => {
           if (this.computing.get(flightKey) === flight) this.computing.delete(flightKey);
@@ -191,26 +204,52 @@ export class CatalogCache {
    * `keepWhenAskedAgain`: for answers that are often asked once only (a search's): the first
    * computation is handed out without being kept, so a stream of one-off answers never pushes out
    * what every request reads (the lists, the index, the effects' views); a key asked again while it
-   * is remembered as asked once is kept. `json`: the value's JSON, when it can be made cheaper
-   * than `JSON.stringify` (a page of effects from each effect's kept JSON).
+   * is remembered as asked once is kept. `body`: the value's JSON bytes, when they can be made
+   * cheaper than by `JSON.stringify` (a page of effects from each effect's kept bytes).
    */
   answer<T>(
     key: string,
     compute: (freshness: Freshness) => Promise<T | null>,
-    options: { keepWhenAskedAgain?: boolean; json?: (value: T) => string } = {},
+    options: { keepWhenAskedAgain?: boolean; body?: (value: T) => Buffer } = {},
   ): Promise<CatalogAnswer<T> | null> {
+    const answerKey = `answer\u0000${key}`;
     return this.kept<CatalogAnswer<T> | null>(
-      `answer\u0000${key}`,
+      this.answers,
+      answerKey,
       // The value and its bytes are both kept: count the bytes twice and a little more.
       (answer) => (answer ? answer.body.length * 3 : 64),
       async (freshness) => {
         const value = await compute(freshness);
         if (value === null) return null;
-        const body = Buffer.from(options.json ? options.json(value) : JSON.stringify(value));
-        return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
+        const body = options.body ? options.body(value) : Buffer.from(JSON.stringify(value));
+        return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`, key: answerKey };
       },
       { keep: options.keepWhenAskedAgain ? (answerKey) => this.askedAgain(answerKey) : keepAlways },
     );
+  }
+
+  /**
+   * Remembers that an anonymous GET of `url` (path and query as sent), on the route `route`, was
+   * answered with `answer`: while that answer stays kept, `replay` gives it again for the same URL.
+   * An answer not kept (a search asked once) is not remembered either.
+   */
+  answeredWith(url: string, route: string, answer: CatalogAnswer<unknown>): void {
+    if (!this.isLive() || !this.answers.holds(answer.key) || this.answeredUrls.get(url)?.answerKey === answer.key) return;
+    if (this.answeredUrls.size >= maxAnsweredUrls) this.answeredUrls.clear();
+    this.answeredUrls.set(url, { answerKey: answer.key, route });
+  }
+
+  /**
+   * The answer an anonymous GET of `url` was last given (`answeredWith`), while it is still kept:
+   * the same URL validates to the same query, hence the same key, and a kept answer is what its
+   * route would send again. Undefined otherwise (the route computes it).
+   */
+  replay(url: string): { answer: CatalogAnswer<unknown>; route: string } | undefined {
+    if (!this.isLive()) return undefined;
+    const answered = this.answeredUrls.get(url);
+    if (!answered) return undefined;
+    const hit = this.answers.fresh(answered.answerKey, Date.now());
+    return hit ? { answer: hit.value as CatalogAnswer<unknown>, route: answered.route } : undefined;
   }
 
   /** Whether `key` was asked once before (then it is kept); otherwise remembers that it was, up to `maxAskedOnce` keys. */
@@ -237,22 +276,79 @@ export class CatalogCache {
   /** Empties the cache: what is being computed finishes for its callers but is not kept. */
   private forget(): void {
     this.epoch += 1;
-    this.entries.clear();
+    this.parts.clear();
+    this.answers.clear();
     this.askedOnce.clear();
-    this.bytes = 0;
+    this.answeredUrls.clear();
     this.computing = new Map();
   }
 
-  private store(key: string, value: unknown, bytes: number, until: number): void {
+  /**
+   * Keeps a value in `segment`. Over the budget, the answers read longest ago go first, then the
+   * parts read longest ago; an answer never pushes out a part (it would go itself first).
+   */
+  private store(segment: Segment, key: string, value: unknown, bytes: number, until: number): void {
     if (bytes > this.settings.cacheBytes) return;
-    this.drop(key);
-    this.entries.set(key, { value, bytes, until, moved: ++this.moves });
-    this.bytes += bytes;
-    for (const [oldest, entry] of this.entries) {
-      if (this.bytes <= this.settings.cacheBytes) break;
-      this.entries.delete(oldest);
-      this.bytes -= entry.bytes;
+    segment.set(key, { value, bytes, until });
+    while (this.parts.bytes + this.answers.bytes > this.settings.cacheBytes) {
+      if (this.answers.dropOldest()) continue;
+      if (segment === this.answers) break;
+      this.parts.dropOldest();
     }
+  }
+}
+
+/**
+ * Entries in least-recently-used order (a Map keeps insertion order; a hit moves its key to the end),
+ * but only a hit on an entry in the older half moves: a hot entry is not deleted and set again on
+ * every request (a search reads some thirty entries), and what is evicted first is still something
+ * nobody asked for in the last half of the segment's turnover.
+ */
+class Segment {
+  private readonly entries = new Map<string, Entry>();
+  /** Counts the moves to the recent end of `entries` (insertions included). */
+  private moves = 0;
+  bytes = 0;
+
+  /** The entry of `key` while it is still true at `now` (one that is no longer is dropped), moved as the LRU order says. */
+  fresh(key: string, now: number): Entry | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    if (hit.until <= now) {
+      this.drop(key);
+      return undefined;
+    }
+    if (this.moves - hit.moved > this.entries.size / 2) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      hit.moved = ++this.moves;
+    }
+    return hit;
+  }
+
+  /** Whether `key` is kept, without reading it. */
+  holds(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  set(key: string, entry: Omit<Entry, 'moved'>): void {
+    this.drop(key);
+    this.entries.set(key, { ...entry, moved: ++this.moves });
+    this.bytes += entry.bytes;
+  }
+
+  /** Drops the entry read longest ago; false when there is none. */
+  dropOldest(): boolean {
+    for (const key of this.entries.keys()) {
+      this.drop(key);
+      return true;
+    }
+    return false;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
   }
 
   private drop(key: string): void {
@@ -266,6 +362,8 @@ export class CatalogCache {
 const keepAlways = () => true;
 /** Keys remembered as asked once, at most; then forgotten all at once. */
 const maxAskedOnce = 10_000;
+/** URLs remembered with their answers (`answeredWith`), at most; then forgotten all at once. */
+const maxAnsweredUrls = 10_000;
 
 function freshnessUntil(until: number): Freshness {
   return {
@@ -291,18 +389,42 @@ export const notModified = { 304: { description: 'Not modified: the `If-None-Mat
  * already has it (`If-None-Match`). `Cache-Control` lets a CDN keep an anonymous answer (`public`);
  * an answer to a request with a token is `private`, so a shared cache never hands a signed-in
  * caller's answer to someone else (and never swallows a request whose token counts something).
+ * The answer to an anonymous GET is the same for every such request of its URL: the cache
+ * remembers it for `replayCatalogAnswers`.
  */
 export function sendCatalogAnswer(ctx: ApiContext, answer: CatalogAnswer<unknown>): void {
-  const maxAge = ctx.services.config.catalog.httpMaxAgeS;
-  const scope = ctx.get('Authorization') ? 'private' : 'public';
-  ctx.set('Cache-Control', maxAge > 0 ? `${scope}, max-age=${maxAge}` : `${scope}, no-cache`);
+  const anonymous = !ctx.get('Authorization');
+  if (anonymous && ctx.method === 'GET' && ctx.state.route) ctx.catalogCache.answeredWith(ctx.url, ctx.state.route, answer);
+  send(ctx, answer, anonymous);
+}
+
+function send(ctx: ApiContext, answer: CatalogAnswer<unknown>, anonymous: boolean): void {
+  const cacheControl = ctx.services.config.catalog.httpMaxAgeS > 0 ? `max-age=${ctx.services.config.catalog.httpMaxAgeS}` : 'no-cache';
+  ctx.set('Cache-Control', `${anonymous ? 'public' : 'private'}, ${cacheControl}`);
   ctx.set('ETag', answer.etag);
   if (matchesEtag(ctx.get('If-None-Match'), answer.etag)) {
     ctx.status = 304;
     return;
   }
-  ctx.type = 'application/json; charset=utf-8';
+  ctx.set('Content-Type', 'application/json; charset=utf-8');
   ctx.body = answer.body;
+}
+
+/**
+ * Answers an anonymous GET whose URL was answered before from a kept catalog answer
+ * (`CatalogCache.replay`), without the route table: such a request has no token to check, no
+ * limit applies to the public catalog reads, and its URL was validated when it was first answered.
+ * What is left of a request is the request id, its log line and the answer's bytes.
+ */
+export function replayCatalogAnswers(): Middleware<ApiContext['state'], ApiContext> {
+  return (ctx, next) => {
+    if (ctx.method !== 'GET' || ctx.get('Authorization')) return next();
+    const replayed = ctx.catalogCache.replay(ctx.url);
+    if (!replayed) return next();
+    ctx.state.route = replayed.route;
+    send(ctx, replayed.answer, true);
+    return Promise.resolve();
+  };
 }
 
 /** RFC 9110 13.1.2: `*`, or any listed tag equal to ours under the weak comparison. */

@@ -72,7 +72,7 @@ export async function listEffects(
       return filters.categoryId
         ? categoryEffectIds(db, filters, request.newEffects, request.offered, listFreshness)
         : flatEffectIds(db, filters, request.offered);
-    }, freshness);
+    }, freshness, { untilChanged: !request.category });
     found = { ids: ids.slice(paging.offset, paging.offset + paging.limit), total: ids.length };
   }
   return page(await loadEffects(db, url, found.ids, locale, lists), found.total, paging);

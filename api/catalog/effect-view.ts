@@ -149,16 +149,19 @@ function effectOf(row: EffectRow, url: PublicUrl): Effect {
   };
 }
 
-const jsonOfView = new WeakMap<Effect, string>();
+const bytesOfView = new WeakMap<Effect, Buffer>();
 
-/** An effect view's JSON, made once per view (views are kept in the catalog cache and never changed). */
-export function effectJson(view: Effect): string {
-  let json = jsonOfView.get(view);
-  if (json === undefined) {
-    json = JSON.stringify(view);
-    jsonOfView.set(view, json);
+/**
+ * An effect view's JSON bytes, made once per view (views are kept in the catalog cache and never
+ * changed): a page of known effects is then copies of bytes, not serialising and encoding.
+ */
+export function effectBytes(view: Effect): Buffer {
+  let bytes = bytesOfView.get(view);
+  if (bytes === undefined) {
+    bytes = Buffer.from(JSON.stringify(view));
+    bytesOfView.set(view, bytes);
   }
-  return json;
+  return bytes;
 }
 
 /**
@@ -168,29 +171,68 @@ export function effectJson(view: Effect): string {
  * `category_ids` puts enabled categories first, each group in the effect's own order; `author_name`
  * is null for official effects, for an author without a name and for a deleted author. A view
  * depends on catalog data only (no popularity), so `store` keeps each until the catalog changes: a
- * page of a search nobody made before reads only the effects no page showed yet, in one statement.
+ * page of a search nobody made before reads only the effects no page showed yet, together with
+ * those the other requests of the moment miss (`readTogether`).
  */
 export async function loadEffects(db: Knex, url: PublicUrl, ids: string[], locale: Locale, store: CatalogStore = computeEveryTime): Promise<Effect[]> {
   const views = await rememberEach<string, Effect>(store, ids, {
     key: (id) => `effect-view\u0000${locale}\u0000${id}`,
-    bytes: (view) => 64 + (view ? effectJson(view).length * 3 : 0),
+    bytes: (view) => 64 + (view ? effectBytes(view).length * 3 : 0),
+    untilChanged: true,
   }, async (missing) => {
-    const { rows } = await db.raw<{ rows: EffectRow[] }>(
-      `select e.id, e.slug, e.name_${locale} as name, e.description_${locale} as description,
-         e.poster_key, e.preview_video_key, e.preview_animation_key, e.preview, e.focus, e.video_focus,
-         e.cost, e.characters, e.output_type, e.author_id,
-         case when a.deleted_at is null then nullif(btrim(a.name), '') end as author_name,
-         array(select c.id from effect_categories ec join categories c on c.id = ec.category_id
-               where ec.effect_id = e.id order by c.enabled desc, ec.position, c.position, c.slug) as category_ids,
-         array(select t.slug from effect_tags et join tags t on t.id = et.tag_id
-               where et.effect_id = e.id order by et.position, t.slug) as tags
-       from effects e left join authors a on a.id = e.author_id
-       where e.id = any(:ids::uuid[])`,
-      { ids: missing },
-    );
-    return new Map(rows.map((row) => [row.id, effectOf(row, url)]));
+    const rows = await readTogether(db, missing, locale);
+    const found = new Map<string, Effect>();
+    for (const id of missing) {
+      const row = rows.get(id);
+      if (row) found.set(id, effectOf(row, url));
+    }
+    return found;
   });
   return views.filter((view): view is Effect => view !== null);
+}
+
+/** Effect rows asked for in the current turn of the event loop, per database handle and locale. */
+const gathering = new WeakMap<Knex, Map<Locale, { ids: Set<string>; rows: Promise<Map<string, EffectRow>> }>>();
+
+/**
+ * The rows of `ids`, read in one statement with those every other caller asks for in the same turn
+ * of the event loop (the statement starts once its callbacks have run: `setImmediate`). Under a burst
+ * of distinct searches each page needs a view or two that no page showed yet, and a statement per
+ * request costs many times what a row does. A transaction is a handle of its own: it shares with nobody.
+ */
+function readTogether(db: Knex, ids: string[], locale: Locale): Promise<Map<string, EffectRow>> {
+  let byLocale = gathering.get(db);
+  if (!byLocale) gathering.set(db, (byLocale = new Map()));
+  const batches = byLocale;
+  let batch = batches.get(locale);
+  if (!batch) {
+    const asked = new Set<string>();
+    const rows = new Promise<Map<string, EffectRow>>((resolve, reject) => setImmediate(() => {
+      batches.delete(locale);
+      readEffectRows(db, [...asked], locale).then(resolve, reject);
+    }));
+    batch = { ids: asked, rows };
+    batches.set(locale, batch);
+  }
+  for (const id of ids) batch.ids.add(id);
+  return batch.rows;
+}
+
+async function readEffectRows(db: Knex, ids: string[], locale: Locale): Promise<Map<string, EffectRow>> {
+  const { rows } = await db.raw<{ rows: EffectRow[] }>(
+    `select e.id, e.slug, e.name_${locale} as name, e.description_${locale} as description,
+       e.poster_key, e.preview_video_key, e.preview_animation_key, e.preview, e.focus, e.video_focus,
+       e.cost, e.characters, e.output_type, e.author_id,
+       case when a.deleted_at is null then nullif(btrim(a.name), '') end as author_name,
+       array(select c.id from effect_categories ec join categories c on c.id = ec.category_id
+             where ec.effect_id = e.id order by c.enabled desc, ec.position, c.position, c.slug) as category_ids,
+       array(select t.slug from effect_tags et join tags t on t.id = et.tag_id
+             where et.effect_id = e.id order by et.position, t.slug) as tags
+     from effects e left join authors a on a.id = e.author_id
+     where e.id = any(:ids::uuid[])`,
+    { ids },
+  );
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
 /**

@@ -2,11 +2,11 @@ import type { Knex } from 'knex';
 import type { ProviderKind } from '../../common/model-route';
 import { offeredKinds } from '../../pool/model-routes';
 import { errors } from '../http/errors';
-import { pageJson, pageSchema, pagingProperties, type Paging } from '../http/paging';
+import { pageBytes, pageSchema, pagingProperties, type Paging } from '../http/paging';
 import { defineRoute } from '../http/route';
 import { schema } from '../../common/validation';
 import { countAuthorView } from './authors';
-import { effectExample, effectJson, effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
+import { effectBytes, effectExample, effectSchema, loadEffects, publicUrlOf, type Effect, type PublicUrl } from './effect-view';
 import { listEffects } from './effect-list';
 import { byIdOrSlug } from '../../db/catalog/identifiers';
 import { hasRouteFor } from '../../db/catalog/offered';
@@ -70,7 +70,7 @@ export function effectRoutes(options: { thematicSearch?: ThematicSearch }) {
           newEffects: { slots: config.catalog.newEffectSlots, days: config.catalog.newEffectDays },
           thematic,
           offered: offeredKinds(config.generations),
-        }, cache, freshness), { keepWhenAskedAgain: search.kind === 'words', json: (effects) => pageJson(effects, effectJson) });
+        }, cache, freshness), { keepWhenAskedAgain: search.kind === 'words', body: (effects) => pageBytes(effects, effectBytes) });
         sendCatalogAnswer(ctx, answer!);
       },
     }),

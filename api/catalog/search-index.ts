@@ -96,9 +96,9 @@ export function searchIndexBytes(index: SearchIndex): number {
 }
 
 /**
- * One word's matches in an index: each effect the word matches, with the word's level there (its
- * best field: name 3, labels 2, description 1). The same for every query with the word, so the
- * catalog cache keeps it beside the index (`searchEffectIds`).
+ * One word's matches in an index: each effect the word matches, in curated order (ascending
+ * places), with the word's level there (its best field: name 3, labels 2, description 1). The same
+ * for every query with the word, so the catalog cache keeps it beside the index (`searchEffectIds`).
  */
 export interface WordMatch {
   places: Int32Array;
@@ -132,8 +132,8 @@ export function matchWord(index: SearchIndex, forms: string[]): WordMatch {
     raise(posted.labels, levelOfField.labels);
     raise(posted.description, levelOfField.description);
   }
-  const match: WordMatch = { places: Int32Array.from(reached), levels: new Uint8Array(reached.length) };
-  reached.forEach((place, at) => {
+  const match: WordMatch = { places: Int32Array.from(reached).sort(), levels: new Uint8Array(reached.length) };
+  match.places.forEach((place, at) => {
     match.levels[at] = level[place];
     level[place] = 0;
   });
@@ -145,58 +145,106 @@ export function wordMatchBytes(match: WordMatch): number {
   return 96 + match.places.length * 5;
 }
 
+/** A candidate's place in the answer: the words it has, in which best fields, and its place (smaller first). */
+interface Ranked {
+  /** The candidates' places. */
+  places: number[];
+  /** Their sort keys (`rankKey`), in the same order. */
+  keys: number[];
+}
+
 /**
  * The page of a search (the rules are `searchEffectIds`'s), from each word's matches: effects with
  * every word come first (alone, when there are any), then more words in the name, in labels, in
- * the description; ties keep the catalog order. Counts on the index's scratch counters, cleared
- * before it returns, so a search allocates nothing per effect of the catalog.
+ * the description; ties keep the catalog order. The effects with every word are found first, by
+ * walking the shortest word's matches through the others (sorted lists), and only they are ranked;
+ * only without any does every matched effect count (`withPartOfTheWords`).
  */
 export function matchSearchIndex(
   index: SearchIndex,
   query: { words: WordMatch[]; filters: EffectFilters; thematicIds: string[]; limit: number; offset: number },
 ): IdPage {
   const { words, filters } = query;
+  const inCategory = filters.categoryId === null ? null : index.byCategory.get(filters.categoryId) ?? new Set<number>();
+  const withTag = filters.tagId === null ? null : index.byTag.get(filters.tagId) ?? new Set<number>();
+  const passes = (place: number) => (!inCategory || inCategory.has(place)) && (!withTag || withTag.has(place));
+
+  const every = withEveryWord(words, passes);
+  const allWords = every.places.length > 0;
+  const chosen = allWords ? every : withPartOfTheWords(index, words, passes);
+  const matchedEnough = (place: number) => (allWords
+    ? words.every((word) => includes(word.places, place))
+    : words.some((word) => includes(word.places, place)));
+  // Only the places up to the page's end are ranked; the rest only count.
+  const end = query.offset + query.limit;
+  const best = smallestSorted(Float64Array.from(chosen.keys), end);
+
+  const thematic: number[] = [];
+  for (const id of query.thematicIds) {
+    if (thematic.length === maxThematicEffects) break;
+    const place = index.placeOf.get(id);
+    if (place !== undefined && passes(place) && !matchedEnough(place) && !thematic.includes(place)) thematic.push(place);
+  }
+
+  const pagePlaces = Array.from(best.subarray(query.offset, end), (key) => key % placeScale);
+  if (end > chosen.places.length) pagePlaces.push(...thematic.slice(Math.max(0, query.offset - chosen.places.length), end - chosen.places.length));
+  return { total: chosen.places.length + thematic.length, ids: pagePlaces.map((place) => index.ids[place]) };
+}
+
+/** The effects (that pass the filters) with every word, each word's level counted per field. */
+function withEveryWord(words: WordMatch[], passes: (place: number) => boolean): Ranked {
+  const found: Ranked = { places: [], keys: [] };
+  if (!words.length) return found;
+  const [shortest, ...others] = [...words].sort((a, b) => a.places.length - b.places.length);
+  /** Where each other word's walk stands: places before it are below the current one. */
+  const from = new Array<number>(others.length).fill(0);
+  /** A candidate's words per level (the index is the level). */
+  const fields = [0, 0, 0, 0];
+  candidates: for (let at = 0; at < shortest.places.length; at++) {
+    const place = shortest.places[at];
+    fields.fill(0);
+    fields[shortest.levels[at]] += 1;
+    for (let other = 0; other < others.length; other++) {
+      const { places, levels } = others[other];
+      const position = lowerBound(places, place, from[other]);
+      from[other] = position;
+      // A word whose matches are all behind: no later place has every word either.
+      if (position === places.length) break candidates;
+      if (places[position] !== place) continue candidates;
+      fields[levels[position]] += 1;
+    }
+    if (!passes(place)) continue;
+    found.places.push(place);
+    found.keys.push(rankKey(words.length, fields[levelOfField.name], fields[levelOfField.labels], fields[levelOfField.description], place));
+  }
+  return found;
+}
+
+/**
+ * The effects (that pass the filters) with at least one word, counted on the index's scratch
+ * counters, cleared before it returns, so a search allocates nothing per effect of the catalog.
+ */
+function withPartOfTheWords(index: SearchIndex, words: WordMatch[], passes: (place: number) => boolean): Ranked {
   const { matched, inName, inLabels, inDescription } = scratchOf(index);
   const touched: number[] = [];
-  /** The effects with every word, found as the last word is added. */
-  const complete: number[] = [];
   try {
     for (const { places, levels } of words) {
       for (let at = 0; at < places.length; at++) {
         const place = places[at];
         if (matched[place] === 0) touched.push(place);
         matched[place] += 1;
-        if (matched[place] === words.length) complete.push(place);
         if (levels[at] === levelOfField.name) inName[place] += 1;
         else if (levels[at] === levelOfField.labels) inLabels[place] += 1;
         else inDescription[place] += 1;
       }
     }
-
-    const inCategory = filters.categoryId === null ? null : index.byCategory.get(filters.categoryId) ?? new Set<number>();
-    const withTag = filters.tagId === null ? null : index.byTag.get(filters.tagId) ?? new Set<number>();
-    const passes = (place: number) => (!inCategory || inCategory.has(place)) && (!withTag || withTag.has(place));
-
-    const filtered = (places: number[]) => (inCategory || withTag ? places.filter(passes) : places);
-    // Effects with every word come alone when there are any; otherwise those with part of the words.
-    const completeHere = filtered(complete);
-    const allWords = completeHere.length > 0;
-    const chosen = allWords ? completeHere : filtered(touched);
-    const matchedEnough = (place: number) => (allWords ? matched[place] === words.length : matched[place] > 0);
-    // Only the places up to the page's end are ranked; the rest only count.
-    const end = query.offset + query.limit;
-    const best = rankedPlaces(chosen, end, { matched, inName, inLabels, inDescription });
-
-    const thematic: number[] = [];
-    for (const id of query.thematicIds) {
-      if (thematic.length === maxThematicEffects) break;
-      const place = index.placeOf.get(id);
-      if (place !== undefined && passes(place) && !matchedEnough(place) && !thematic.includes(place)) thematic.push(place);
+    const found: Ranked = { places: [], keys: [] };
+    for (const place of touched) {
+      if (!passes(place)) continue;
+      found.places.push(place);
+      found.keys.push(rankKey(matched[place], inName[place], inLabels[place], inDescription[place], place));
     }
-
-    const pagePlaces = best.slice(query.offset, end);
-    if (end > chosen.length) pagePlaces.push(...thematic.slice(Math.max(0, query.offset - chosen.length), end - chosen.length));
-    return { total: chosen.length + thematic.length, ids: pagePlaces.map((place) => index.ids[place]) };
+    return found;
   } finally {
     // Clearing whole arrays (a memset) costs less than visiting each touched place.
     matched.fill(0);
@@ -231,22 +279,43 @@ function scratchOf(index: SearchIndex): MatchScratch {
 const counterBits = Math.ceil(Math.log2(maxSearchWords + 1));
 /** Places below 2^24 (16 million effects): a sort key stays an exact integer of a double. */
 const placeScale = 2 ** 24;
+const maxScore = (1 << (4 * counterBits)) - 1;
 
 /**
- * The first `count` of `places` ranked: most words first, then more in the name, in labels, in
- * the description, and the catalog order for ties. Each place's counters and the place are packed
- * into one number (smaller ranks first), the `count` smallest are selected and only they sorted,
- * as numbers: no comparator call per pair, and no sort of a long tail that no page shows.
+ * A candidate's counters and place packed into one number, smaller ranks first: most words, then
+ * more in the name, in labels, in the description, and the catalog order for ties. Sorting these
+ * as numbers needs no comparator call per pair.
  */
-function rankedPlaces(places: number[], count: number, counters: Omit<MatchScratch, 'level'>): number[] {
-  const { matched, inName, inLabels, inDescription } = counters;
-  const maxScore = (1 << (4 * counterBits)) - 1;
-  const keys = new Float64Array(places.length);
-  places.forEach((place, at) => {
-    const score = (((((matched[place] << counterBits) | inName[place]) << counterBits) | inLabels[place]) << counterBits) | inDescription[place];
-    keys[at] = (maxScore - score) * placeScale + place;
-  });
-  return Array.from(smallestSorted(keys, count), (key) => key % placeScale);
+function rankKey(matched: number, inName: number, inLabels: number, inDescription: number, place: number): number {
+  const score = (((((matched << counterBits) | inName) << counterBits) | inLabels) << counterBits) | inDescription;
+  return (maxScore - score) * placeScale + place;
+}
+
+/** Whether the ascending `places` hold `place`. */
+function includes(places: Int32Array, place: number): boolean {
+  const at = lowerBound(places, place, 0);
+  return at < places.length && places[at] === place;
+}
+
+/**
+ * The first position at or after `from` of the ascending `places` whose place is not below `place`:
+ * strides doubling from `from`, then a binary search in the last one, so a walk through a list in
+ * small steps costs little more than a merge, and a long jump stays logarithmic.
+ */
+function lowerBound(places: Int32Array, place: number, from: number): number {
+  let low = from;
+  let stride = 1;
+  while (low + stride < places.length && places[low + stride] < place) {
+    low += stride;
+    stride *= 2;
+  }
+  let high = Math.min(low + stride + 1, places.length);
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (places[middle] < place) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 /**

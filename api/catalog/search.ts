@@ -5,7 +5,7 @@ import type { Freshness } from './catalog-cache';
 import type { EffectFilters, IdPage } from './catalog-order';
 import { computeEveryTime, rememberEach, type CatalogStore } from './catalog-store';
 import { searchConfigOf, type Locale } from './locale';
-import { loadSearchIndex, matchSearchIndex, matchWord, searchIndexBytes, wordMatchBytes, type WordMatch } from './search-index';
+import { loadSearchIndex, matchSearchIndex, matchWord, searchIndexBytes, wordMatchBytes, type SearchIndex, type WordMatch } from './search-index';
 
 /**
  * Search by words (catalog rule 4).
@@ -37,15 +37,17 @@ export async function searchEffectIds(
   freshness?: Freshness,
 ): Promise<IdPage> {
   const { locale, filters, paging, thematicIds } = request;
+  const indexKey = `search-index\u0000${locale}`;
   const [forms, index] = await Promise.all([
     searchWordForms(db, request.words, locale, store, freshness),
-    store.remember(`search-index\u0000${locale}`, searchIndexBytes, () => loadSearchIndex(db, locale, request.offered), freshness),
+    store.peek<SearchIndex>(indexKey, freshness) ?? store.remember(indexKey, searchIndexBytes, () => loadSearchIndex(db, locale, request.offered), freshness, { untilChanged: true }),
   ]);
   // A word of punctuation only normalises to nothing: it has no forms and is left out.
   const known = forms.filter((wordForms) => wordForms.length > 0);
   const words = await rememberEach<string[], WordMatch>(store, known, {
     key: (wordForms) => `search-word-match\u0000${index.serial}\u0000${wordForms.join('\u0000')}`,
     bytes: (match) => (match ? wordMatchBytes(match) : 64),
+    untilChanged: true,
   }, async (missing) => new Map(missing.map((wordForms) => [wordForms, matchWord(index, wordForms)])), freshness);
   return matchSearchIndex(index, { words: words.map((match) => match!), filters, thematicIds, limit: paging.limit, offset: paging.offset });
 }
@@ -59,6 +61,7 @@ export async function searchWordForms(db: Knex, words: string[], locale: Locale,
   const forms = await rememberEach<string, string[]>(store, words, {
     key: (word) => `search-word-forms\u0000${locale}\u0000${word}`,
     bytes: (wordForms) => 64 + (wordForms ?? []).join('').length * 4,
+    untilChanged: true,
   }, (missing) => computeWordForms(db, missing, locale), freshness);
   return forms.map((wordForms) => wordForms ?? []);
 }

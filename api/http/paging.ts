@@ -37,9 +37,21 @@ export async function ownRowsNewestFirst<Row>(db: Knex, table: string, userId: s
   return { rows: found as Row[], total: Number(total) };
 }
 
-/** The JSON of a page, its items' JSON given (kept per item, so a new page of known items is mostly joins): as `JSON.stringify(page)`. */
-export function pageJson<T>(answer: Page<T>, itemJson: (item: T) => string): string {
-  return `{"items":[${answer.items.map(itemJson).join(',')}],"total":${answer.total},"limit":${answer.limit},"offset":${answer.offset}}`;
+const pageStart = Buffer.from('{"items":[');
+const itemSeparator = Buffer.from(',');
+
+/**
+ * The bytes of a page, its items' bytes given (kept per item, so a new page of known items is mostly
+ * copies): those of `JSON.stringify(page)`.
+ */
+export function pageBytes<T>(answer: Page<T>, itemBytes: (item: T) => Buffer): Buffer {
+  const parts: Buffer[] = [pageStart];
+  answer.items.forEach((item, at) => {
+    if (at > 0) parts.push(itemSeparator);
+    parts.push(itemBytes(item));
+  });
+  parts.push(Buffer.from(`],"total":${answer.total},"limit":${answer.limit},"offset":${answer.offset}}`));
+  return Buffer.concat(parts);
 }
 
 /** A page of `item`s; `title` names it in `/v1/openapi.json` (e.g. `EffectPage`). */

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { authenticate } from './authentication';
 import type { ApiContext } from './context';
 import { errors } from './errors';
@@ -6,36 +7,86 @@ import { idempotencyKeyOf } from '../idempotency/idempotency-key';
 import type { Route } from './route';
 import { pathSchema, validate } from './validation';
 
+type RouteMiddleware = Router.Middleware<ApiContext['state'], ApiContext>;
+
 const koaPath = (path: string): string => path.replace(/\{([a-z_]+)\}/g, ':$1');
 
+/** The methods whose bodies `parseBody` reads (koa-body's); a route of another method skips it. */
+const methodsWithBody = new Set(['POST', 'PUT', 'PATCH']);
+
+export interface RouteTable {
+  /** Runs the route a request names, or passes it on when none does. */
+  routes: RouteMiddleware;
+  /** The table's `405` (with `Allow`), `501` and `OPTIONS` answers, for paths nothing else answered. */
+  allowedMethods: RouteMiddleware;
+}
+
 /**
- * Builds the Koa router from the route table. Per route, in this order: authentication and the
- * guest check, limits, validation of path, query, Idempotency-Key and body, then the handler.
+ * Builds the route table's dispatch. Per route, in this order: the body parsed (`parseBody`, for a
+ * method that has one), authentication and the guest check, limits, validation of path, query,
+ * Idempotency-Key and body, then the handler.
+ *
+ * `@koa/router` matches every request against every route and composes the matched chain anew
+ * each time. A request for a path without parameters, spelled as declared (the hot reads: the
+ * catalog lists, `/me`), is looked up instead in a map of chains composed once; the router keeps
+ * everything else (parameters, another case, a trailing slash), so both find the same route.
  */
-export function buildRouter(routes: Route[]): Router<ApiContext['state'], ApiContext> {
+export function buildRouter(routes: Route[], parseBody: Middleware): RouteTable {
   const router = new Router<ApiContext['state'], ApiContext>();
+  const exact = new Map<string, RouteMiddleware>();
   const seen = new Set<string>();
   for (const route of routes) {
     const endpoint = `${route.method} ${route.path}`;
     if (seen.has(endpoint)) throw new Error(`route declared twice: ${endpoint}`);
     seen.add(endpoint);
-    const paramsSchema = pathSchema(route.path, route.params);
-    router.register(koaPath(route.path), [route.method], [
-      async (ctx, next) => {
-        ctx.state.route = route.path;
-        await next();
-      },
-      authenticate(route.access),
-      ...(route.limits ?? []),
-      async (ctx) => {
-        if (!route.handler) throw errors.notImplemented();
-        const params = validate(paramsSchema, { ...ctx.params }, 'path');
-        const query = route.query ? validate(route.query, { ...ctx.query }, 'query') : ctx.query;
-        const idempotency = route.idempotent ? idempotencyKeyOf(ctx, route.idempotent, endpoint) : null;
-        const body = route.body ? validate(route.body, ctx.request.body ?? {}, 'body') : ctx.request.body;
-        await route.handler(ctx, { body, query, params, user: ctx.state.user, idempotency });
-      },
-    ]);
+    const chain = routeChain(route, endpoint, parseBody);
+    router.register(koaPath(route.path), [route.method], chain);
+    if (!route.path.includes('{')) {
+      exact.set(`${route.method} ${route.path}`, chain);
+      if (route.method === 'GET') exact.set(`HEAD ${route.path}`, chain);
+    }
   }
-  return router;
+  // Only where the router would run the same route: an earlier route with parameters may also match.
+  for (const [key, chain] of exact) {
+    const [method, path] = key.split(' ');
+    const first = router.match(path, method).pathAndMethod[0];
+    if (first?.stack[0] !== (chain as unknown)) exact.delete(key);
+  }
+  const routed = router.routes();
+  return {
+    routes: (ctx, next) => {
+      const chain = exact.get(`${ctx.method} ${ctx.path}`);
+      if (!chain) return routed(ctx, next);
+      ctx.params = {};
+      return chain(ctx, next);
+    },
+    allowedMethods: router.allowedMethods(),
+  };
+}
+
+/** Middleware run one after the other as one: each one's `next` is the rest. */
+function inTurn(middleware: RouteMiddleware[]): RouteMiddleware {
+  return middleware.reduceRight<RouteMiddleware>((rest, current) => (ctx, next) => current(ctx, () => rest(ctx, next)), (_ctx, next) => next());
+}
+
+/** One route's middleware, composed once. */
+function routeChain(route: Route, endpoint: string, parseBody: Middleware): RouteMiddleware {
+  const paramsSchema = pathSchema(route.path, route.params);
+  return inTurn([
+    (ctx, next) => {
+      ctx.state.route = route.path;
+      return next();
+    },
+    ...(methodsWithBody.has(route.method) ? [parseBody as RouteMiddleware] : []),
+    authenticate(route.access),
+    ...(route.limits ?? []),
+    async (ctx) => {
+      if (!route.handler) throw errors.notImplemented();
+      const params = validate(paramsSchema, { ...ctx.params }, 'path');
+      const query = route.query ? validate(route.query, { ...ctx.query }, 'query') : ctx.query;
+      const idempotency = route.idempotent ? idempotencyKeyOf(ctx, route.idempotent, endpoint) : null;
+      const body = route.body ? validate(route.body, ctx.request.body ?? {}, 'body') : ctx.request.body;
+      await route.handler(ctx, { body, query, params, user: ctx.state.user, idempotency });
+    },
+  ]);
 }

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { startService, type ServiceProcess } from '../../../scripts/bench-processes';
 import { client, type Api } from '../../client';
 import { CatalogCache } from '../../../api/catalog/catalog-cache';
+import { notify } from '../../../db/channels';
+import { loadEffects, publicUrlOf } from '../../../api/catalog/effect-view';
 import { resetDatabase, serviceEnv, services, silentLogger, startTestApp, testConfig, type TestApp } from '../../harness';
 import { makeUser } from '../../users';
 import { addAuthor, addCategory, addEffect, addTag, slugsOf } from './fixtures';
@@ -85,6 +87,39 @@ describe('catalog cache', function () {
       expect(repeatedComputed).to.equal(2);
     });
 
+    it('lets answers give way to what they are made of: answers asked twice never push out a part, parts push out answers', async () => {
+      let partComputed = 0;
+      const part = () => cache.remember('part', () => 3000, async () => {
+        partComputed += 1;
+        return 'view';
+      });
+      await part();
+      // Twenty searches asked twice (kept), each as big as the part: they push out each other only.
+      for (let index = 0; index < 20; index += 1) {
+        const search = () => cache.answer(`search ${index}`, async () => ({ items: 'y'.repeat(1000) }), { keepWhenAskedAgain: true });
+        await search();
+        await search();
+      }
+      await part();
+      expect(partComputed).to.equal(1);
+
+      let listComputed = 0;
+      const list = () => cache.answer('list', async () => {
+        listComputed += 1;
+        return { items: 'x'.repeat(1000) };
+      });
+      await list();
+      await list();
+      expect(listComputed).to.equal(1);
+      // Two more parts fill the budget: the answer goes, not the part read longest ago.
+      await cache.remember('part 2', () => 3000, async () => 'list ids');
+      await cache.remember('part 3', () => 3000, async () => 'search index');
+      await list();
+      await part();
+      expect(listComputed).to.equal(2);
+      expect(partComputed).to.equal(1);
+    });
+
     it('evicts the answer read longest ago when over its budget, an answer read since staying', async () => {
       const computed: string[] = [];
       const ask = (key: string) => cache.answer(key, async () => {
@@ -101,6 +136,68 @@ describe('catalog cache', function () {
       await ask('a');
       await ask('b');
       expect(computed).to.deep.equal(['b']);
+    });
+  });
+
+  describe('how long it keeps', () => {
+    const ttlMs = 1000;
+    let cache: CatalogCache;
+    beforeEach(async () => {
+      await resetDatabase();
+      cache = new CatalogCache(services().listenHub, { ...testConfig().catalog, cacheTtlMs: ttlMs }, silentLogger());
+      await cache.start();
+    });
+    afterEach(() => cache.stop());
+
+    it('keeps a part that neither time nor popularity changes past the time limit, until the catalog changes', async () => {
+      const computed: string[] = [];
+      const part = (key: string, untilChanged: boolean) => cache.remember(key, () => 100, async () => {
+        computed.push(key);
+        return key;
+      }, undefined, { untilChanged });
+      await part('view', true);
+      await part('category order', false);
+      await new Promise((resolve) => setTimeout(resolve, ttlMs + 100));
+      await part('view', true);
+      await part('category order', false);
+      expect(computed).to.deep.equal(['view', 'category order', 'category order']);
+
+      await addTag('retro');
+      await cache.settled((payload) => services().db.transaction((trx) => notify(trx, 'catalog_changed', payload)));
+      await part('view', true);
+      expect(computed).to.deep.equal(['view', 'category order', 'category order', 'view']);
+    });
+  });
+
+  describe('effect views', () => {
+    beforeEach(() => resetDatabase());
+
+    it('reads the views that pages asked for at the same moment miss in one statement, each page with its own', async () => {
+      const { db, storage } = services();
+      const cache = new CatalogCache(services().listenHub, testConfig().catalog, silentLogger());
+      await cache.start();
+      await addCategory('portraits');
+      const ids = [await addEffect('a', { categories: ['portraits'] }), await addEffect('b', { categories: ['portraits'] }), await addEffect('c')];
+      // The fixtures' own announcements would empty the cache midway.
+      await cache.settled((payload) => db.transaction((trx) => notify(trx, 'catalog_changed', payload)));
+      let viewReads = 0;
+      const listen = (query: { sql: string }) => {
+        if (query.sql.includes('left join authors')) viewReads += 1;
+      };
+      db.on('query', listen);
+      try {
+        const pages = await Promise.all([[ids[0]], [ids[1], ids[2]], [ids[2], ids[0]]].map((page) => loadEffects(db, publicUrlOf(storage), page, 'en', cache)));
+        expect(pages.map((views) => views.map((view) => view.slug))).to.deep.equal([['a'], ['b', 'c'], ['c', 'a']]);
+        expect(viewReads).to.equal(1);
+        // Another moment, another statement; what is kept is not read again.
+        const again = await Promise.all([[ids[0]], [ids[1]]].map((page) => loadEffects(db, publicUrlOf(storage), page, 'ru', cache)));
+        expect(again.map((views) => views[0].name)).to.deep.equal(['Эффект a', 'Эффект b']);
+        await loadEffects(db, publicUrlOf(storage), ids, 'en', cache);
+        expect(viewReads).to.equal(2);
+      } finally {
+        db.removeListener('query', listen);
+        cache.stop();
+      }
     });
   });
 
@@ -225,6 +322,71 @@ describe('catalog cache', function () {
         expect(again.headers.get('cache-control')).to.equal('public, no-cache');
       });
     }
+
+    /** Runs `body` with the keys the app's cache is asked for by a route (`answer`), as they are asked. */
+    async function whileCountingRouted(body: (routed: string[]) => Promise<void>): Promise<void> {
+      const routed: string[] = [];
+      const answer = app.catalogCache.answer.bind(app.catalogCache);
+      app.catalogCache.answer = ((key, compute, options) => {
+        routed.push(key);
+        return answer(key, compute, options);
+      }) as typeof answer;
+      try {
+        await body(routed);
+      } finally {
+        app.catalogCache.answer = answer;
+      }
+    }
+
+    it('answers an anonymous GET of a URL answered before from the kept answer, without the route, as the route would', async () => {
+      const { db } = services();
+      await whileCountingRouted(async (routed) => {
+        const url = '/v1/effects?locale=en&limit=5';
+        const first = await api.get(url);
+        const again = await api.get(url);
+        expect(routed).to.have.length(1);
+        expect(again.status).to.equal(200);
+        expect(again.text).to.equal(first.text);
+        for (const header of ['etag', 'cache-control', 'content-type', 'content-length']) expect(again.headers.get(header)).to.equal(first.headers.get(header));
+        expect(again.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/).and.not.equal(first.headers.get('x-request-id'));
+        const notModified = await api.get(url, { headers: { 'if-none-match': first.headers.get('etag')! } });
+        expect(notModified.status).to.equal(304);
+        expect(notModified.text).to.equal('');
+        expect(routed).to.have.length(1);
+
+        // With a token, another URL, a HEAD: the route, every time.
+        const user = await makeUser();
+        const signedIn = await api.get(url, { token: user.token });
+        expect(signedIn.headers.get('cache-control')).to.equal('private, no-cache');
+        expect((await api.get('/v1/effects?limit=5&locale=en')).text).to.equal(first.text);
+        expect((await api.request('HEAD', url)).status).to.equal(200);
+        expect(routed).to.have.length(4);
+
+        // A change drops what it would replay.
+        await db('effects').where({ slug: 'a' }).update({ name_en: 'Replayed no more' });
+        await app.catalogSettled();
+        expect((await api.get(url)).body.items[0].name).to.equal('Replayed no more');
+        expect(routed).to.have.length(5);
+      });
+      await db('effects').where({ slug: 'a' }).update({ name_en: 'Effect a' });
+    });
+
+    it('replays no answer the route refuses or does not keep: a bad query, a 404, a search asked once', async () => {
+      await whileCountingRouted(async (routed) => {
+        for (let ask = 0; ask < 2; ask += 1) {
+          const refused = await api.get('/v1/effects?limit=1000');
+          expect(refused.status).to.equal(422);
+          expect(refused.body.error.code).to.equal('validation_error');
+        }
+        for (let ask = 0; ask < 2; ask += 1) expect((await api.get('/v1/effects/missing')).status).to.equal(404);
+        expect(routed).to.have.length(2);
+        // A search's answer is kept from its second ask: the third is the first one replayed.
+        const search = '/v1/effects?locale=en&search=effec';
+        const answers = [await api.get(search), await api.get(search), await api.get(search)];
+        for (const answer of answers) expect(answer.text).to.equal(answers[0].text);
+        expect(routed).to.have.length(4);
+      });
+    });
 
     it('compares If-None-Match as RFC 9110 says: a list, a weak form, *, and anything else is a full answer', async () => {
       const etag = (await api.get('/v1/effects')).headers.get('etag')!;
