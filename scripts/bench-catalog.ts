@@ -120,7 +120,7 @@ export interface CatalogBenchTarget {
 /** A load's result with the server's CPU time per request (`withServerCpu`). */
 type Measured = LoadResult & { serverCpuUsPerRequest: number };
 
-/** One figure of the issue's table: the measured value beside its goal. */
+/** One figure of the bench's closing table: the measured value beside its goal. */
 export interface CatalogFigure {
   name: string;
   subject: Measured;
