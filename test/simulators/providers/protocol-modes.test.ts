@@ -190,6 +190,19 @@ for (const mode of modes) {
       }
     });
 
+    it('counts a second task made for one webhook address as a task run twice, on either account; another generation\'s is not', async () => {
+      const pair = { kind: mode.kind, apiKey: 'pair' };
+      const before = sim.stats().secondTasks;
+      const sent = request('image');
+      await accepted(adapter.submit(pair, sent));
+      await accepted(adapter.submit(pair, request('image')));
+      expect(sim.stats().secondTasks, 'two generations, a task each').to.equal(before);
+      // The same generation again, its callback link signed anew (another expiry), on the other account.
+      await accepted(adapter.submit(solo, { ...sent, callbackUrl: taskCallbackUrl(receiver.url, 's'.repeat(32), sent.generationId, 2_000_000_001, mode.kind) }));
+      expect(sim.stats().secondTasks).to.equal(before + 1);
+      await new Promise((resolve) => setTimeout(resolve, latencyMs + 100));
+    });
+
     it('stages a photo in its file store, and a task naming the staged link reads it there', async () => {
       const photo = await sharp({ create: { width: 32, height: 32, channels: 3, background: '#aa3366' } }).jpeg().toBuffer();
       const staged = await adapter.stageFile!(solo, { body: photo, contentType: 'image/jpeg' });

@@ -416,16 +416,17 @@ describe('provider simulator accounts and latency', function () {
     });
     afterEach(() => referenced.stop());
 
-    it('keeps one task per reference and account: a repeat answers 200 with that task, takes no slot, and is counted', async () => {
+    it('keeps one task per reference and account: a repeat answers 200 with that task, takes no slot, and is counted; the reference on another account is a second task', async () => {
       const first = request();
       const accepted = (await referencedClient.submit({ kind: 'simulator' as const, apiKey: 'one' }, first)) as { taskId: string };
       const again = await api(referenced, 'one', 'POST', '/v1/tasks', { model: first.route.model, inputs: first.inputs, client_reference: first.clientReference });
       expect(again.status).to.equal(200);
       expect(again.body.id).to.equal(accepted.taskId);
-      expect(referenced.stats()).to.deep.include({ submitted: 1, repeatedSubmissions: 1, running: { one: 1 } });
-      // Another account's references are its own.
+      expect(referenced.stats()).to.deep.include({ submitted: 1, repeatedSubmissions: 1, secondTasks: 0, running: { one: 1 } });
+      // Another account's references are its own; the work is the same, run and paid twice.
       const elsewhere = (await referencedClient.submit({ kind: 'simulator' as const, apiKey: 'other' }, first)) as { taskId: string };
       expect(elsewhere.taskId).to.be.a('string').and.not.equal(accepted.taskId);
+      expect(referenced.stats().secondTasks).to.equal(1);
     });
 
     it('finds a task by its reference, only for its own account, and nothing for an unknown one', async () => {
