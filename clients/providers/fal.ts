@@ -22,11 +22,11 @@ import { isSuccess } from '../outbound-http';
  * no reference of ours; the request id exists only in the answer that was lost. Its Platform API lists
  * an endpoint's requests (`GET https://api.fal.ai/v1/models/requests/by-endpoint`), by end time, with
  * their input at most: our photo links name no generation and the webhook is not shown, so neither a
- * match nor an absence could be told from it. `findTask` therefore answers `unavailable` for every
- * reference, which is the truth ("not known"): the sweeps never submit such a generation again, it
- * waits until its pending expiry refunds it. Its webhook still reaches us (the URL names the
- * generation), and it is recorded on the pending generation like any early callback
- * (`early_callback_task_id`).
+ * match nor an absence could be told from it. `findTask` therefore answers `unknowable` for every
+ * reference, which is the truth: the sweeps never submit such a generation again. Its webhook still
+ * reaches us (the URL names the generation) and is recorded on the pending generation like any early
+ * callback (`early_callback_task_id`): the sweeps adopt the task it names. Without one, the
+ * generation waits until its pending expiry refunds it.
  */
 export interface FalOptions {
   /** `https://queue.fal.run` unless told (the simulator's `/fal/queue`). */
@@ -89,7 +89,7 @@ export class FalAdapter implements ProviderAdapter {
   }
 
   findTask(): Promise<TaskLookup> {
-    return Promise.resolve({ kind: 'unavailable', reason: 'fal keeps no reference of ours to find a request by' });
+    return Promise.resolve({ kind: 'unknowable', reason: 'fal keeps no reference of ours to find a request by' });
   }
 
   async poll(account: ProviderAccount, taskId: string, route?: ModelRoute): Promise<PollOutcome> {

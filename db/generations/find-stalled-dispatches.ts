@@ -9,6 +9,8 @@ export interface StalledDispatch {
   submission_account_id: number | null;
   /** That account's circuit is open (`pool/account-circuits.ts`): looked up only as its probe. */
   circuit_open: boolean;
+  /** The task the provider's own webhook named while the submission was unresolved (`record-task-callback.ts`). */
+  early_callback_task_id: string | null;
 }
 
 /**
@@ -17,7 +19,7 @@ export interface StalledDispatch {
  */
 export async function findStalledDispatches(db: Knex, limit: number): Promise<StalledDispatch[]> {
   const { rows } = await db.raw<{ rows: StalledDispatch[] }>(
-    `select g.id, g.submission_account_id, coalesce(a.circuit_opened_at is not null, false) as circuit_open
+    `select g.id, g.submission_account_id, g.early_callback_task_id, coalesce(a.circuit_opened_at is not null, false) as circuit_open
      from generations g left join provider_accounts a on a.id = g.submission_account_id
      where g.status = 'pending' and g.dispatch_until is not null and ${submissionClaimOver}
      order by g.created_at limit :limit`,

@@ -183,7 +183,7 @@ for (const mode of modes) {
         const created = JSON.parse(answer.body) as { id?: string; request_id?: string };
         const lookup = await adapter.findTask(pair, lost.generationId);
         if (mode.kind === 'replicate') expect(lookup).to.deep.equal({ kind: 'found', taskId: created.id });
-        else expect(lookup.kind, `the request ${created.request_id} runs`).to.equal('unavailable');
+        else expect(lookup.kind, `the request ${created.request_id} runs`).to.equal('unknowable');
         await until(() => receiver.received.find((call) => call.path.includes(lost.generationId)));
       } finally {
         await proxy.close();
@@ -226,7 +226,7 @@ for (const mode of modes) {
       it('never claims a lost submission absent: fal has no lookup', async () => {
         const sent = request('image');
         await accepted(adapter.submit(solo, sent));
-        expect((await adapter.findTask(solo, sent.generationId)).kind).to.equal('unavailable');
+        expect((await adapter.findTask(solo, sent.generationId)).kind).to.equal('unknowable');
         await until(() => receiver.received.find((call) => call.path.includes(sent.generationId)));
       });
     }
