@@ -5,16 +5,19 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { demoPhoto } from '../media/demo-assets';
 import { startProviderSimulator } from '../simulators/providers/provider-simulator';
+import { simulatedAccounts, simulatedApiEnv } from '../simulators/providers/simulated-kinds';
 import { startScratchStack } from '../process/scratch-stack';
 import { parseOptions, type LoadTestOptions } from './loadtest/options';
 import { chartPage, chartPng, creditInvariant, loadTestCharts, percentiles, sampleGenerations, storedGenerations, type TimelinePoint } from './loadtest/report';
+import { routeEffectsOn } from './loadtest/provider-kind';
 import { openServiceLog, startServiceProcess, type ServiceProcess } from './loadtest/service';
 import { runUser, type ClientStats, type GenerationRecord } from './loadtest/user';
 
 /**
  * `node dist/scripts/loadtest.js [flags]`: drives the real service end to end. It starts a fresh
  * Postgres and object store (the test harness's), the provider simulator with M accounts x K slots
- * and latency L, and the service processes (`node dist/main.js <roles>`); then N guest users each
+ * of one provider kind (`--kind`: it speaks that kind's protocol, the catalog's effects are routed on
+ * it) and latency L, and the service processes (`node dist/main.js <roles>`); then N guest users each
  * sign in, upload a photo through the presigned POST, create generations and follow their streams.
  * It reports throughput against the ideal M*K/L, slot utilisation, queue wait and time to terminal
  * (p50/p95/p99), the most streams open at once, and two invariants checked in SQL: no generation
@@ -24,15 +27,16 @@ import { runUser, type ClientStats, type GenerationRecord } from './loadtest/use
 export async function runLoadTest(options: LoadTestOptions, progress: (line: string) => void = () => undefined) {
   const stack = await startScratchStack();
   const { db } = stack.services;
-  const accounts = Object.fromEntries(Array.from({ length: options.accounts }, (_, index) => [`loadtest-account-${index + 1}`, options.slots]));
-  const simulator = await startProviderSimulator({ latencyMs: options.latencyMs, failureRate: options.failureRate, accounts });
+  const accounts = simulatedAccounts(options.kind, Array.from({ length: options.accounts }, (_, index) => `loadtest-account-${index + 1}`), options.slots);
+  const simulator = await startProviderSimulator({ latencyMs: options.latencyMs, failureRate: options.failureRate, accounts: accounts.keys });
   mkdirSync(options.outDir, { recursive: true });
   const serviceLog = openServiceLog(path.join(options.outDir, 'loadtest-services.log'));
   const env: Record<string, string> = {
     // The users launch a demo effect (winter-portrait), so the demo catalog is seeded.
     ...stack.serviceEnv({ SEED_DEMO_CATALOG: '1' }),
     PROVIDER_URL: simulator.url,
-    PROVIDER_ACCOUNTS: Object.entries(accounts).map(([key, slots]) => `${key}:${slots}`).join(','),
+    ...simulatedApiEnv(options.kind, simulator.url),
+    ...accounts.env,
     // Every simulated user comes from one address: the per-source and per-user budgets are not under test.
     RATE_AUTH_BURST: '1000000',
     RATE_WRITE_BURST: '1000000',
@@ -46,6 +50,7 @@ export async function runLoadTest(options: LoadTestOptions, progress: (line: str
       progress(`starting "${roles}"`);
       processes.push(await startServiceProcess(roles, env, serviceLog));
     }
+    await routeEffectsOn(db, options.kind);
     const webUrls = processes.map((service) => service.url).filter((url): url is string => url !== null);
     const effect = await (await fetch(`${webUrls[0]}/v1/effects/${options.effect}`)).json() as { id?: string };
     if (!effect.id) throw new Error(`effect ${options.effect} not found: ${JSON.stringify(effect)}`);
@@ -190,7 +195,7 @@ function summaryRows(report: Report): [string, string][] {
   const { settings, generations, throughput, slots, queueWaitMs, timeToTerminalMs, streams, invariants, service } = report;
   const failures = Object.entries(generations.byErrorCode).map(([code, count]) => `${count} ${code}`).join(', ');
   return [
-    ['settings', `${settings.users} users x ${settings.perUser} generations; ${settings.accounts} accounts x ${settings.slots} slots; latency ${settings.latencyMs} ms; failure rate ${settings.failureRate}; processes: ${service.processes.map((roles) => `"${roles}"`).join(', ')}`],
+    ['settings', `${settings.users} users x ${settings.perUser} generations; ${settings.accounts} ${settings.kind} accounts x ${settings.slots} slots; latency ${settings.latencyMs} ms; failure rate ${settings.failureRate}; processes: ${service.processes.map((roles) => `"${roles}"`).join(', ')}`],
     ['generations', `${generations.created} created, ${generations.succeeded + generations.failed} terminal: ${generations.succeeded} succeeded, ${generations.failed} failed${failures ? ` (${failures})` : ''}`],
     ['throughput', `${throughput.achievedPerS}/s against the ideal M*K/L = ${throughput.idealPerS}/s (${throughput.ratioToIdeal}); ${throughput.whileSaturatedPerS ?? '-'}/s while the pool was saturated`],
     ['slot utilisation', `${slots.utilisation} (${slots.utilisationWhileSaturated ?? '-'} while saturated; ${slots.meanLeasedWhileSaturated ?? '-'} of ${slots.capacity} slots leased)`],

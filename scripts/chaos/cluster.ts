@@ -9,12 +9,15 @@ import { createLogger } from '../../common/logger';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../media/embedded-s3';
 import { freeLoopbackPort as freePort } from '../../db/postgres';
 import { openServiceLog, startServiceProcess, type ServiceLog, type ServiceProcess } from '../loadtest/service';
+import type { ProviderKind } from '../../common/model-route';
+import { simulatedAccounts, simulatedApiEnv } from '../../simulators/providers/simulated-kinds';
 import { startProviderLink, type ProviderLink } from './provider-link';
 
 /**
  * The cluster under fault: a Postgres of its own that the suite can stop and start again (an
  * external-mode database for every process), an S3-compatible store, the `sim-provider` role as the
- * shared provider (reached through a link the suite can cut, `provider-link.ts`), and every service
+ * shared provider (reached through a link the suite can cut, `provider-link.ts`) with the service's
+ * accounts of one provider kind (the simulator speaking that kind's protocol), and every service
  * role as a process of its own.
  */
 export interface Cluster {
@@ -35,6 +38,8 @@ export interface Cluster {
 }
 
 export interface ClusterSettings {
+  /** The kind of every provider account of the service. */
+  kind: ProviderKind;
   accounts: number;
   slots: number;
   latencyMs: number;
@@ -58,7 +63,7 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
 
   const providerPort = await freePort();
   const providerLink = await startProviderLink({ host: '127.0.0.1', port: providerPort });
-  const accounts = Array.from({ length: settings.accounts }, (_, index) => `chaos-account-${index + 1}:${settings.slots}`).join(',');
+  const accounts = simulatedAccounts(settings.kind, Array.from({ length: settings.accounts }, (_, index) => `chaos-account-${index + 1}`), settings.slots);
   const env: Record<string, string> = {
     DATABASE_URL: postgres.url,
     S3_ENDPOINT: s3.settings.endpoint,
@@ -69,7 +74,8 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
     TOKEN_SECRET: 'chaos-token-secret-that-is-long-enough-0123456789',
     PAYMENT_NOTIFICATION_SECRET: 'chaos-notification-secret-long-enough-0123456789',
     PROVIDER_URL: providerLink.url,
-    PROVIDER_ACCOUNTS: accounts,
+    ...simulatedApiEnv(settings.kind, providerLink.url),
+    ...accounts.env,
     // Every simulated user comes from one address: the per-source and per-user budgets are not under test.
     RATE_AUTH_BURST: '1000000',
     RATE_WRITE_BURST: '1000000',
