@@ -52,6 +52,8 @@ export interface ProviderSimulatorStats {
   inputReadsMs: number[];
   /** When the latest task ended (epoch ms), null before any: the end of the provider's own work. */
   lastCompletedAt: number | null;
+  /** When each task ended (epoch ms), in order: a pool's pace cycle by cycle. */
+  completedAtMs: number[];
   /**
    * Submissions of a client reference that already had a task: answered with that task, as an
    * idempotent provider does; a provider without idempotency would have run (and billed) it twice.
@@ -154,6 +156,7 @@ export class TaskEngine {
   private readonly slotGapsMs: number[] = [];
   private readonly callbackAnswersMs: number[] = [];
   private readonly inputReadsMs: number[] = [];
+  private readonly completedAtMs: number[] = [];
   private lastCompletedAt: number | null = null;
   /** The simulator's address: result and file links start with it. */
   url = '';
@@ -167,7 +170,7 @@ export class TaskEngine {
   }
 
   stats(): ProviderSimulatorStats {
-    return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs], callbackAnswersMs: [...this.callbackAnswersMs], inputReadsMs: [...this.inputReadsMs], lastCompletedAt: this.lastCompletedAt };
+    return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs], callbackAnswersMs: [...this.callbackAnswersMs], inputReadsMs: [...this.inputReadsMs], completedAtMs: [...this.completedAtMs], lastCompletedAt: this.lastCompletedAt };
   }
 
   count(name: 'polls' | 'filesStaged' | 'resultsServed'): void {
@@ -374,6 +377,7 @@ export class TaskEngine {
     task.finishedAt = finishedAt;
     freed.push(finishedAt);
     this.lastCompletedAt = finishedAt;
+    this.completedAtMs.push(finishedAt);
     this.expiring.push({ task, expiresAt: Date.now() + this.settings.resultTtlMs });
     this.counts.completed += 1;
     if (!task.callback) return;

@@ -248,13 +248,14 @@ describe('provider simulator over HTTP', function () {
     });
   });
 
-  it('counts submitted and completed tasks, and keeps when the latest one ended', async () => {
+  it('counts submitted and completed tasks, and keeps when each one ended', async () => {
     const before = sim.stats();
     const submittedAt = Date.now();
     await finished(sim, 'key', (await submit('image')).body.id as string);
     const after = sim.stats();
     expect(after).to.deep.include({ submitted: before.submitted + 1, completed: before.completed + 1, running: {} });
     expect(after.lastCompletedAt).to.be.a('number').within(submittedAt, Date.now());
+    expect(after.completedAtMs).to.deep.equal([...before.completedAtMs, after.lastCompletedAt]);
   });
 
   it('has no latest end before any task ended', async () => {
