@@ -78,6 +78,14 @@ export const shortChaos: Partial<ChaosOptions> = { users: 12, perUser: 2, latenc
  */
 export const goals = { recoveryS: 15, restart5xx: 0, duplicateSubmissions: 0, failedPollsPerTaskPerPartitionMinute: 3 };
 
+/**
+ * PENDING_TIMEOUT_S of the kinds that keep no reference of ours (fal): a submission whose answer was
+ * lost there (a kill mid-submission, a reset by the partition) is adopted when its webhook comes, and
+ * when the request never got there it can only wait for its pending expiry (refunded). The suite
+ * shortens that expiry so those generations end within the run, and waits for them that much longer.
+ */
+const pendingExpiryWithoutLookup: Partial<Record<ProviderKind, number>> = { fal: 120 };
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The stuck generations with their jobs, asked of a pg-boss of the suite's own, started only for this. */
@@ -92,7 +100,8 @@ async function stuckGenerationsOf(cluster: Cluster): Promise<object[]> {
 
 export async function runChaos(options: ChaosOptions, progress: (line: string) => void = () => undefined) {
   mkdirSync(options.outDir, { recursive: true });
-  const cluster = await startCluster({ kind: options.kind, accounts: options.accounts, slots: options.slots, latencyMs: options.latencyMs, failureRate: options.failureRate, outDir: options.outDir });
+  const pendingExpiryS = pendingExpiryWithoutLookup[options.kind] ?? null;
+  const cluster = await startCluster({ kind: options.kind, pendingTimeoutS: pendingExpiryS, accounts: options.accounts, slots: options.slots, latencyMs: options.latencyMs, failureRate: options.failureRate, outDir: options.outDir });
   const { db } = cluster;
   try {
     progress('starting web, 2 workers, 2 media processes and the scheduler, each its own process');
@@ -119,7 +128,7 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     const users = [...burst()];
     const probe = await startProbe(baseUrl, options.probeLoops, runId);
     const [worker, media] = await Promise.all([
-      killMidSubmission(cluster, doomedWorker, progress),
+      killMidSubmission(cluster, doomedWorker, pendingExpiryS !== null, progress),
       // A video's poster takes a fraction of a second: a kill may land just after it was committed.
       // Then another media process is killed mid-preview instead (each gets a replacement), in a
       // burst of its own (the last one's previews may all be built by then), up to four times.
@@ -163,7 +172,8 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     progress(`network to the provider back after ${options.providerPartitionS} s: ${partition.failedPolls} failed polls of ${partition.tasksPolled} tasks; waiting for every generation to end`);
     await probe.stop();
     await Promise.all(users);
-    await timeUntil(async () => (await count(db, "select 1 from generations where status in ('pending', 'processing')", {})) === 0, Math.max(0, deadline - Date.now()), 500);
+    const endBy = deadline + (pendingExpiryS ?? 0) * 1000;
+    await timeUntil(async () => (await count(db, "select 1 from generations where status in ('pending', 'processing')", {})) === 0, Math.max(0, endBy - Date.now()), 500);
     const lastFinished = (await db('generations').max('finished_at as at').first()) as { at: Date | null };
 
     const providerStats = (await (await fetch(`${cluster.provider.url}/simulator/stats`)).json()) as { submitted: number; repeatedSubmissions: number; secondTasks: number };
@@ -270,7 +280,12 @@ function circuitWarnings(cluster: Cluster): { opened: number; closed: number } {
  * measures the time until no claim of the dead process is left: its generations submitted
  * (adopted from the provider), or back in line with their slots free.
  */
-async function killMidSubmission(cluster: Cluster, doomed: ServiceProcess, progress: (line: string) => void) {
+/**
+ * `noLookup`: the provider keeps no reference of ours, so an unrecorded submission of the dead
+ * worker waits for its webhook or its pending expiry, holding its slot (the task may run): counted
+ * apart, not as work still out of service.
+ */
+async function killMidSubmission(cluster: Cluster, doomed: ServiceProcess, noLookup: boolean, progress: (line: string) => void) {
   const session = await sessionOf(doomed);
   const holding = "select 1 from generations where claimed_by = :session and status = 'pending' and submission_account_id is not null";
   await timeUntil(async () => (await count(cluster.db, holding, { session })) > 0, 60_000, 5);
@@ -279,22 +294,26 @@ async function killMidSubmission(cluster: Cluster, doomed: ServiceProcess, progr
   await new Promise((resolve) => doomed.child.once('exit', resolve));
   const claimed = "select 1 from generations where claimed_by = :session and status in ('pending', 'processing')";
   const claimsAtKill = await count(cluster.db, claimed, { session });
+  const outOfService = noLookup ? `${claimed} and not (status = 'pending' and submission_account_id is not null)` : claimed;
   const submissions: { id: string; dispatch_attempts: number }[] = await cluster.db('generations')
     .where({ claimed_by: session, status: 'pending' }).whereNotNull('submission_account_id').select('id', 'dispatch_attempts');
   const replacement = cluster.start('worker');
-  const backInService = await timeUntil(async () => (await count(cluster.db, claimed, { session })) === 0, 120_000);
+  const backInService = await timeUntil(async () => (await count(cluster.db, outOfService, { session })) === 0, 120_000);
   const backInServiceMs = backInService === null ? null : Date.now() - killedAt;
   await replacement;
   // A submission the provider had is adopted (its attempt stays the one made by the dead worker); one it never got goes back in line.
   const after = new Map((await cluster.db('generations').whereIn('id', submissions.map((row) => row.id)).select('id', 'status', 'dispatch_attempts'))
     .map((row: { id: string; status: string; dispatch_attempts: number }) => [row.id, row]));
   const adopted = submissions.filter((row) => after.get(row.id)?.status !== 'pending' && after.get(row.id)?.dispatch_attempts === row.dispatch_attempts).length;
+  const waiting = noLookup ? await count(cluster.db, `${claimed} and status = 'pending' and submission_account_id is not null`, { session }) : 0;
   progress(`worker killed holding ${claimsAtKill} claims; back in service after ${backInServiceMs === null ? 'never' : `${(backInServiceMs / 1000).toFixed(1)} s`}`);
   return {
     claimsAtKill,
     unrecordedSubmissions: submissions.length,
     adoptedFromProvider: adopted,
-    submittedAgain: submissions.length - adopted,
+    /** Without a lookup: still waiting for their webhook or their pending expiry when the rest was back. */
+    waitingForWebhookOrExpiry: waiting,
+    submittedAgain: submissions.length - adopted - waiting,
     backInServiceS: backInServiceMs === null ? null : round(backInServiceMs / 1000),
     killedAt: new Date(killedAt).toISOString(),
   };
@@ -406,7 +425,7 @@ function reportLines(report: ChaosReport): string[] {
   const { faults, generations, provider, money, invariants, goals: met } = report;
   return [
     `generations: ${generations.total} (${generations.succeeded} succeeded, ${generations.failed} failed: ${JSON.stringify(generations.byErrorCode)}); lost ${generations.missing}, stuck ${generations.notTerminal}, succeeded without a preview ${generations.succeededWithoutPreview}`,
-    `worker SIGKILLed holding ${faults.workerKilled.claimsAtKill} claims (${faults.workerKilled.unrecordedSubmissions} submissions not recorded: ${faults.workerKilled.adoptedFromProvider} adopted from the provider, ${faults.workerKilled.submittedAgain} never reached it): its slots and jobs back in service after ${faults.workerKilled.backInServiceS} s (goal <= ${goals.recoveryS} s)`,
+    `worker SIGKILLed holding ${faults.workerKilled.claimsAtKill} claims (${faults.workerKilled.unrecordedSubmissions} submissions not recorded: ${faults.workerKilled.adoptedFromProvider} adopted from the provider, ${faults.workerKilled.submittedAgain} never reached it, ${faults.workerKilled.waitingForWebhookOrExpiry} waiting for their webhook or pending expiry, fal having no lookup): its slots and jobs back in service after ${faults.workerKilled.backInServiceS} s (goal <= ${goals.recoveryS} s)`,
     `media SIGKILLed mid-preview: job taken by another process after ${faults.mediaKilled.pickedUpS} s, succeeded ${faults.mediaKilled.withPreview ? 'with' : 'WITHOUT'} its preview after ${faults.mediaKilled.succeededS} s`,
     `Postgres down ${faults.postgresRestart.downS} s: ${faults.postgresRestart.requests} probe requests around it, ${faults.postgresRestart.status503} answered 503 (${faults.postgresRestart.status503WithRetryAfter} with Retry-After; the last ${faults.postgresRestart.unavailableAfterBackS} s after it was back), ${faults.postgresRestart.other5xx} other 5xx (goal 0), ${faults.postgresRestart.noAnswer} without an answer; other 5xx seen by the users: ${report.clients.serverErrorsOtherThan503}`,
     `provider frozen ${faults.providerFrozen.seconds} s with ${faults.providerFrozen.generationsInFlight} generations in flight (${faults.providerFrozen.submissionsInFlight} being submitted); all ended ${faults.providerFrozen.allEndedAfterThawS} s after it was back`,

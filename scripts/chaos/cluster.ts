@@ -40,6 +40,8 @@ export interface Cluster {
 export interface ClusterSettings {
   /** The kind of every provider account of the service. */
   kind: ProviderKind;
+  /** PENDING_TIMEOUT_S of the service; null: its default. */
+  pendingTimeoutS: number | null;
   accounts: number;
   slots: number;
   latencyMs: number;
@@ -76,6 +78,7 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
     PROVIDER_URL: providerLink.url,
     ...simulatedApiEnv(settings.kind, providerLink.url),
     ...accounts.env,
+    ...(settings.pendingTimeoutS === null ? {} : { PENDING_TIMEOUT_S: String(settings.pendingTimeoutS) }),
     // Every simulated user comes from one address: the per-source and per-user budgets are not under test.
     RATE_AUTH_BURST: '1000000',
     RATE_WRITE_BURST: '1000000',
