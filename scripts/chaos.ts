@@ -176,7 +176,7 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
     await timeUntil(async () => (await count(db, "select 1 from generations where status in ('pending', 'processing')", {})) === 0, Math.max(0, endBy - Date.now()), 500);
     const lastFinished = (await db('generations').max('finished_at as at').first()) as { at: Date | null };
 
-    const providerStats = (await (await fetch(`${cluster.provider.url}/simulator/stats`)).json()) as { submitted: number; repeatedSubmissions: number; secondTasks: number };
+    const providerStats = (await (await fetch(`${cluster.provider.url}/simulator/stats`)).json()) as { submitted: number; repeatedSubmissions: number; secondTasks: number; callbackAnswersMs: number[] };
     const generations = await generationFigures(db);
     const missing = await missingGenerations(db, records.map((record) => record.id));
     const money = await moneyFigures(db);
@@ -210,6 +210,8 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
         /** Second tasks created for one generation: run, and paid, twice. */
         duplicatePaidTasks: providerStats.secondTasks,
         tasksWithoutGeneration: providerStats.submitted - generations.withProviderTask,
+        /** Tasks whose webhook the web role answered 2xx (a callback made during a fault may go unanswered). */
+        callbacksAnswered: providerStats.callbackAnswersMs.length,
       },
       money,
       clients: { serverErrorsOtherThan503: userServerErrors, failures: stats.failures, streamReopens: stats.streamReopens },
@@ -430,7 +432,7 @@ function reportLines(report: ChaosReport): string[] {
     `Postgres down ${faults.postgresRestart.downS} s: ${faults.postgresRestart.requests} probe requests around it, ${faults.postgresRestart.status503} answered 503 (${faults.postgresRestart.status503WithRetryAfter} with Retry-After; the last ${faults.postgresRestart.unavailableAfterBackS} s after it was back), ${faults.postgresRestart.other5xx} other 5xx (goal 0), ${faults.postgresRestart.noAnswer} without an answer; other 5xx seen by the users: ${report.clients.serverErrorsOtherThan503}`,
     `provider frozen ${faults.providerFrozen.seconds} s with ${faults.providerFrozen.generationsInFlight} generations in flight (${faults.providerFrozen.submissionsInFlight} being submitted); all ended ${faults.providerFrozen.allEndedAfterThawS} s after it was back`,
     `network to the provider cut ${faults.providerPartitioned.seconds} s with ${faults.providerPartitioned.tasksInFlight} tasks in flight: ${faults.providerPartitioned.failedPolls} failed polls of ${faults.providerPartitioned.tasksPolled} tasks, per task ${faults.providerPartitioned.failedPollsPerTask.mean} on average and ${faults.providerPartitioned.failedPollsPerTask.max} at most (${faults.providerPartitioned.failedPollsPerTaskPerMinute.max} a minute; goal <= ${goals.failedPollsPerTaskPerPartitionMinute} per started minute), ${faults.providerPartitioned.refusedSubmissions} submissions and ${faults.providerPartitioned.refusedLookups} lookups refused; all ended ${faults.providerPartitioned.allEndedAfterHealS} s after it was back; warnings of accounts not answering over the run: ${faults.providerPartitioned.circuitWarnings.opened} opened, ${faults.providerPartitioned.circuitWarnings.closed} closed`,
-    `provider: ${provider.tasksCreated} tasks created for ${generations.withProviderTask} generations run on one; ${provider.duplicatePaidTasks} second tasks of a generation (paid twice), ${provider.duplicateSubmissions} submissions answered with the task their reference had, ${provider.tasksWithoutGeneration} tasks no generation runs on (goal 0 each)`,
+    `provider: ${provider.tasksCreated} tasks created for ${generations.withProviderTask} generations run on one; ${provider.duplicatePaidTasks} second tasks of a generation (paid twice), ${provider.duplicateSubmissions} submissions answered with the task their reference had, ${provider.tasksWithoutGeneration} tasks no generation runs on (goal 0 each); ${provider.callbacksAnswered} callbacks answered by the web role`,
     `credits: reserved ${money.reserved} = refunded ${money.refunded} + cost of succeeded ${money.succeeded_cost}; balances ${money.balances} = ledger ${money.ledger}; refunded twice ${money.refundedTwice}`,
     `invariants: ${JSON.stringify(invariants)}`,
     `goals: ${JSON.stringify(met)}`,

@@ -90,6 +90,9 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
   const start = async (roles: string, extraEnv: Record<string, string> = {}) => {
     const started = await startServiceProcess(roles, { ...env, ...extraEnv }, log);
     processes.push(started);
+    // The provider calls the web role back: the processes started after it name it in their
+    // callback links (by default a worker names its own listener, where nothing answers).
+    if (started.url !== null && env.PROVIDER_CALLBACK_BASE_URL === undefined) env.PROVIDER_CALLBACK_BASE_URL = started.url;
     return started;
   };
   const provider = await start('sim-provider', {
