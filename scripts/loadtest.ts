@@ -48,7 +48,11 @@ export async function runLoadTest(options: LoadTestOptions, progress: (line: str
     // One at a time: the first one seeds the demo catalog into the empty database.
     for (const roles of options.processes) {
       progress(`starting "${roles}"`);
-      processes.push(await startServiceProcess(roles, env, serviceLog));
+      const started = await startServiceProcess(roles, env, serviceLog);
+      processes.push(started);
+      // The provider calls a web role back: processes started after it name it in their callback
+      // links (by default each names its own listener, where a worker alone answers nothing).
+      if (started.url !== null && env.PROVIDER_CALLBACK_BASE_URL === undefined) env.PROVIDER_CALLBACK_BASE_URL = started.url;
     }
     await routeEffectsOn(db, options.kind);
     const webUrls = processes.map((service) => service.url).filter((url): url is string => url !== null);
@@ -87,7 +91,8 @@ export async function runLoadTest(options: LoadTestOptions, progress: (line: str
     clearInterval(sampler);
     await sample();
 
-    return await summarize({ options, records, stats, timeline, capacity, startedWall: Date.now() - (performance.now() - started), processes, serviceLog, db });
+    const callbacksAnswered = simulator.stats().callbackAnswersMs.length;
+    return await summarize({ options, records, stats, timeline, capacity, startedWall: Date.now() - (performance.now() - started), processes, serviceLog, db, callbacksAnswered });
   } finally {
     for (const service of processes.reverse()) await service.stop();
     await simulator.stop();
@@ -104,6 +109,8 @@ async function summarize(run: {
   capacity: number;
   startedWall: number;
   processes: ServiceProcess[];
+  /** Task callbacks the web role answered 2xx. */
+  callbacksAnswered: number;
   serviceLog: { file: string; warnings: number; errors: number };
   db: Parameters<typeof storedGenerations>[0];
 }) {
@@ -180,6 +187,7 @@ async function summarize(run: {
       credits,
     },
     clientFailures: stats.failures,
+    provider: { callbacksAnswered: run.callbacksAnswered },
     service: { processes: run.processes.map((service) => service.roles), log: run.serviceLog.file, warnings: run.serviceLog.warnings, errors: run.serviceLog.errors },
     timeline,
   };

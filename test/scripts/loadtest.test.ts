@@ -59,6 +59,17 @@ describe('npm run loadtest, a small run', function () {
     expect(report.invariants.noGenerationLost).to.equal(true);
   });
 
+  it('a web process and a worker process of their own: the provider\'s callbacks reach the web role', async () => {
+    const script = path.join(__dirname, '..', '..', 'scripts', 'loadtest.js');
+    const apartDir = path.join(outDir, 'apart');
+    await run(process.execPath, [script, '--process', 'web', '--process', 'worker media', '--users', '2', '--per-user', '1', '--ramp-s', '1', '--accounts', '1', '--slots', '2', '--latency-ms', '200', '--failure-rate', '0', '--out', apartDir], {
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const report = JSON.parse(readFileSync(path.join(apartDir, 'loadtest-report.json'), 'utf8')) as { generations: { succeeded: number }; provider: { callbacksAnswered: number } };
+    expect(report.generations.succeeded).to.equal(2);
+    expect(report.provider.callbacksAnswered).to.equal(2);
+  });
+
   it('refuses a kind that does not exist, naming the kinds', async () => {
     const script = path.join(__dirname, '..', '..', 'scripts', 'loadtest.js');
     const refused = await run(process.execPath, [script, '--kind', 'openai']).then(() => null, (error: { stderr: string }) => error.stderr);
