@@ -5,16 +5,19 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { demoPhoto } from '../media/demo-assets';
 import { startProviderSimulator } from '../simulators/providers/provider-simulator';
+import { simulatedAccounts, simulatedApiEnv } from '../simulators/providers/simulated-kinds';
 import { startScratchStack } from '../process/scratch-stack';
 import { parseOptions, type LoadTestOptions } from './loadtest/options';
 import { chartPage, chartPng, creditInvariant, loadTestCharts, percentiles, sampleGenerations, storedGenerations, type TimelinePoint } from './loadtest/report';
+import { routeEffectsOn } from './loadtest/provider-kind';
 import { openServiceLog, startServiceProcess, type ServiceProcess } from './loadtest/service';
 import { runUser, type ClientStats, type GenerationRecord } from './loadtest/user';
 
 /**
  * `node dist/scripts/loadtest.js [flags]`: drives the real service end to end. It starts a fresh
  * Postgres and object store (the test harness's), the provider simulator with M accounts x K slots
- * and latency L, and the service processes (`node dist/main.js <roles>`); then N guest users each
+ * of one provider kind (`--kind`: it speaks that kind's protocol, the catalog's effects are routed on
+ * it) and latency L, and the service processes (`node dist/main.js <roles>`); then N guest users each
  * sign in, upload a photo through the presigned POST, create generations and follow their streams.
  * It reports throughput against the ideal M*K/L, slot utilisation, queue wait and time to terminal
  * (p50/p95/p99), the most streams open at once, and two invariants checked in SQL: no generation
@@ -24,15 +27,16 @@ import { runUser, type ClientStats, type GenerationRecord } from './loadtest/use
 export async function runLoadTest(options: LoadTestOptions, progress: (line: string) => void = () => undefined) {
   const stack = await startScratchStack();
   const { db } = stack.services;
-  const accounts = Object.fromEntries(Array.from({ length: options.accounts }, (_, index) => [`loadtest-account-${index + 1}`, options.slots]));
-  const simulator = await startProviderSimulator({ latencyMs: options.latencyMs, failureRate: options.failureRate, accounts });
+  const accounts = simulatedAccounts(options.kind, Array.from({ length: options.accounts }, (_, index) => `loadtest-account-${index + 1}`), options.slots);
+  const simulator = await startProviderSimulator({ latencyMs: options.latencyMs, failureRate: options.failureRate, accounts: accounts.keys });
   mkdirSync(options.outDir, { recursive: true });
   const serviceLog = openServiceLog(path.join(options.outDir, 'loadtest-services.log'));
   const env: Record<string, string> = {
     // The users launch a demo effect (winter-portrait), so the demo catalog is seeded.
     ...stack.serviceEnv({ SEED_DEMO_CATALOG: '1' }),
     PROVIDER_URL: simulator.url,
-    PROVIDER_ACCOUNTS: Object.entries(accounts).map(([key, slots]) => `${key}:${slots}`).join(','),
+    ...simulatedApiEnv(options.kind, simulator.url),
+    ...accounts.env,
     // Every simulated user comes from one address: the per-source and per-user budgets are not under test.
     RATE_AUTH_BURST: '1000000',
     RATE_WRITE_BURST: '1000000',
@@ -44,8 +48,13 @@ export async function runLoadTest(options: LoadTestOptions, progress: (line: str
     // One at a time: the first one seeds the demo catalog into the empty database.
     for (const roles of options.processes) {
       progress(`starting "${roles}"`);
-      processes.push(await startServiceProcess(roles, env, serviceLog));
+      const started = await startServiceProcess(roles, env, serviceLog);
+      processes.push(started);
+      // The provider calls a web role back: processes started after it name it in their callback
+      // links (by default each names its own listener, where a worker alone answers nothing).
+      if (started.url !== null && env.PROVIDER_CALLBACK_BASE_URL === undefined) env.PROVIDER_CALLBACK_BASE_URL = started.url;
     }
+    await routeEffectsOn(db, options.kind);
     const webUrls = processes.map((service) => service.url).filter((url): url is string => url !== null);
     const effect = await (await fetch(`${webUrls[0]}/v1/effects/${options.effect}`)).json() as { id?: string };
     if (!effect.id) throw new Error(`effect ${options.effect} not found: ${JSON.stringify(effect)}`);
@@ -82,7 +91,8 @@ export async function runLoadTest(options: LoadTestOptions, progress: (line: str
     clearInterval(sampler);
     await sample();
 
-    return await summarize({ options, records, stats, timeline, capacity, startedWall: Date.now() - (performance.now() - started), processes, serviceLog, db });
+    const callbacksAnswered = simulator.stats().callbackAnswersMs.length;
+    return await summarize({ options, records, stats, timeline, capacity, startedWall: Date.now() - (performance.now() - started), processes, serviceLog, db, callbacksAnswered });
   } finally {
     for (const service of processes.reverse()) await service.stop();
     await simulator.stop();
@@ -99,6 +109,8 @@ async function summarize(run: {
   capacity: number;
   startedWall: number;
   processes: ServiceProcess[];
+  /** Task callbacks the web role answered 2xx. */
+  callbacksAnswered: number;
   serviceLog: { file: string; warnings: number; errors: number };
   db: Parameters<typeof storedGenerations>[0];
 }) {
@@ -175,6 +187,7 @@ async function summarize(run: {
       credits,
     },
     clientFailures: stats.failures,
+    provider: { callbacksAnswered: run.callbacksAnswered },
     service: { processes: run.processes.map((service) => service.roles), log: run.serviceLog.file, warnings: run.serviceLog.warnings, errors: run.serviceLog.errors },
     timeline,
   };
@@ -190,7 +203,7 @@ function summaryRows(report: Report): [string, string][] {
   const { settings, generations, throughput, slots, queueWaitMs, timeToTerminalMs, streams, invariants, service } = report;
   const failures = Object.entries(generations.byErrorCode).map(([code, count]) => `${count} ${code}`).join(', ');
   return [
-    ['settings', `${settings.users} users x ${settings.perUser} generations; ${settings.accounts} accounts x ${settings.slots} slots; latency ${settings.latencyMs} ms; failure rate ${settings.failureRate}; processes: ${service.processes.map((roles) => `"${roles}"`).join(', ')}`],
+    ['settings', `${settings.users} users x ${settings.perUser} generations; ${settings.accounts} ${settings.kind} accounts x ${settings.slots} slots; latency ${settings.latencyMs} ms; failure rate ${settings.failureRate}; processes: ${service.processes.map((roles) => `"${roles}"`).join(', ')}`],
     ['generations', `${generations.created} created, ${generations.succeeded + generations.failed} terminal: ${generations.succeeded} succeeded, ${generations.failed} failed${failures ? ` (${failures})` : ''}`],
     ['throughput', `${throughput.achievedPerS}/s against the ideal M*K/L = ${throughput.idealPerS}/s (${throughput.ratioToIdeal}); ${throughput.whileSaturatedPerS ?? '-'}/s while the pool was saturated`],
     ['slot utilisation', `${slots.utilisation} (${slots.utilisationWhileSaturated ?? '-'} while saturated; ${slots.meanLeasedWhileSaturated ?? '-'} of ${slots.capacity} slots leased)`],

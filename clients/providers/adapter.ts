@@ -49,11 +49,16 @@ export type SubmitOutcome =
   | { kind: 'rejected'; errorCode: string; message: string | null }
   | { kind: 'unavailable'; reason: string; maybeAccepted: boolean };
 
-/** The task a client reference names: found, surely absent, or unknown for now (the provider did not answer). */
+/**
+ * The task a client reference names: found, surely absent, unknown for now (the provider did not
+ * answer), or `unknowable`: the provider has no way to tell (fal keeps no reference of ours), which
+ * says nothing about whether it answers, so it does not count against the account's circuit.
+ */
 export type TaskLookup =
   | { kind: 'found'; taskId: string }
   | { kind: 'absent' }
-  | { kind: 'unavailable'; reason: string };
+  | { kind: 'unavailable'; reason: string }
+  | { kind: 'unknowable'; reason: string };
 
 /** `succeeded` with a null `resultUrl` is the provider's fault: the caller fails the generation with `no_result_url`. */
 export type PollOutcome =

@@ -20,9 +20,9 @@ import { isSuccess } from '../outbound-http';
  *
  * A lost answer to a submission cannot be looked up: fal keeps no idempotency key or reference of
  * ours, and its list of an endpoint's requests shows neither our generation nor the webhook. So
- * `findTask` answers `unavailable` ("not known"): the sweeps never submit such a generation again.
- * Its webhook is recorded as an early callback and the sweeps adopt the task it names
- * (`workers/generations/sweeps.ts`); without one, its pending expiry refunds it.
+ * `findTask` answers `unknowable`: the sweeps never submit such a generation again and count nothing
+ * against the account. Its webhook is recorded as an early callback and the sweeps adopt the task it
+ * names (`workers/generations/sweeps.ts`); without one, its pending expiry refunds it.
  */
 export interface FalOptions {
   /** `https://queue.fal.run` unless told (the simulator's `/fal/queue`). */
@@ -85,7 +85,7 @@ export class FalAdapter implements ProviderAdapter {
   }
 
   findTask(): Promise<TaskLookup> {
-    return Promise.resolve({ kind: 'unavailable', reason: 'fal keeps no reference of ours to find a request by' });
+    return Promise.resolve({ kind: 'unknowable', reason: 'fal keeps no reference of ours to find a request by' });
   }
 
   async poll(account: ProviderAccount, taskId: string, route?: ModelRoute): Promise<PollOutcome> {

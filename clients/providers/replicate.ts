@@ -106,9 +106,11 @@ export class ReplicateAdapter implements ProviderAdapter {
         if (found !== null) return { kind: 'found', taskId: found };
         return unjudged === 0 ? { kind: 'absent' } : unavailable(`${unjudged} recent predictions do not show their webhook`);
       }
-      // Our token goes only to Replicate's own address.
-      if (URL.parse(next)?.origin !== URL.parse(this.baseUrl)?.origin) return unavailable('the next page is elsewhere');
-      link = next;
+      // The next page is read at our own base with its query: the token goes nowhere else, and a
+      // proxy in front (REPLICATE_API_URL) is not bypassed by a link naming Replicate's own host.
+      const query = URL.parse(next)?.search;
+      if (query === undefined) return unavailable('the next page is no link');
+      link = `${this.baseUrl}/predictions${query}`;
     }
     return found !== null ? { kind: 'found', taskId: found } : unavailable(`more than ${this.lookupMaxPages} pages of recent predictions`);
   }

@@ -9,7 +9,7 @@ export interface StalledDispatch {
   submission_account_id: number | null;
   /** That account's circuit is open (`pool/account-circuits.ts`): looked up only as its probe. */
   circuit_open: boolean;
-  /** The task a provider's webhook named for it before any submission was recorded (`record-task-callback.ts`). */
+  /** The task the provider's own webhook named while the submission was unresolved (`record-task-callback.ts`). */
   early_callback_task_id: string | null;
 }
 

@@ -9,12 +9,15 @@ import { createLogger } from '../../common/logger';
 import { startEmbeddedS3, type EmbeddedS3 } from '../../media/embedded-s3';
 import { freeLoopbackPort as freePort } from '../../db/postgres';
 import { openServiceLog, startServiceProcess, type ServiceLog, type ServiceProcess } from '../loadtest/service';
+import type { ProviderKind } from '../../common/model-route';
+import { simulatedAccounts, simulatedApiEnv } from '../../simulators/providers/simulated-kinds';
 import { startProviderLink, type ProviderLink } from './provider-link';
 
 /**
  * The cluster under fault: a Postgres of its own that the suite can stop and start again (an
  * external-mode database for every process), an S3-compatible store, the `sim-provider` role as the
- * shared provider (reached through a link the suite can cut, `provider-link.ts`), and every service
+ * shared provider (reached through a link the suite can cut, `provider-link.ts`) with the service's
+ * accounts of one provider kind (the simulator speaking that kind's protocol), and every service
  * role as a process of its own.
  */
 export interface Cluster {
@@ -35,6 +38,10 @@ export interface Cluster {
 }
 
 export interface ClusterSettings {
+  /** The kind of every provider account of the service. */
+  kind: ProviderKind;
+  /** PENDING_TIMEOUT_S of the service; null: its default. */
+  pendingTimeoutS: number | null;
   accounts: number;
   slots: number;
   latencyMs: number;
@@ -58,7 +65,7 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
 
   const providerPort = await freePort();
   const providerLink = await startProviderLink({ host: '127.0.0.1', port: providerPort });
-  const accounts = Array.from({ length: settings.accounts }, (_, index) => `chaos-account-${index + 1}:${settings.slots}`).join(',');
+  const accounts = simulatedAccounts(settings.kind, Array.from({ length: settings.accounts }, (_, index) => `chaos-account-${index + 1}`), settings.slots);
   const env: Record<string, string> = {
     DATABASE_URL: postgres.url,
     S3_ENDPOINT: s3.settings.endpoint,
@@ -69,7 +76,9 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
     TOKEN_SECRET: 'chaos-token-secret-that-is-long-enough-0123456789',
     PAYMENT_NOTIFICATION_SECRET: 'chaos-notification-secret-long-enough-0123456789',
     PROVIDER_URL: providerLink.url,
-    PROVIDER_ACCOUNTS: accounts,
+    ...simulatedApiEnv(settings.kind, providerLink.url),
+    ...accounts.env,
+    ...(settings.pendingTimeoutS === null ? {} : { PENDING_TIMEOUT_S: String(settings.pendingTimeoutS) }),
     // Every simulated user comes from one address: the per-source and per-user budgets are not under test.
     RATE_AUTH_BURST: '1000000',
     RATE_WRITE_BURST: '1000000',
@@ -81,6 +90,9 @@ export async function startCluster(settings: ClusterSettings): Promise<Cluster> 
   const start = async (roles: string, extraEnv: Record<string, string> = {}) => {
     const started = await startServiceProcess(roles, { ...env, ...extraEnv }, log);
     processes.push(started);
+    // The provider calls the web role back: the processes started after it name it in their
+    // callback links (by default a worker names its own listener, where nothing answers).
+    if (started.url !== null && env.PROVIDER_CALLBACK_BASE_URL === undefined) env.PROVIDER_CALLBACK_BASE_URL = started.url;
     return started;
   };
   const provider = await start('sim-provider', {

@@ -29,10 +29,10 @@ export async function startProviderLink(target: { host: string; port: number }):
   let refused: RefusedRequests = { polls: new Map(), submissions: 0, lookups: 0, other: 0 };
   const count = (requestLine: string) => {
     const [method, path] = requestLine.split(' ');
-    const poll = /^\/v1\/tasks\/([^/?]+)$/.exec(path ?? '');
-    if (method === 'GET' && poll) refused.polls.set(poll[1], (refused.polls.get(poll[1]) ?? 0) + 1);
-    else if (method === 'POST' && path === '/v1/tasks') refused.submissions += 1;
-    else if (method === 'GET' && path?.startsWith('/v1/tasks?')) refused.lookups += 1;
+    const request = kindOfRequest(method ?? '', path ?? '');
+    if (request.kind === 'poll') refused.polls.set(request.taskId, (refused.polls.get(request.taskId) ?? 0) + 1);
+    else if (request.kind === 'submission') refused.submissions += 1;
+    else if (request.kind === 'lookup') refused.lookups += 1;
     else refused.other += 1;
   };
   const readAndReset = (client: net.Socket) => {
@@ -56,4 +56,23 @@ export async function startProviderLink(target: { host: string; port: number }):
     refused: () => refused,
     close: () => proxy.close(),
   };
+}
+
+type ProviderRequest = { kind: 'poll'; taskId: string } | { kind: 'submission' | 'lookup' | 'other' };
+
+/**
+ * What a request to the provider is, in the protocol of each kind: the simulator's own
+ * (`/v1/tasks`), Replicate's (`/replicate/v1/...`) or fal's queue (`/fal/queue/...`). A fal task's
+ * status and its result are both polls of it.
+ */
+export function kindOfRequest(method: string, path: string): ProviderRequest {
+  const [pathname, query] = path.split('?');
+  const poll = /^\/v1\/tasks\/([^/]+)$/.exec(pathname) ?? /^\/replicate\/v1\/predictions\/([^/]+)$/.exec(pathname)
+    ?? /^\/fal\/queue\/.+\/requests\/([^/]+?)(?:\/status)?$/.exec(pathname);
+  if (method === 'GET' && poll) return { kind: 'poll', taskId: poll[1] };
+  if (method === 'POST' && (pathname === '/v1/tasks' || /^\/replicate\/v1\/(?:models\/[^/]+\/[^/]+\/)?predictions$/.test(pathname) || /^\/fal\/queue\/(?!.*\/requests\/)/.test(pathname))) {
+    return { kind: 'submission' };
+  }
+  if (method === 'GET' && ((pathname === '/v1/tasks' && query !== undefined) || pathname === '/replicate/v1/predictions')) return { kind: 'lookup' };
+  return { kind: 'other' };
 }

@@ -1,3 +1,5 @@
+import { isProviderKind, providerKinds, type ProviderKind } from '../../common/model-route';
+
 /** Settings of one load-test run, from `--name value` flags; every one has a default that finishes in minutes. */
 export interface LoadTestOptions {
   /** Guest users, each signing in, uploading one photo and creating `perUser` generations. */
@@ -5,6 +7,8 @@ export interface LoadTestOptions {
   perUser: number;
   /** Users start spread evenly over this many seconds. */
   rampS: number;
+  /** The kind of the provider accounts: the simulator speaks its protocol, the catalog's effects are routed on it. */
+  kind: ProviderKind;
   /** Provider accounts × slots per account, task latency and failure share of the simulator. */
   accounts: number;
   slots: number;
@@ -22,6 +26,7 @@ export const defaults: LoadTestOptions = {
   users: 100,
   perUser: 2,
   rampS: 5,
+  kind: 'simulator',
   accounts: 3,
   slots: 4,
   latencyMs: 2000,
@@ -32,7 +37,7 @@ export const defaults: LoadTestOptions = {
   effect: 'winter-portrait',
 };
 
-const usage = `usage: node dist/scripts/loadtest.js [--users N] [--per-user G] [--ramp-s S] [--accounts M] [--slots K]
+const usage = `usage: node dist/scripts/loadtest.js [--users N] [--per-user G] [--ramp-s S] [--kind simulator|replicate|fal] [--accounts M] [--slots K]
        [--latency-ms L] [--failure-rate F] [--process "web worker media"]... [--deadline-s S] [--out DIR] [--effect SLUG]`;
 
 export function parseOptions(argv: string[]): LoadTestOptions {
@@ -54,6 +59,10 @@ export function parseOptions(argv: string[]): LoadTestOptions {
     } else if (flag === '--process') options.processes.push(value);
     else if (flag === '--out') options.outDir = value;
     else if (flag === '--effect') options.effect = value;
+    else if (flag === '--kind') {
+      if (!isProviderKind(value)) throw new Error(`--kind takes ${providerKinds.join(', ')}, not ${value}`);
+      options.kind = value;
+    }
     else throw new Error(`unknown flag ${flag}\n${usage}`);
   }
   if (!options.processes.length) options.processes = defaults.processes;

@@ -61,6 +61,7 @@ export class FalFront {
       model,
       ...modelInputOf(input),
       clientReference: null,
+      webhookUrl: webhook,
       front: { app },
       callback: webhook === null ? null : (task) => this.webhookCall(task, webhook),
     });

@@ -59,6 +59,7 @@ export class NativeFront {
       photoUrls: request.inputs.map((input) => input.url),
       prompt: request.prompt ?? '',
       clientReference: request.clientReference,
+      webhookUrl: request.callbackUrl ?? null,
       front: {},
       callback: request.callbackUrl === undefined ? null : (task) => ({ url: request.callbackUrl!, body: JSON.stringify(this.view(task)), headers: {} }),
     });

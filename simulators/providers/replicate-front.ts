@@ -56,6 +56,7 @@ export class ReplicateFront {
       model,
       ...modelInputOf(input),
       clientReference: null,
+      webhookUrl: typeof webhook === 'string' ? webhook : null,
       front: { model: modelName, input, webhook: webhook ?? null, filter: filter ?? null },
       callback: typeof webhook === 'string' && completed ? (task) => this.webhookCall(task, webhook) : null,
     });

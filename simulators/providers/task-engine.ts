@@ -52,11 +52,19 @@ export interface ProviderSimulatorStats {
   inputReadsMs: number[];
   /** When the latest task ended (epoch ms), null before any: the end of the provider's own work. */
   lastCompletedAt: number | null;
+  /** When each task ended (epoch ms), in order: a pool's pace cycle by cycle. */
+  completedAtMs: number[];
   /**
    * Submissions of a client reference that already had a task: answered with that task, as an
    * idempotent provider does; a provider without idempotency would have run (and billed) it twice.
    */
   repeatedSubmissions: number;
+  /**
+   * Tasks created for what already had a task, on any account: the same client reference, or the
+   * same webhook address (Replicate and fal keep no reference; the caller's webhook names what the
+   * task is for). Each one ran, and was billed, a second time.
+   */
+  secondTasks: number;
   /** Result files served (a caller that copies each result once downloads it once). */
   resultsServed: number;
   /** Task callbacks POSTed, each try counted (a callback answered `5xx` is tried again). */
@@ -89,6 +97,8 @@ export interface Task {
   id: string;
   apiKey: string;
   clientReference: string | null;
+  /** What the task is for, as the provider can tell (`originOf`); null when nothing names it. */
+  origin: string | null;
   model: string;
   createdAt: number;
   finishedAt: number | null;
@@ -123,6 +133,8 @@ export interface TaskRequest {
   photoUrls: string[];
   prompt: string;
   clientReference: string | null;
+  /** The address its callback goes to, when the caller gave one. */
+  webhookUrl: string | null;
   front: Record<string, unknown>;
   callback: ((task: Task) => Callback) | null;
 }
@@ -147,18 +159,21 @@ export class TaskEngine {
   private readonly tasks = new Map<string, Task>();
   /** Tasks by API key and client reference (`referenceKey`). */
   private readonly byReference = new Map<string, Task>();
+  /** The latest task of each origin (`Task.origin`), whichever account ran it. */
+  private readonly byOrigin = new Map<string, Task>();
   /** Finished tasks in completion order, which is also their expiry order. */
   private readonly expiring: { task: Task; expiresAt: number }[] = [];
   private readonly inFlight = new Set<Promise<void>>();
   private readonly heavyRenders = pLimit(HEAVY_RENDERS);
   private readonly sweeper: NodeJS.Timeout;
-  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0, resultsServed: 0, callbackCalls: 0, polls: 0, filesStaged: 0, stagedInputsRead: 0, rendered: 0, canceled: 0 };
+  private readonly counts = { submitted: 0, completed: 0, rejectedBusy: 0, repeatedSubmissions: 0, secondTasks: 0, resultsServed: 0, callbackCalls: 0, polls: 0, filesStaged: 0, stagedInputsRead: 0, rendered: 0, canceled: 0 };
   readonly files: StagedFiles;
   /** By API key: when each freed slot became free, oldest first, until a submission takes it. */
   private readonly freedAt = new Map<string, number[]>();
   private readonly slotGapsMs: number[] = [];
   private readonly callbackAnswersMs: number[] = [];
   private readonly inputReadsMs: number[] = [];
+  private readonly completedAtMs: number[] = [];
   private lastCompletedAt: number | null = null;
   /** The simulator's address: result and file links start with it. */
   url = '';
@@ -172,7 +187,7 @@ export class TaskEngine {
   }
 
   stats(): ProviderSimulatorStats {
-    return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs], callbackAnswersMs: [...this.callbackAnswersMs], inputReadsMs: [...this.inputReadsMs], lastCompletedAt: this.lastCompletedAt };
+    return { running: this.slots.running(), ...this.counts, slotGapsMs: [...this.slotGapsMs], callbackAnswersMs: [...this.callbackAnswersMs], inputReadsMs: [...this.inputReadsMs], completedAtMs: [...this.completedAtMs], lastCompletedAt: this.lastCompletedAt };
   }
 
   /** A caller read the task's state (a poll). */
@@ -289,6 +304,7 @@ export class TaskEngine {
       id: randomUUID(),
       apiKey,
       clientReference: request.clientReference,
+      origin: originOf(request),
       model: request.model,
       createdAt: Date.now(),
       finishedAt: null,
@@ -303,6 +319,10 @@ export class TaskEngine {
     task.times.started = Date.now();
     this.tasks.set(task.id, task);
     if (task.clientReference !== null) this.byReference.set(referenceKey(apiKey, task.clientReference), task);
+    if (task.origin !== null) {
+      if (this.byOrigin.has(task.origin)) this.counts.secondTasks += 1;
+      this.byOrigin.set(task.origin, task);
+    }
     this.counts.submitted += 1;
     const input = { photo, prompt: request.prompt };
     // With no latency a light render is done before answering, so that the task is finished at its
@@ -392,6 +412,7 @@ export class TaskEngine {
     task.times.finished = finishedAt;
     freed.push(finishedAt);
     this.lastCompletedAt = finishedAt;
+    this.completedAtMs.push(finishedAt);
     this.expiring.push({ task, expiresAt: Date.now() + this.settings.resultTtlMs });
     this.counts.completed += 1;
     if (!task.callback) return;
@@ -436,6 +457,7 @@ export class TaskEngine {
     for (const { task } of takeExpired(this.expiring, now)) {
       this.tasks.delete(task.id);
       if (task.clientReference !== null) this.byReference.delete(referenceKey(task.apiKey, task.clientReference));
+      if (task.origin !== null && this.byOrigin.get(task.origin) === task) this.byOrigin.delete(task.origin);
       if (task.state.status === 'succeeded') {
         rm(task.state.result.filePath, { force: true }).catch((error: unknown) => this.settings.log?.warn({ err: error }, 'could not delete a result'));
       }
@@ -449,6 +471,16 @@ export class TaskEngine {
 
 function failed(type: string, message: string): TaskOutcome {
   return { status: 'failed', error: { type, message } };
+}
+
+/**
+ * What a task is for: its client reference, else its webhook's address without the query (a signed
+ * link's expiry and signature change from one submission to the next; its path names the work).
+ */
+function originOf({ clientReference, webhookUrl }: TaskRequest): string | null {
+  if (clientReference !== null) return clientReference;
+  const link = webhookUrl === null ? null : URL.parse(webhookUrl);
+  return link ? `${link.origin}${link.pathname}` : null;
 }
 
 function referenceKey(apiKey: string, clientReference: string): string {

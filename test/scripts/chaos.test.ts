@@ -31,5 +31,6 @@ describe('the fault suite, short form of npm run chaos', function () {
     });
     expect(report.faults.postgresRestart.status503, 'the restart was felt by clients').to.be.above(0);
     expect(report.faults.providerPartitioned.failedPolls, 'the partition was felt by the polls').to.be.above(0);
+    expect(report.provider.callbacksAnswered, 'the provider\'s callbacks reach the web role').to.be.above(report.provider.tasksCreated / 2);
   });
 });

@@ -45,4 +45,34 @@ describe('npm run loadtest, a small run', function () {
     const progressOnly = stderr.split(/[\r\n]+/).filter(Boolean).filter((line) => !/^\[[#.]+\] \d+\/\d+ terminal/.test(line) && !/^starting "/.test(line));
     expect(progressOnly, stderr).to.deep.equal([]);
   });
+
+  it('--kind fal: the accounts are fal keys, the simulator speaks fal\'s queue and the catalog is routed on it; every generation succeeds', async () => {
+    const script = path.join(__dirname, '..', '..', 'scripts', 'loadtest.js');
+    const kindDir = path.join(outDir, 'fal');
+    const { stdout } = await run(process.execPath, [script, '--kind', 'fal', '--users', '2', '--per-user', '1', '--ramp-s', '1', '--accounts', '1', '--slots', '2', '--latency-ms', '200', '--failure-rate', '0', '--out', kindDir], {
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    expect(stdout).to.contain('1 fal accounts x 2 slots');
+    expect(stdout).to.contain('2 created, 2 terminal: 2 succeeded, 0 failed');
+    const report = JSON.parse(readFileSync(path.join(kindDir, 'loadtest-report.json'), 'utf8')) as { settings: { kind: string }; invariants: { noGenerationLost: boolean } };
+    expect(report.settings.kind).to.equal('fal');
+    expect(report.invariants.noGenerationLost).to.equal(true);
+  });
+
+  it('a web process and a worker process of their own: the provider\'s callbacks reach the web role', async () => {
+    const script = path.join(__dirname, '..', '..', 'scripts', 'loadtest.js');
+    const apartDir = path.join(outDir, 'apart');
+    await run(process.execPath, [script, '--process', 'web', '--process', 'worker media', '--users', '2', '--per-user', '1', '--ramp-s', '1', '--accounts', '1', '--slots', '2', '--latency-ms', '200', '--failure-rate', '0', '--out', apartDir], {
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const report = JSON.parse(readFileSync(path.join(apartDir, 'loadtest-report.json'), 'utf8')) as { generations: { succeeded: number }; provider: { callbacksAnswered: number } };
+    expect(report.generations.succeeded).to.equal(2);
+    expect(report.provider.callbacksAnswered).to.equal(2);
+  });
+
+  it('refuses a kind that does not exist, naming the kinds', async () => {
+    const script = path.join(__dirname, '..', '..', 'scripts', 'loadtest.js');
+    const refused = await run(process.execPath, [script, '--kind', 'openai']).then(() => null, (error: { stderr: string }) => error.stderr);
+    expect(refused).to.contain('--kind takes simulator, replicate, fal, not openai');
+  });
 });

@@ -19,8 +19,8 @@ import { bossIn } from '../../db/queues';
 import type { AccountCircuits } from '../../pool/account-circuits';
 import { keyFingerprint, type AccountKeys } from '../../pool/accounts';
 import { leaseSlots } from '../../db/pool/lease-slots';
-import type { ProviderAdapters } from '../../clients/providers/registry';
 import type { ProviderAccount, TaskLookup } from '../../clients/providers/adapter';
+import type { ProviderAdapters } from '../../clients/providers/registry';
 import { releaseGenerationSlot } from '../../db/pool/release-generation-slot';
 import { renewSlotLease } from '../../db/pool/renew-slot-lease';
 import type { Services } from '../../services';
@@ -96,13 +96,16 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
   const account = await provider.keys.keyOf(accountId);
   // A worker configured with that account's key asks; if none is left, pending expiry ends the wait.
   if (!account) return 'unknown';
-  // An account the provider does not answer is looked up only as its circuit's probe; the task may
-  // be running meanwhile, so its slot stays leased.
-  if (stalled.circuit_open && !(await provider.circuits.mayCall(accountId)).go) {
+  // The provider's signed webhook already named the task: nothing to ask (fal could not be asked).
+  const lookup = stalled.early_callback_task_id !== null
+    ? { kind: 'found' as const, taskId: stalled.early_callback_task_id }
+    : await lookUp(provider, stalled, account);
+  if (lookup === null) {
+    // An account the provider does not answer is looked up only as its circuit's probe; the task
+    // may be running meanwhile, so its slot stays leased.
     await renewSlotLease(db, stalled.id, settings.slotLeaseS);
     return 'unknown';
   }
-  const lookup = await findSubmittedTask(provider, account, stalled);
   if (lookup.kind === 'absent') {
     const since = absentSince.get(stalled.id) ?? Date.now();
     absentSince.set(stalled.id, since);
@@ -128,15 +131,16 @@ async function resolveSubmission(services: Services, provider: SweepProvider, st
 }
 
 /**
- * The task of an unresolved submission: the one the provider's signed webhook named for the
- * generation, or else the provider's lookup by its client reference (fal has none: its webhook is
- * the only way to learn the task of an answer lost).
+ * The provider's answer about an unresolved submission, counted for or against its account; null
+ * when its circuit is open and this is not its probe. A provider that cannot look tasks up
+ * (`unknowable`) counts neither way.
  */
-async function findSubmittedTask(provider: SweepProvider, account: ProviderAccount, stalled: StalledDispatch): Promise<TaskLookup> {
-  if (stalled.early_callback_task_id !== null) return { kind: 'found', taskId: stalled.early_callback_task_id };
+async function lookUp(provider: SweepProvider, stalled: StalledDispatch, account: ProviderAccount): Promise<TaskLookup | null> {
+  const accountId = stalled.submission_account_id!;
+  if (stalled.circuit_open && !(await provider.circuits.mayCall(accountId)).go) return null;
   const lookup = await provider.adapters.of(account.kind).findTask(account, stalled.id);
-  if (lookup.kind === 'unavailable') await provider.circuits.failed(stalled.submission_account_id!);
-  else await provider.circuits.answered(stalled.submission_account_id!);
+  if (lookup.kind === 'unavailable') await provider.circuits.failed(accountId);
+  else if (lookup.kind !== 'unknowable') await provider.circuits.answered(accountId);
   return lookup;
 }
 

@@ -84,8 +84,8 @@ describe('fal adapter', () => {
     });
   });
 
-  it('never claims to know whether a lost submission exists: findTask is unavailable, without a call', async () => {
-    expect(await adapter.findTask()).to.deep.equal({ kind: 'unavailable', reason: 'fal keeps no reference of ours to find a request by' });
+  it('never claims to know whether a lost submission exists: findTask is unknowable, without a call', async () => {
+    expect(await adapter.findTask()).to.deep.equal({ kind: 'unknowable', reason: 'fal keeps no reference of ours to find a request by' });
   });
 
   describe('poll', () => {

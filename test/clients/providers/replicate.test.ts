@@ -176,9 +176,10 @@ describe('Replicate adapter', () => {
       expect(await adapter.findTask(account, generationId)).to.deep.include({ kind: 'unavailable', reason: 'more than 3 pages of recent predictions' });
     });
 
-    it('never sends the token to a next page elsewhere, and is unavailable on a 5xx or a timeout', async () => {
-      list().reply(200, page([], 'https://elsewhere.example/predictions?cursor=1'));
-      expect(await adapter.findTask(account, generationId)).to.deep.equal({ kind: 'unavailable', reason: 'the next page is elsewhere' });
+    it('reads a next page that names another address at its own base, with that page\'s query (a proxy in front: the token goes nowhere else), and is unavailable on a 5xx or a timeout', async () => {
+      list().reply(200, page([theirs('a', '2023-09-08T16:20:00Z')], 'https://elsewhere.example/v1/predictions?cursor=cD0y'));
+      replicate().get('/predictions').query({ cursor: 'cD0y' }).reply(200, page([prediction({ id: 'behind-the-proxy' })]));
+      expect(await adapter.findTask(account, generationId)).to.deep.equal({ kind: 'found', taskId: 'behind-the-proxy' });
       list().reply(502, 'Bad gateway');
       expect(await adapter.findTask(account, generationId)).to.deep.equal({ kind: 'unavailable', reason: 'HTTP 502' });
       list().delay(1000).reply(200, page([]));

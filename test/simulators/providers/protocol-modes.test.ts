@@ -183,11 +183,24 @@ for (const mode of modes) {
         const created = JSON.parse(answer.body) as { id?: string; request_id?: string };
         const lookup = await adapter.findTask(pair, lost.generationId);
         if (mode.kind === 'replicate') expect(lookup).to.deep.equal({ kind: 'found', taskId: created.id });
-        else expect(lookup.kind, `the request ${created.request_id} runs`).to.equal('unavailable');
+        else expect(lookup.kind, `the request ${created.request_id} runs`).to.equal('unknowable');
         await until(() => receiver.received.find((call) => call.path.includes(lost.generationId)));
       } finally {
         await proxy.close();
       }
+    });
+
+    it('counts a second task made for one webhook address as a task run twice, on either account; another generation\'s is not', async () => {
+      const pair = { kind: mode.kind, apiKey: 'pair' };
+      const before = sim.stats().secondTasks;
+      const sent = request('image');
+      await accepted(adapter.submit(pair, sent));
+      await accepted(adapter.submit(pair, request('image')));
+      expect(sim.stats().secondTasks, 'two generations, a task each').to.equal(before);
+      // The same generation again, its callback link signed anew (another expiry), on the other account.
+      await accepted(adapter.submit(solo, { ...sent, callbackUrl: taskCallbackUrl(receiver.url, 's'.repeat(32), sent.generationId, 2_000_000_001, mode.kind) }));
+      expect(sim.stats().secondTasks).to.equal(before + 1);
+      await new Promise((resolve) => setTimeout(resolve, latencyMs + 100));
     });
 
     it('stages a photo in its file store, and a task naming the staged link reads it there', async () => {
@@ -213,7 +226,7 @@ for (const mode of modes) {
       it('never claims a lost submission absent: fal has no lookup', async () => {
         const sent = request('image');
         await accepted(adapter.submit(solo, sent));
-        expect((await adapter.findTask(solo, sent.generationId)).kind).to.equal('unavailable');
+        expect((await adapter.findTask(solo, sent.generationId)).kind).to.equal('unknowable');
         await until(() => receiver.received.find((call) => call.path.includes(sent.generationId)));
       });
     }

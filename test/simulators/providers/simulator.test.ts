@@ -248,13 +248,14 @@ describe('provider simulator over HTTP', function () {
     });
   });
 
-  it('counts submitted and completed tasks, and keeps when the latest one ended', async () => {
+  it('counts submitted and completed tasks, and keeps when each one ended', async () => {
     const before = sim.stats();
     const submittedAt = Date.now();
     await finished(sim, 'key', (await submit('image')).body.id as string);
     const after = sim.stats();
     expect(after).to.deep.include({ submitted: before.submitted + 1, completed: before.completed + 1, running: {} });
     expect(after.lastCompletedAt).to.be.a('number').within(submittedAt, Date.now());
+    expect(after.completedAtMs).to.deep.equal([...before.completedAtMs, after.lastCompletedAt]);
   });
 
   it('keeps when each step of a client reference\'s task happened: received, started, finished, last polled, result served', async () => {
@@ -432,16 +433,17 @@ describe('provider simulator accounts and latency', function () {
     });
     afterEach(() => referenced.stop());
 
-    it('keeps one task per reference and account: a repeat answers 200 with that task, takes no slot, and is counted', async () => {
+    it('keeps one task per reference and account: a repeat answers 200 with that task, takes no slot, and is counted; the reference on another account is a second task', async () => {
       const first = request();
       const accepted = (await referencedClient.submit({ kind: 'simulator' as const, apiKey: 'one' }, first)) as { taskId: string };
       const again = await api(referenced, 'one', 'POST', '/v1/tasks', { model: first.route.model, inputs: first.inputs, client_reference: first.clientReference });
       expect(again.status).to.equal(200);
       expect(again.body.id).to.equal(accepted.taskId);
-      expect(referenced.stats()).to.deep.include({ submitted: 1, repeatedSubmissions: 1, running: { one: 1 } });
-      // Another account's references are its own.
+      expect(referenced.stats()).to.deep.include({ submitted: 1, repeatedSubmissions: 1, secondTasks: 0, running: { one: 1 } });
+      // Another account's references are its own; the work is the same, run and paid twice.
       const elsewhere = (await referencedClient.submit({ kind: 'simulator' as const, apiKey: 'other' }, first)) as { taskId: string };
       expect(elsewhere.taskId).to.be.a('string').and.not.equal(accepted.taskId);
+      expect(referenced.stats().secondTasks).to.equal(1);
     });
 
     it('finds a task by its reference, only for its own account, and nothing for an unknown one', async () => {

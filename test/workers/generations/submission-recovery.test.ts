@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { createGeneration } from '../../../api/generations/create';
 import type { ProviderAdapter } from '../../../clients/providers/adapter';
+import { recordTaskCallback } from '../../../db/generations/record-task-callback';
 import type { RunningPart } from '../../../services';
 import { startProviderSimulator, type ProviderSimulator } from '../../../simulators/providers/provider-simulator';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
@@ -95,6 +96,42 @@ describe(overKind('a submission whose answer was lost'), function () {
       expect(await waitForTerminal(id, 15_000)).to.deep.equal({ status: 'succeeded', error_code: null });
       expect(pipeline.simulator.stats()).to.deep.include({ submitted: 1, repeatedSubmissions: 0 });
     });
+
+    if (testKind !== 'fal') {
+      // fal's own adapter cannot look up: its path is the webhook test above.
+      it('a provider that cannot look tasks up: the sweeps wait without counting it against the account, then adopt the task its webhook names; submitted once', async () => {
+        let taskId: string | null = null;
+        pipeline = await startPipeline({
+          config: { ...defaultLeases, PROVIDER_CIRCUIT_FAILURES: '2' },
+          adapter: (real) => {
+            const losing = losingFirstAnswer(true)(real);
+            return {
+              ...losing,
+              submit: async (account, request) => {
+                const outcome = await losing.submit(account, request);
+                // The task the lost answer named, as the provider's webhook will name it.
+                const found = outcome.kind === 'unavailable' ? await real.findTask(account, request.clientReference) : null;
+                if (found?.kind === 'found') taskId = found.taskId;
+                return outcome;
+              },
+              findTask: () => Promise.resolve({ kind: 'unknowable', reason: 'no lookup at this provider' }),
+            };
+          },
+        });
+        const id = await oneGeneration();
+        await eventually(() => taskId, (found) => found !== null, 10_000);
+        // Several sweeps (every 2 s at most) find the submission unresolved and cannot ask.
+        await new Promise((resolve) => setTimeout(resolve, 4500));
+        expect(await generation(services().db, id)).to.deep.include({ status: 'pending' });
+        // The lost answer itself counts once; the lookups it cannot make count nothing (2 would open the circuit).
+        const accounts = await services().db('provider_accounts').select('failures', 'circuit_opened_at');
+        expect(accounts.every((account: { failures: number; circuit_opened_at: Date | null }) => account.failures <= 1 && account.circuit_opened_at === null), JSON.stringify(accounts)).to.equal(true);
+        expect(await recordTaskCallback(services().db, { generationId: id, taskId: taskId! })).to.equal('early');
+        expect(await waitForTerminal(id, 15_000)).to.deep.equal({ status: 'succeeded', error_code: null });
+        expect((await generation(services().db, id)).provider_task_id).to.equal(taskId);
+        expect(pipeline.simulator.stats()).to.deep.include({ submitted: 1, repeatedSubmissions: 0, secondTasks: 0 });
+      });
+    }
 
     if (testKind === 'fal') {
       it('the provider never got it: fal has no lookup, so it is never submitted twice; it waits until PENDING_TIMEOUT_S and is refunded', async () => {
