@@ -135,6 +135,7 @@ export class Realtime {
       // The response is the stream's from here on; Koa must not write it.
       ctx.status = 200;
       ctx.respond = false;
+      releaseKoaContext(ctx.res);
       stream.writer.open(sseHeaders);
       stream.pingSlot = this.nextPingSlot++ % this.pingCycle.length;
       this.pingCycle[stream.pingSlot].add(stream as LiveStream<unknown>);
@@ -217,6 +218,18 @@ export class Realtime {
         .catch((error) => this.services.log.warn({ err: error }, 'stream heartbeat: could not retire the process row; it lapses'));
     }
   }
+}
+
+/**
+ * Koa hands `on-finished` a callback that holds the request's whole context (request, response,
+ * state, parsed URL) until the response ends: for a stream, as long as it is open, though Koa no
+ * longer writes that response. The callback only passes an error of the ended response on to Koa's
+ * error handler, and a stream's end is its own business (its `close` handler), so it lets go of
+ * the callback: kilobytes a stream. The field is on-finished's; without it nothing changes.
+ */
+function releaseKoaContext(response: ApiContext['res']): void {
+  const finished = (response as { __onFinished?: { queue: unknown[] | null } }).__onFinished;
+  if (finished?.queue) finished.queue = [];
 }
 
 /** One open stream. Rereads are serialized and coalesced: at most one runs and one waits. */

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { queryObjects } from 'node:v8';
 import { startWeb } from '../../../api/web';
 import { openSse, type SseConnection } from '../../../scripts/loadtest/sse-client';
 import { changeStatus, insertGeneration } from '../../generation-fixtures';
@@ -160,6 +162,25 @@ describe('GET /v1/generations/{id}/stream', function () {
     } finally {
       await logged.close();
     }
+  });
+
+  it('keeps no Koa request context alive while its stream is open', async () => {
+    // Every request's context has Koa's context module in its prototype chain.
+    const koaContext = createRequire(__filename)('koa/lib/context') as object;
+    const Context = function () {} as unknown as new () => object;
+    Context.prototype = koaContext;
+    // Two users: ten streams are above one user's cap.
+    const users = [await makeUser(), await makeUser()];
+    const opens = await Promise.all(Array.from({ length: 10 }, async (_, index) => {
+      const user = users[index % 2];
+      return { user, id: await insertGeneration(user.id, 'processing') };
+    }));
+    const before = queryObjects(Context, { format: 'count' });
+    const connections = await Promise.all(opens.map(({ user, id }) => stream(user.token, id)));
+    await Promise.all(connections.map((connection) => connection.next()));
+    const after = queryObjects(Context, { format: 'count' });
+    expect(after - before).to.be.below(3);
+    expect(app.realtime.openStreams).to.equal(10);
   });
 
   it('sends `: ping` heartbeats and renews the slot with them (its process\'s one row)', async () => {
