@@ -266,6 +266,20 @@ describe('GET /v1/generations/{id}/stream', function () {
       expect(await leaseCount(user.id)).to.equal(5);
     });
 
+    it('the renewal deletes the slots whose release failed, and only those', async () => {
+      const user = await makeUser();
+      const { db } = services();
+      const processId = randomUUID();
+      const [failed, held] = [randomUUID(), randomUUID()];
+      await db('stream_leases').insert([failed, held].map((id) => ({
+        id, user_id: user.id, process_id: processId, kind: 'generation', object_id: randomUUID(),
+      })));
+      await renewStreamProcess(db, processId, 45, [failed]);
+      expect((await db('stream_leases').where({ process_id: processId })).map((row) => row.id)).to.deep.equal([held]);
+      await db('stream_leases').where({ process_id: processId }).delete();
+      await db('stream_processes').where({ id: processId }).delete();
+    });
+
     it('reads the cap from STREAM_CAP_PER_USER', async () => {
       const capped = await startTestApp({ config: { STREAM_CAP_PER_USER: '1' } });
       try {
