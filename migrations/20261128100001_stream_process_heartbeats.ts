@@ -17,7 +17,8 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw('drop index stream_leases_by_user');
   await knex.raw('drop index stream_leases_by_expiry');
   await knex.raw('alter table stream_leases drop column expires_at');
-  await knex.raw('create index stream_leases_by_user on stream_leases (user_id)');
+  // The cap's count reads both columns: an index-only scan where the visibility map allows.
+  await knex.raw('create index stream_leases_by_user on stream_leases (user_id, process_id)');
 }
 
 export async function down(knex: Knex): Promise<void> {

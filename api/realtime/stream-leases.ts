@@ -23,20 +23,22 @@ export interface LeaseRequest {
  */
 export async function acquireStreamLease(db: Knex, lease: LeaseRequest, settings: { cap: number; leaseS: number }): Promise<string | null> {
   return db.transaction(async (trx) => {
-    // The process's first slot makes its row (the heartbeat renews it from then on). Nothing
-    // happens to a row that exists, so concurrent opens never wait for each other here.
-    await trx.raw(
-      `insert into stream_processes (id, expires_at) values (?, now() + ? * interval '1 second') on conflict (id) do nothing`,
-      [lease.processId, settings.leaseS],
-    );
     await trx.raw("select pg_advisory_xact_lock(hashtext('stream_leases'), hashtext(?))", [lease.userId]);
+    // The process's first slot also makes its row (the heartbeat renews it from then on); nothing
+    // happens to a row that exists, so concurrent opens never wait for each other on it. The count
+    // cannot see a row made by the same statement: it can only miss slots of this process while
+    // the process has none counted yet.
     const { rows } = await trx.raw<{ rows: { id: string }[] }>(
-      `insert into stream_leases (id, user_id, process_id, kind, object_id)
+      `with process as (
+         insert into stream_processes (id, expires_at) values (:processId, now() + :leaseS * interval '1 second')
+         on conflict (id) do nothing
+       )
+       insert into stream_leases (id, user_id, process_id, kind, object_id)
        select :id, :userId, :processId, :kind, :objectId
        where (select count(*) from stream_leases l join stream_processes p on p.id = l.process_id
               where l.user_id = :userId and p.expires_at > now()) < :cap
        returning id`,
-      { ...lease, cap: settings.cap },
+      { ...lease, cap: settings.cap, leaseS: settings.leaseS },
     );
     return rows[0]?.id ?? null;
   });
