@@ -188,9 +188,9 @@ export class Realtime {
 
   /**
    * Ten ticks a second. Each stream is pinged once every `heartbeatS` seconds, in its own tick of
-   * the cycle: at 100,000 streams a tick writes about 700 pings, where one tick a second wrote 7,000
-   * in one burst that stalled every event behind it for tens of milliseconds. The process's row is
-   * renewed every `heartbeatS` seconds, and at least three times per lease.
+   * the cycle, so a tick writes a tenth of a second's pings: a second's worth at once (thousands at
+   * 100,000 streams) would stall every event behind it. The process's row is renewed every
+   * `heartbeatS` seconds, and at least three times per lease.
    */
   private startHeartbeat(): void {
     if (this.heartbeat) return;
