@@ -71,6 +71,7 @@ async function refreshProviderSlots(db: Knex): Promise<void> {
 }
 
 async function refreshStreamLeases(db: Knex): Promise<void> {
-  const { rows } = await db.raw<{ rows: { active: number }[] }>('select count(*) as active from stream_leases where expires_at > now()');
+  const { rows } = await db.raw<{ rows: { active: number }[] }>(`select count(*) as active from stream_leases l join stream_processes p on p.id = l.process_id
+     where p.expires_at > now()`);
   streamLeasesActive.set(rows[0]?.active ?? 0);
 }

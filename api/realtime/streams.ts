@@ -7,7 +7,7 @@ import type { ApiContext } from '../http/context';
 import { errors } from '../http/errors';
 import { listenReconnects, streamsOpen, streamsOpened, streamsRefused } from '../metric-definitions';
 import { formatEvent, heartbeatFrame, SseWriter, sseHeaders } from './sse';
-import { acquireStreamLease, releaseStreamLease, releaseProcessStreamLeases, renewStreamLeases } from './stream-leases';
+import { acquireStreamLease, releaseStreamLease, releaseProcessStreamLeases, renewStreamProcess, retireStreamProcess } from './stream-leases';
 
 /**
  * The one stream mechanism behind every SSE endpoint (generation, payment, user-effect). The
@@ -39,6 +39,9 @@ export interface StreamSpec<State> {
   render: (state: State) => object;
 }
 
+/** Heartbeat ticks a second (see `beat`). */
+const ticksPerSecond = 10;
+
 type CloseReason = 'terminal' | 'client' | 'gone' | 'slow' | 'shutdown';
 
 declare module '../http/context' {
@@ -64,10 +67,16 @@ export class Realtime {
   private readonly hub: ListenHub;
   private readonly stopCountingReconnects: () => void;
   private readonly streams = new Set<LiveStream<unknown>>();
-  /** Slots this process holds or is taking right now: the heartbeat renews exactly these. */
-  private readonly liveLeases = new Set<string>();
+  /**
+   * The streams by the tick of the heartbeat cycle that pings them: a tick visits only its own
+   * share, so a beat's work follows the pings it sends, not every stream the process holds.
+   */
+  private readonly pingCycle: Set<LiveStream<unknown>>[];
+  private nextPingSlot = 0;
+  /** Slots whose release failed (or whose taking may have committed unseen): the next renewal deletes them. */
+  private readonly unreleased = new Set<string>();
   /** Rereads after notifications share a part of the pool, so a burst never starves API requests. */
-  private readonly rereads: pLimit.Limit;
+  readonly rereads: pLimit.Limit;
   private heartbeat: NodeJS.Timeout | null = null;
   private ticks = 0;
   private beating = false;
@@ -77,6 +86,11 @@ export class Realtime {
     this.hub = services.listenHub;
     this.stopCountingReconnects = this.hub.onReconnect(() => listenReconnects.inc());
     this.rereads = pLimit(Math.max(2, Math.floor(services.config.databasePoolSize / 2)));
+    this.pingCycle = Array.from({ length: services.config.streams.heartbeatS * ticksPerSecond }, () => new Set());
+  }
+
+  get log(): Services['log'] {
+    return this.services.log;
   }
 
   /** Streams open in this process. */
@@ -91,12 +105,8 @@ export class Realtime {
 
   async open<State>(ctx: ApiContext, spec: StreamSpec<State>): Promise<void> {
     if (this.stopping) throw errors.brieflyUnavailable();
-    const { db, config, log } = this.services;
-    const stream = new LiveStream<State>(spec, new SseWriter(ctx.res), {
-      reread: () => this.rereads(spec.snapshot),
-      closed: (closed, reason) => this.forget(closed as LiveStream<unknown>, reason),
-      log,
-    });
+    const { db, config } = this.services;
+    const stream = new LiveStream<State>(spec, new SseWriter(ctx.res), this);
     ctx.res.once('close', () => stream.close('client'));
 
     // Subscribed (LISTEN in effect) before the snapshot is read: a change committed after the read
@@ -105,14 +115,22 @@ export class Realtime {
     try {
       const state = await spec.snapshot();
       if (state === null) throw errors.notFound();
-      this.liveLeases.add(stream.leaseId);
-      const leased = await acquireStreamLease(db, {
-        id: stream.leaseId, userId: spec.userId, processId: this.processId, kind: spec.kind, objectId: spec.objectId,
-      }, { cap: config.streams.capPerUser, leaseS: config.streams.leaseS });
-      if (!leased) {
+      let leaseId: string | null;
+      try {
+        leaseId = await acquireStreamLease(db, {
+          id: stream.leaseId, userId: spec.userId, processId: this.processId, kind: spec.kind, objectId: spec.objectId,
+        }, { cap: config.streams.capPerUser, leaseS: config.streams.leaseS });
+      } catch (error) {
+        // The insert may have committed though its answer never came.
+        this.dropLater(stream.leaseId);
+        throw error;
+      }
+      if (leaseId === null) {
         streamsRefused.inc({ kind: spec.kind });
         throw errors.tooManyStreams();
       }
+      // The same id as read from the wire: one flat string, where `randomUUID` built it of many pieces.
+      stream.leaseId = leaseId;
       stream.leased = true;
       if (this.stopping) throw errors.brieflyUnavailable();
       // The client left while the slot was taken: closing already ran, except the release.
@@ -120,8 +138,10 @@ export class Realtime {
       // The response is the stream's from here on; Koa must not write it.
       ctx.status = 200;
       ctx.respond = false;
+      releaseKoaContext(ctx.res);
       stream.writer.open(sseHeaders);
-      stream.pingSlot = this.streams.size + this.ticks;
+      stream.pingSlot = this.nextPingSlot++ % this.pingCycle.length;
+      this.pingCycle[stream.pingSlot].add(stream as LiveStream<unknown>);
       this.streams.add(stream as LiveStream<unknown>);
       streamsOpen.inc({ kind: spec.kind });
       streamsOpened.inc({ kind: spec.kind });
@@ -146,36 +166,49 @@ export class Realtime {
   }
 
   /** Settles once the stream's slot is free (or left to the heartbeat); never rejects. */
-  private forget(stream: LiveStream<unknown>, reason: CloseReason): Promise<void> {
+  forget(stream: LiveStream<unknown>, reason: CloseReason): Promise<void> {
     if (this.streams.delete(stream)) streamsOpen.dec({ kind: stream.spec.kind });
-    this.liveLeases.delete(stream.leaseId);
+    this.pingCycle[stream.pingSlot].delete(stream);
     // At shutdown one statement frees them all. If this fails, the next heartbeat deletes the row.
     if (!stream.leased || reason === 'shutdown') return Promise.resolve();
     stream.leased = false;
-    return releaseStreamLease(this.services.db, stream.leaseId).catch((error) =>
-      this.services.log.warn({ err: error }, 'stream slot release failed; the heartbeat drops it'));
+    const { leaseId } = stream;
+    return releaseStreamLease(this.services.db, leaseId).catch((error) => {
+      this.dropLater(leaseId);
+      this.services.log.warn({ err: error }, 'stream slot release failed; the heartbeat drops it');
+    });
+  }
+
+  /** Leaves a slot to the heartbeat's renewal, which runs until none is left. */
+  private dropLater(leaseId: string): void {
+    if (this.stopping) return;
+    this.unreleased.add(leaseId);
+    this.startHeartbeat();
   }
 
   /**
-   * One tick a second. Each stream is pinged every `heartbeatS` ticks, in its own slot of the cycle,
-   * so ten thousand streams never get their pings in one burst that stalls every event behind it.
-   * The slots are renewed every `heartbeatS` ticks, and at least three times per lease.
+   * Ten ticks a second. Each stream is pinged once every `heartbeatS` seconds, in its own tick of
+   * the cycle, so a tick writes a tenth of a second's pings: a second's worth at once (thousands at
+   * 100,000 streams) would stall every event behind it. The process's row is renewed every
+   * `heartbeatS` seconds, and at least three times per lease.
    */
   private startHeartbeat(): void {
     if (this.heartbeat) return;
-    this.heartbeat = setInterval(() => void this.beat(), 1000);
+    this.heartbeat = setInterval(() => void this.beat(), 1000 / ticksPerSecond);
     this.heartbeat.unref();
   }
 
   private async beat(): Promise<void> {
     const { heartbeatS, leaseS } = this.services.config.streams;
     this.ticks += 1;
-    const slot = this.ticks % heartbeatS;
-    for (const stream of this.streams) if (stream.pingSlot % heartbeatS === slot) stream.ping();
-    if (this.ticks % Math.max(1, Math.min(heartbeatS, Math.floor(leaseS / 3))) !== 0 || this.beating) return;
+    for (const stream of this.pingCycle[this.ticks % this.pingCycle.length]) stream.ping();
+    const renewEveryS = Math.max(1, Math.min(heartbeatS, Math.floor(leaseS / 3)));
+    if (this.ticks % (renewEveryS * ticksPerSecond) !== 0 || this.beating) return;
     this.beating = true;
     try {
-      await renewStreamLeases(this.services.db, this.processId, [...this.liveLeases], leaseS);
+      const unreleased = [...this.unreleased];
+      await renewStreamProcess(this.services.db, this.processId, leaseS, unreleased);
+      for (const id of unreleased) this.unreleased.delete(id);
       await this.hub.probe();
     } catch (error) {
       this.services.log.warn({ err: error }, 'stream heartbeat: renewing slots failed');
@@ -183,22 +216,30 @@ export class Realtime {
       this.beating = false;
     }
     // The renewal after the last stream closed has dropped any slot left behind; nothing to renew now.
-    if (this.streams.size === 0 && this.liveLeases.size === 0 && this.heartbeat) {
+    if (this.streams.size === 0 && this.unreleased.size === 0 && this.heartbeat) {
       clearInterval(this.heartbeat);
       this.heartbeat = null;
+      await retireStreamProcess(this.services.db, this.processId)
+        .catch((error) => this.services.log.warn({ err: error }, 'stream heartbeat: could not retire the process row; it lapses'));
     }
   }
 }
 
-interface StreamHooks<State> {
-  reread: () => Promise<State | null>;
-  closed: (stream: LiveStream<State>, reason: CloseReason) => Promise<void>;
-  log: Services['log'];
+/**
+ * Koa hands `on-finished` a callback that holds the request's whole context (request, response,
+ * state, parsed URL) until the response ends: for a stream, as long as it is open, though Koa no
+ * longer writes that response. The callback only passes an error of the ended response on to Koa's
+ * error handler, and a stream's end is its own business (its `close` handler), so it lets go of
+ * the callback: kilobytes a stream. The field is on-finished's; without it nothing changes.
+ */
+function releaseKoaContext(response: ApiContext['res']): void {
+  const finished = (response as { __onFinished?: { queue: unknown[] | null } }).__onFinished;
+  if (finished?.queue) finished.queue = [];
 }
 
 /** One open stream. Rereads are serialized and coalesced: at most one runs and one waits. */
 class LiveStream<State> implements HubSubscriber {
-  readonly leaseId = randomUUID();
+  leaseId: string = randomUUID();
   /** Which tick of the heartbeat cycle pings this stream. */
   pingSlot = 0;
   leased = false;
@@ -214,7 +255,8 @@ class LiveStream<State> implements HubSubscriber {
   constructor(
     readonly spec: StreamSpec<State>,
     readonly writer: SseWriter,
-    private readonly hooks: StreamHooks<State>,
+    /** Its process's streams (one reference a stream, rather than closures of its own). */
+    private readonly owner: Realtime,
   ) {}
 
   attach(unsubscribe: () => void): void {
@@ -250,7 +292,7 @@ class LiveStream<State> implements HubSubscriber {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.unsubscribe?.();
-    const released = this.hooks.closed(this, reason);
+    const released = this.owner.forget(this as LiveStream<unknown>, reason);
     if (reason === 'shutdown') this.writer.end(true);
     // The slot is free before the client sees the end, so opening the next stream at once never
     // meets a cap still counting this one.
@@ -284,10 +326,10 @@ class LiveStream<State> implements HubSubscriber {
   private async refresh(force: boolean): Promise<void> {
     let state: State | null;
     try {
-      state = await this.hooks.reread();
+      state = await this.owner.rereads(this.spec.snapshot);
     } catch (error) {
       // The database is away for a moment: try again, or a terminal status could be missed.
-      this.hooks.log.warn({ err: error, kind: this.spec.kind }, 'stream reread failed; retrying');
+      this.owner.log.warn({ err: error, kind: this.spec.kind }, 'stream reread failed; retrying');
       this.forceNext ||= force;
       this.retryTimer ??= setTimeout(() => {
         this.retryTimer = null;

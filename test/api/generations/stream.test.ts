@@ -1,11 +1,14 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { queryObjects } from 'node:v8';
 import { startWeb } from '../../../api/web';
 import { openSse, type SseConnection } from '../../../scripts/loadtest/sse-client';
 import { changeStatus, insertGeneration } from '../../generation-fixtures';
 import { capturingLogger, resetDatabase, services, testConfig, startTestApp, type TestApp } from '../../harness';
 import { makeUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
+import { renewStreamProcess } from '../../../api/realtime/stream-leases';
 
 /** Stream slots held in `stream_leases` (of one user, or all). */
 async function leaseCount(userId?: string): Promise<number> {
@@ -161,17 +164,38 @@ describe('GET /v1/generations/{id}/stream', function () {
     }
   });
 
-  it('sends `: ping` heartbeats and renews the slot with them', async () => {
+  it('keeps no Koa request context alive while its stream is open', async () => {
+    // Every request's context has Koa's context module in its prototype chain.
+    const koaContext = createRequire(__filename)('koa/lib/context') as object;
+    const Context = function () {} as unknown as new () => object;
+    Context.prototype = koaContext;
+    // Two users: ten streams are above one user's cap.
+    const users = [await makeUser(), await makeUser()];
+    const opens = await Promise.all(Array.from({ length: 10 }, async (_, index) => {
+      const user = users[index % 2];
+      return { user, id: await insertGeneration(user.id, 'processing') };
+    }));
+    const before = queryObjects(Context, { format: 'count' });
+    const connections = await Promise.all(opens.map(({ user, id }) => stream(user.token, id)));
+    await Promise.all(connections.map((connection) => connection.next()));
+    const after = queryObjects(Context, { format: 'count' });
+    expect(after - before).to.be.below(3);
+    expect(app.realtime.openStreams).to.equal(10);
+  });
+
+  it('sends `: ping` heartbeats and renews the slot with them (its process\'s one row)', async () => {
     const fast = await startTestApp({ config: { STREAM_HEARTBEAT_S: '1', STREAM_LEASE_S: '3' } });
     try {
       const user = await makeUser();
       const id = await insertGeneration(user.id, 'processing');
       const connection = await stream(user.token, id, fast);
       await connection.next();
-      const [{ expires_at: before }] = await services().db('stream_leases').select('expires_at');
+      const processRow = () => services().db('stream_processes').where({ id: fast.realtime.processId }).first('expires_at');
+      const { expires_at: before } = await processRow();
       await eventually(async () => connection.comments, (comments) => comments >= 2, 4000);
-      const [{ expires_at: after }] = await services().db('stream_leases').select('expires_at');
+      const { expires_at: after } = await processRow();
       expect(after.getTime()).to.be.greaterThan(before.getTime());
+      expect(await leaseCount(user.id)).to.equal(1);
       expect(connection.isEnded).to.equal(false);
       connection.destroy();
     } finally {
@@ -221,17 +245,39 @@ describe('GET /v1/generations/{id}/stream', function () {
       expect(await leaseCount(user.id)).to.equal(5);
     });
 
-    it('does not count an expired lease (its process died)', async () => {
+    it('does not count the leases of a process that died (its row lapsed), and drops them a minute later', async () => {
       const user = await makeUser();
       const deadProcess = randomUUID();
-      await services().db('stream_leases').insert(Array.from({ length: 5 }, () => ({
+      const { db } = services();
+      await db('stream_processes').insert({ id: deadProcess, expires_at: new Date(Date.now() - 1000) });
+      await db('stream_leases').insert(Array.from({ length: 5 }, () => ({
         id: randomUUID(), user_id: user.id, process_id: deadProcess, kind: 'generation', object_id: randomUUID(),
-        expires_at: new Date(Date.now() - 1000),
       })));
       const ids = await Promise.all([1, 2, 3, 4, 5].map(() => insertGeneration(user.id, 'processing')));
       const connections = await Promise.all(ids.map((id) => stream(user.token, id)));
       expect(connections.map((connection) => connection.status)).to.deep.equal([200, 200, 200, 200, 200]);
-      await services().db('stream_leases').where({ process_id: deadProcess }).delete();
+      const deadLeases = async () => (await db('stream_leases').where({ process_id: deadProcess })).length;
+      expect(await deadLeases()).to.equal(5);
+
+      await db('stream_processes').where({ id: deadProcess }).update({ expires_at: new Date(Date.now() - 61_000) });
+      await renewStreamProcess(db, app.realtime.processId, 45);
+      expect(await deadLeases()).to.equal(0);
+      expect(await db('stream_processes').where({ id: deadProcess })).to.deep.equal([]);
+      expect(await leaseCount(user.id)).to.equal(5);
+    });
+
+    it('the renewal deletes the slots whose release failed, and only those', async () => {
+      const user = await makeUser();
+      const { db } = services();
+      const processId = randomUUID();
+      const [failed, held] = [randomUUID(), randomUUID()];
+      await db('stream_leases').insert([failed, held].map((id) => ({
+        id, user_id: user.id, process_id: processId, kind: 'generation', object_id: randomUUID(),
+      })));
+      await renewStreamProcess(db, processId, 45, [failed]);
+      expect((await db('stream_leases').where({ process_id: processId })).map((row) => row.id)).to.deep.equal([held]);
+      await db('stream_leases').where({ process_id: processId }).delete();
+      await db('stream_processes').where({ id: processId }).delete();
     });
 
     it('reads the cap from STREAM_CAP_PER_USER', async () => {
