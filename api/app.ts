@@ -16,9 +16,10 @@ import { CatalogCache, replayCatalogAnswers } from './catalog/catalog-cache';
 /**
  * The API's middleware chain, in the order it runs: request id, request log and latency metric, error
  * envelope, an anonymous catalog read answered before sent again from the catalog cache (most of
- * the traffic, the same bytes for everyone: `replayCatalogAnswers`), then the route table (body parsing where a route takes one, authentication, limits,
- * validation, handler per route). A request no route matches goes on to the rest of the site: the
- * strict headers of an HTML page that set none, operations endpoints and `/metrics`, raw mounts (the
+ * the traffic, the same bytes for everyone: `replayCatalogAnswers`), the strict headers of any HTML
+ * answer that set none, then the route table (body parsing where a route takes one, authentication,
+ * limits, validation, handler per route). A request no route matches goes on to the rest of the
+ * site: operations endpoints and `/metrics`, raw mounts (the
  * operator console, whose pg-boss dashboard reads its own bodies), body parsing, extra mounts
  * (simulators, webhooks, web pages), and last the route table's `404`/`405`. Routes come first
  * because they are most of the traffic (a cached catalog page is mostly this chain's cost) and no
@@ -45,8 +46,8 @@ export function createApp(
   app.use(requestLog(services.log));
   app.use(errorEnvelope(services.log));
   app.use(replayCatalogAnswers());
-  app.use(router.routes);
   app.use(htmlPageHeaders());
+  app.use(router.routes);
   app.use(operations.routes());
   // With METRICS_PORT, /metrics is served on that port only (api/metrics-server.ts).
   if (services.config.metrics.port === null) app.use(metricsRouter().routes());

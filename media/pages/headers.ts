@@ -58,6 +58,8 @@ export function sendPage(ctx: PageContext, page: { status?: number; html: string
 export function htmlPageHeaders(): Middleware {
   return async (ctx, next) => {
     await next();
-    if (ctx.response.is('html') && !ctx.response.get('Content-Security-Policy')) setPageHeaders(ctx, {});
+    // A plain prefix test: this runs for every request, and JSON answers are most of them.
+    const type = ctx.response.get('Content-Type');
+    if (typeof type === 'string' && type.startsWith('text/html') && !ctx.response.get('Content-Security-Policy')) setPageHeaders(ctx, {});
   };
 }
