@@ -15,7 +15,7 @@ import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
 import type { HandOverFirst } from './hand-over-first';
-import { resultFileType, resultText, storePreview, storeResult } from './store-result';
+import { answerText, resultFileType, resultText, storePreview, storeResult } from './store-result';
 
 /**
  * The poll loop, one per worker process, on the job loop, shared with every other worker through
@@ -102,12 +102,16 @@ class Polls {
           return await this.later(task, await this.circuits.failed(accountId));
         case 'failed':
           return await this.fail(task, outcome.errorCode);
-        case 'succeeded':
-          if (outcome.resultUrl === null) return await this.fail(task, 'no_result_url');
+        case 'succeeded': {
+          // A text model may answer inline; an image or video is a link or nothing.
+          const inline = task.output_type === 'text' ? outcome.text ?? null : null;
+          if (outcome.resultUrl === null && inline === null) return await this.fail(task, 'no_result_url');
           // The provider's work is over: its slot goes to the next pending now, not after the copy
           // (the callback freed it already when it came).
           if (!task.called_back && (await releaseGenerationSlot(this.services.db, task.id))) this.onSlotReleased();
+          if (outcome.resultUrl === null) return await this.keepAnswer(task, inline!);
           return await this.copyResult(adapter, { ...task, provider_account_id: accountId }, outcome.resultUrl);
+        }
       }
     } catch (error) {
       // The claim runs out and this task is polled again.
@@ -169,17 +173,24 @@ class Polls {
       if (!result) return await this.fail(task, 'result_rejected');
       const stored = task.output_type === 'video'
         ? await db.transaction((trx) => markResultStored(trx, boss, { generationId: task.id, ...result }))
-        : await this.succeedHere(task, body, result);
+        : await this.succeedHere(task, result, body);
       if (!stored) log.info({ generationId: task.id }, 'result already stored by another worker');
     } finally {
       clearInterval(heartbeat);
     }
   }
 
+  /** A text answer the provider gave inline: kept on the row as a downloaded one is; `result_rejected` when it is no usable text. */
+  private async keepAnswer(task: DuePoll, answer: string): Promise<void> {
+    const text = answerText(answer);
+    if (text === null) return await this.fail(task, 'result_rejected');
+    if (!(await this.succeedHere(task, { text }))) this.services.log.info({ generationId: task.id }, 'result already stored by another worker');
+  }
+
   /** An image's preview from the bytes in hand (a text answer has none), then succeeded with its result. */
-  private async succeedHere(task: DuePoll, body: Buffer, result: StoredResultOf): Promise<boolean> {
+  private async succeedHere(task: DuePoll, result: StoredResultOf, body?: Buffer): Promise<boolean> {
     const { db, boss, config } = this.services;
-    const preview = 'key' in result ? await storePreview(this.services, task, () => Promise.resolve(body), 'image') : null;
+    const preview = 'key' in result && body ? await storePreview(this.services, task, () => Promise.resolve(body), 'image') : null;
     return db.transaction((trx) => succeedWithResult(trx, boss, { generationId: task.id, preview, ...result }, earningTerms(config)));
   }
 

@@ -42,10 +42,10 @@ function moderationText(row: Pick<UserEffectRow, 'name' | 'description' | 'promp
 }
 
 /** The model's answer `{"verdict": "approved"}` or `{"verdict": "rejected", "reason": ...}`; anything else is no answer. */
-function parseVerdict(body: Buffer): Verdict | null {
+function parseVerdict(text: string): Verdict | null {
   let answer: unknown;
   try {
-    answer = JSON.parse(body.toString('utf8'));
+    answer = JSON.parse(text);
   } catch {
     return null;
   }
@@ -123,8 +123,10 @@ async function askModel(
     const polled = await adapter.poll(account, submitted.taskId, route);
     if (polled.kind === 'running' || polled.kind === 'unavailable') continue;
     if (polled.kind === 'failed') throw new RoundNotDone(`the moderation task failed: ${polled.errorCode}`);
-    if (polled.resultUrl === null) throw new RoundNotDone('the moderation task ended without an answer');
-    const verdict = parseVerdict((await adapter.fetchResult(polled.resultUrl)).body);
+    // A language model answers inline (fal's vision router, Replicate's tokens); a file at a link is read.
+    const answer = polled.resultUrl === null ? polled.text ?? null : (await adapter.fetchResult(polled.resultUrl)).body.toString('utf8');
+    if (answer === null) throw new RoundNotDone('the moderation task ended without an answer');
+    const verdict = parseVerdict(answer);
     if (!verdict) throw new RoundNotDone('the moderation model answered no verdict');
     return verdict;
   }
