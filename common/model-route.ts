@@ -29,7 +29,8 @@ export interface ModelRoute {
   /**
    * Where the result's link is in the task's output: a path of fields and list indexes, such as
    * `images[0].url` (fal), `[0]` or `` (the output itself: Replicate's string or list of links, the
-   * first taken). Absent: the output itself.
+   * first taken). Absent: the output itself. A text task's answer may be there inline instead of a
+   * link: a string, or Replicate's list of tokens (`resultTextOf`).
    */
   output?: string;
 }
@@ -115,18 +116,46 @@ export function outputPath(selector: string): (string | number)[] | null {
   return [...selector.matchAll(/([A-Za-z_]\w*)|\[(\d+)\]/g)].map((match) => match[1] ?? Number(match[2]));
 }
 
+/** What the route's `output` path reaches in a task's output; undefined when the path leads nowhere. */
+function reached(output: unknown, selector: string | undefined): unknown {
+  let value: unknown = output;
+  for (const step of outputPath(selector ?? '') ?? []) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string | number, unknown>)[step];
+  }
+  return value;
+}
+
+const link = /^(https?:|data:)/;
+
 /**
  * The result's link in a task's output, by the route's `output` path; null when it is not there.
  * What the path reaches may be a link, a list of links (the first is taken) or a file object with a
  * `url` (fal's `{url, content_type}`).
  */
 export function resultUrlOf(output: unknown, selector: string | undefined): string | null {
-  let value: unknown = output;
-  for (const step of outputPath(selector ?? '') ?? []) {
-    if (value === null || typeof value !== 'object') return null;
-    value = (value as Record<string | number, unknown>)[step];
-  }
+  let value = reached(output, selector);
   if (Array.isArray(value)) value = value[0];
   if (value && typeof value === 'object' && typeof (value as { url?: unknown }).url === 'string') value = (value as { url: string }).url;
-  return typeof value === 'string' && /^(https?:|data:)/.test(value) ? value : null;
+  return typeof value === 'string' && link.test(value) ? value : null;
+}
+
+/**
+ * A text model's answer given inline in the output, by the route's `output` path: a string that is
+ * no link (fal's vision router answers `{output: text}`), or a list of such strings joined (Replicate's
+ * language models stream tokens, and the final output is their list). Null otherwise: a link is read
+ * by `resultUrlOf`. Only a task that expects text takes it; an image or video is a link or nothing.
+ */
+export function resultTextOf(output: unknown, selector: string | undefined): string | null {
+  const value = reached(output, selector);
+  const parts = Array.isArray(value) ? value : [value];
+  if (parts.length === 0 || !parts.every((part) => typeof part === 'string' && !link.test(part))) return null;
+  return parts.join('');
+}
+
+/** A finished task's output as a poll outcome's result: its link, or else the text it holds inline. */
+export function taskResultOf(output: unknown, selector: string | undefined): { resultUrl: string | null; text?: string } {
+  const resultUrl = resultUrlOf(output, selector);
+  const text = resultUrl === null ? resultTextOf(output, selector) : null;
+  return text === null ? { resultUrl } : { resultUrl, text };
 }

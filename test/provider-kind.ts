@@ -60,7 +60,7 @@ export function kindRoute(model: string): ModelRoute {
       return {
         model: `sim/${model}`,
         input: { image_urls: '{{photos}}', prompt: '{{prompt}}' },
-        output: model === 'video' ? 'video.url' : textModels.has(model) ? 'file.url' : 'images[0].url',
+        output: model === 'video' ? 'video.url' : textModels.has(model) ? 'output' : 'images[0].url',
       };
   }
 }

@@ -60,10 +60,14 @@ export type TaskLookup =
   | { kind: 'unavailable'; reason: string }
   | { kind: 'unknowable'; reason: string };
 
-/** `succeeded` with a null `resultUrl` is the provider's fault: the caller fails the generation with `no_result_url`. */
+/**
+ * `succeeded` with a null `resultUrl` is the provider's fault: the caller fails the generation with
+ * `no_result_url`, unless it expects text and the output holds it inline (`text`, a language model's
+ * answer, given only when the output holds no link).
+ */
 export type PollOutcome =
   | { kind: 'running' }
-  | { kind: 'succeeded'; resultUrl: string | null }
+  | { kind: 'succeeded'; resultUrl: string | null; text?: string }
   | { kind: 'failed'; errorCode: string; message: string | null }
   | { kind: 'unavailable'; reason: string };
 

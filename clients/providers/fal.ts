@@ -1,4 +1,4 @@
-import { buildInput, resultUrlOf, type ModelRoute } from '../../common/model-route';
+import { buildInput, taskResultOf, type ModelRoute } from '../../common/model-route';
 import type { FileToStage, PollOutcome, ProviderAccount, ProviderAdapter, ProviderRequest, ProviderResult, StageOutcome, SubmitOutcome, TaskLookup } from './adapter';
 import { errorCodeForRefusedPoll, errorCodeForRefusedSubmission } from './error-codes';
 import { callProvider, DEFAULT_RESULT_MAX_BYTES, downloadResult, field, isNoAnswer, isRefusal, retryAfterSeconds, text, type Answer, type NoAnswer } from './provider-call';
@@ -163,7 +163,7 @@ export function falApp(model: string): string | null {
 }
 
 /**
- * A finished request's output: its result link by the route's path. A model whose safety checker
+ * A finished request's output: its result link (or a text model's inline answer) by the route's path. A model whose safety checker
  * blacked out every image says so in `has_nsfw_concepts` (fal's image models): that is `safety`,
  * not a result.
  */
@@ -172,7 +172,7 @@ export function falOutputOutcome(output: unknown, outputPath: string | undefined
   if (Array.isArray(nsfw) && nsfw.length > 0 && nsfw.every((flag) => flag === true)) {
     return { kind: 'failed', errorCode: 'safety', message: 'the safety checker flagged every output' };
   }
-  return { kind: 'succeeded', resultUrl: resultUrlOf(output, outputPath) };
+  return { kind: 'succeeded', ...taskResultOf(output, outputPath) };
 }
 
 /**

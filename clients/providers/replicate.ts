@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { buildInput, resultUrlOf, type ModelRoute } from '../../common/model-route';
+import { buildInput, taskResultOf, type ModelRoute } from '../../common/model-route';
 import type { FileToStage, PollOutcome, ProviderAccount, ProviderAdapter, ProviderRequest, ProviderResult, StageOutcome, SubmitOutcome, TaskLookup } from './adapter';
 import { errorCodeForRefusedPoll, errorCodeForRefusedSubmission } from './error-codes';
 import { callProvider, DEFAULT_RESULT_MAX_BYTES, downloadResult, field, isNoAnswer, isRefusal, retryAfterSeconds, text, type Answer, type NoAnswer } from './provider-call';
@@ -167,7 +167,7 @@ export function predictionOutcome(prediction: unknown, outputPath: string | unde
     case 'processing':
       return { kind: 'running' };
     case 'succeeded':
-      return { kind: 'succeeded', resultUrl: resultUrlOf(field(prediction, 'output'), outputPath) };
+      return { kind: 'succeeded', ...taskResultOf(field(prediction, 'output'), outputPath) };
     case 'failed': {
       const message = errorText(field(prediction, 'error'));
       return { kind: 'failed', errorCode: message !== null && safetyMessage.test(message) ? 'safety' : 'provider_error', message };

@@ -12,7 +12,8 @@ import type { Task, TaskEngine } from './task-engine';
  * `GET .../requests/{id}` (the result), `PUT .../requests/{id}/cancel`; storage
  * `POST /fal/rest/storage/upload/initiate` then `PUT` to its upload link; the webhook keys at
  * `/fal/rest/.well-known/jwks.json`. A result is `{images: [{url, content_type}]}` for an image,
- * `{video: {url, content_type}}` for a video, `{file: {url, content_type}}` otherwise; a failure is
+ * `{video: {url, content_type}}` for a video, `{output: text}` for a text model (as fal's language and
+ * vision routers answer), `{file: {url, content_type}}` otherwise; a failure is
  * fal's `{detail}` (422 `content_policy_violation` for the safety model, 422 `image_load_error` for a
  * photo it cannot read, 500 otherwise). The webhook is `{request_id, gateway_request_id, status: OK |
  * ERROR, payload, error}`, signed with the simulator's ED25519 key as fal documents.
@@ -90,7 +91,7 @@ export class FalFront {
   private result(res: http.ServerResponse, task: Task): void {
     const { state } = task;
     if (state.status === 'running') return detail(res, 400, 'Request is still in progress');
-    if (state.status === 'succeeded') return sendJson(res, 200, this.output(state.result.fileName, state.result.contentType));
+    if (state.status === 'succeeded') return sendJson(res, 200, this.output(state.result));
     if (state.status === 'canceled') return detail(res, 400, 'Request was cancelled');
     if (state.error.type === 'safety') return validation(res, 'prompt', 'The content was flagged by a content checker.', 'content_policy_violation');
     if (state.error.type === 'bad_input_image') return validation(res, 'image_url', state.error.message, 'image_load_error');
@@ -132,7 +133,8 @@ export class FalFront {
     return { response_url: base, status_url: `${base}/status`, cancel_url: `${base}/cancel` };
   }
 
-  private output(fileName: string, contentType: string): object {
+  private output({ fileName, contentType, text }: { fileName: string; contentType: string; text?: string }): object {
+    if (text !== undefined) return { output: text };
     const file = { url: this.engine.resultUrl(fileName), content_type: contentType };
     if (contentType.startsWith('image/')) return { images: [file], has_nsfw_concepts: [false], seed: 42 };
     if (contentType.startsWith('video/')) return { video: file };
@@ -142,7 +144,7 @@ export class FalFront {
   private webhookCall(task: Task, url: string): { url: string; body: string; headers: Record<string, string> } {
     const { state } = task;
     const outcome = state.status === 'succeeded'
-      ? { status: 'OK', payload: this.output(state.result.fileName, state.result.contentType) }
+      ? { status: 'OK', payload: this.output(state.result) }
       : state.status === 'failed' && state.error.type === 'safety'
         ? { status: 'ERROR', error: 'Invalid status code: 422', payload: { detail: [{ loc: ['body', 'prompt'], msg: 'The content was flagged by a content checker.', type: 'content_policy_violation' }] } }
         : { status: 'ERROR', error: state.status === 'canceled' ? 'Request was cancelled' : 'Invalid status code: 500', payload: { detail: state.status === 'failed' ? state.error.message : 'cancelled' } };

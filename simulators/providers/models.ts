@@ -19,6 +19,8 @@ export type ModelBehaviour =
       needsPhoto: boolean;
       /** Takes a photo it cannot decode as its input (null `still`) instead of refusing the task: the moderation model judges it. */
       judgesPhotos?: boolean;
+      /** A language model's answer: Replicate's and fal's fronts give it inline, as those providers do; the native protocol as a file. */
+      answersText?: boolean;
       render(input: ModelInput, outputPath: string, signal: AbortSignal): Promise<void>;
     }
   | { kind: 'fails'; errorType: string; message: string };
@@ -38,9 +40,9 @@ const behaviours = new Map<string, ModelBehaviour>([
   // The studio's models (docs/mobile.md, "Studio, voice input, queue position and cancel").
   ['text_to_image', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: false, render: drawPrompt }],
   ['photo_edit', { kind: 'renders', extension: 'jpg', contentType: 'image/jpeg', heavy: false, needsPhoto: true, render: editPhoto }],
-  ['ask', { kind: 'renders', extension: 'txt', contentType: 'text/plain; charset=utf-8', heavy: false, needsPhoto: false, render: answerToPrompt }],
+  ['ask', { kind: 'renders', extension: 'txt', contentType: 'text/plain; charset=utf-8', heavy: false, needsPhoto: false, answersText: true, render: answerToPrompt }],
   // The marketplace's moderation model (docs/mobile.md, "The marketplace of user effects"): a verdict as JSON.
-  ['moderation', { kind: 'renders', extension: 'json', contentType: 'application/json', heavy: false, needsPhoto: false, judgesPhotos: true, render: writeModerationVerdict }],
+  ['moderation', { kind: 'renders', extension: 'json', contentType: 'application/json', heavy: false, needsPhoto: false, judgesPhotos: true, answersText: true, render: writeModerationVerdict }],
   ['safety', { kind: 'fails', errorType: 'safety', message: 'the content was refused by the safety filter' }],
   ['error', { kind: 'fails', errorType: 'internal_error', message: 'the model failed' }],
 ]);

@@ -12,7 +12,8 @@ import type { Task, TaskEngine } from './task-engine';
  * is `image`), `GET /predictions/{id}`, `GET /predictions` (newest first, 100 a page, `created_after`,
  * `next`), `POST /predictions/{id}/cancel`, `POST /files` (multipart `content`), and
  * `GET /webhooks/default/secret`. A prediction's photos are the links of its `input`, its prompt
- * `input.prompt`; its output is the result's link. Its `webhook` is POSTed the prediction when it ends
+ * `input.prompt`; its output is the result's link, or a text model's answer as a list of tokens (as
+ * Replicate's language models answer, their final output being the streamed tokens). Its `webhook` is POSTed the prediction when it ends
  * (`completed`), signed as Standard Webhooks with the account's secret. Errors are problem documents
  * (`{title, detail, status}`); a 429 names its wait in `Retry-After` and its detail.
  */
@@ -145,7 +146,7 @@ export class ReplicateFront {
       version: 'hidden',
       input: task.front.input,
       logs: '',
-      output: state.status === 'succeeded' ? this.engine.resultUrl(state.result.fileName) : null,
+      output: state.status === 'succeeded' ? (state.result.text === undefined ? this.engine.resultUrl(state.result.fileName) : tokens(state.result.text)) : null,
       data_removed: false,
       error,
       status,
@@ -157,6 +158,11 @@ export class ReplicateFront {
       ...(task.front.webhook === null ? {} : { webhook: task.front.webhook, webhook_events_filter: task.front.filter ?? ['start', 'output', 'logs', 'completed'] }),
     };
   }
+}
+
+/** Text as a language model streams it: words with the whitespace before them, which join back into the text. */
+function tokens(text: string): string[] {
+  return text.match(/\s*\S+|\s+/g) ?? [];
 }
 
 function problem(res: http.ServerResponse, status: number, detail: string, headers: Record<string, string> = {}): void {

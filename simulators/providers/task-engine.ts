@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -82,7 +82,8 @@ export interface ProviderSimulatorStats {
 }
 
 export type TaskOutcome =
-  | { status: 'succeeded'; result: { fileName: string; filePath: string; contentType: string } }
+  /** `text`: a text model's answer, the file's content, for the fronts that answer it inline. */
+  | { status: 'succeeded'; result: { fileName: string; filePath: string; contentType: string; text?: string } }
   | { status: 'failed'; error: { type: string; message: string } }
   | { status: 'canceled' };
 
@@ -384,7 +385,8 @@ export class TaskEngine {
       if (behaviour.heavy) await this.heavyRenders(() => behaviour.render(input, filePath, signal));
       else await behaviour.render(input, filePath, signal);
       this.counts.rendered += 1;
-      return { status: 'succeeded', result: { fileName, filePath, contentType: behaviour.contentType } };
+      const text = behaviour.answersText ? { text: await readFile(filePath, 'utf8') } : {};
+      return { status: 'succeeded', result: { fileName, filePath, contentType: behaviour.contentType, ...text } };
     } catch (error) {
       if (!signal.aborted) this.settings.log?.warn({ err: error, taskId: task.id }, 'simulated model failed to render');
       return failed('internal_error', 'the model failed to render');

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { buildInput, outputPath, resultUrlOf, unknownPlaceholders } from '../../common/model-route';
+import { buildInput, outputPath, resultTextOf, resultUrlOf, taskResultOf, unknownPlaceholders } from '../../common/model-route';
 
 const photos = [
   { url: 'https://s/a1.jpg', person: 0 },
@@ -61,5 +61,29 @@ describe('model routes: a provider input built from a template, a result read fr
     expect(resultUrlOf('not a link', undefined)).to.equal(null);
     expect(resultUrlOf({ a: 1 }, 'a.b')).to.equal(null);
     expect(resultUrlOf('javascript:alert(1)', undefined)).to.equal(null);
+  });
+
+  it('reads a text answer given inline: a string that is no link, a list of such strings joined', () => {
+    expect(resultTextOf({ output: '{"verdict": "approved"}' }, 'output')).to.equal('{"verdict": "approved"}');
+    expect(resultTextOf(['Wear', ' the', ' blue', ' one.'], '')).to.equal('Wear the blue one.');
+    expect(resultTextOf('Wear the blue one.', undefined)).to.equal('Wear the blue one.');
+    expect(resultTextOf('', undefined)).to.equal('');
+  });
+
+  it('reads no text where a link, a file object, a mixed or empty list, or nothing is', () => {
+    expect(resultTextOf('https://r/answer.txt', undefined)).to.equal(null);
+    expect(resultTextOf(['https://r/1.png', 'https://r/2.png'], '')).to.equal(null);
+    expect(resultTextOf(['words', 'https://r/2.png'], '')).to.equal(null);
+    expect(resultTextOf({ file: { url: 'https://f/a.txt' } }, 'file')).to.equal(null);
+    expect(resultTextOf(['a', 1], '')).to.equal(null);
+    expect(resultTextOf([], '')).to.equal(null);
+    expect(resultTextOf({ output: 'x' }, 'text')).to.equal(null);
+    expect(resultTextOf(null, undefined)).to.equal(null);
+  });
+
+  it('gives a poll its link, or else the inline text', () => {
+    expect(taskResultOf(['https://r/1.png'], '')).to.deep.equal({ resultUrl: 'https://r/1.png' });
+    expect(taskResultOf(['Yes', '.'], '')).to.deep.equal({ resultUrl: null, text: 'Yes.' });
+    expect(taskResultOf({ images: [] }, 'images[0].url')).to.deep.equal({ resultUrl: null });
   });
 });

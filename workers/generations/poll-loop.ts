@@ -16,7 +16,7 @@ import type { RunningPart, Services } from '../../services';
 import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
 import type { HandOverFirst } from './hand-over-first';
-import { resultFileType, resultText, storePreview, storeResult } from './store-result';
+import { answerText, resultFileType, resultText, storePreview, storeResult } from './store-result';
 
 /**
  * The poll loop, one per worker process, on the job loop, shared with every other worker through
@@ -103,12 +103,16 @@ class Polls {
           return await this.later(task, await this.circuits.failed(accountId));
         case 'failed':
           return await this.fail(task, outcome.errorCode);
-        case 'succeeded':
-          if (outcome.resultUrl === null) return await this.fail(task, 'no_result_url');
+        case 'succeeded': {
+          // A text model may answer inline; an image or video is a link or nothing.
+          const inline = task.output_type === 'text' ? outcome.text ?? null : null;
+          if (outcome.resultUrl === null && inline === null) return await this.fail(task, 'no_result_url');
           // The provider's work is over: its slot goes to the next pending now, not after the copy
           // (the callback freed it already when it came).
           if (!task.called_back && (await releaseGenerationSlot(this.services.db, task.id))) this.onSlotReleased();
+          if (outcome.resultUrl === null) return await this.keepAnswer(task, inline!);
           return await this.copyResult(adapter, { ...task, provider_account_id: accountId }, outcome.resultUrl);
+        }
       }
     } catch (error) {
       // The claim runs out and this task is polled again.
@@ -175,6 +179,15 @@ class Polls {
     } finally {
       clearInterval(heartbeat);
     }
+  }
+
+  /** A text answer the provider gave inline: kept on the row as a downloaded one is; `result_rejected` when it is no usable text. */
+  private async keepAnswer(task: DuePoll, answer: string): Promise<void> {
+    const text = answerText(answer);
+    if (text === null) return await this.fail(task, 'result_rejected');
+    const { db, boss, config } = this.services;
+    const stored = await db.transaction((trx) => succeedWithResult(trx, boss, { generationId: task.id, preview: null, text }, earningTerms(config)));
+    if (!stored) this.services.log.info({ generationId: task.id }, 'result already stored by another worker');
   }
 
   /**

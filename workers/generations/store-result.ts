@@ -62,17 +62,24 @@ export async function storePreview(
 const maxResultTextLength = 1000;
 
 /**
- * The answer of a text task from the provider's result file: UTF-8 text, trimmed, cut to 1000
- * characters (whole code points) when the provider said more. Null when it is not UTF-8 text or is
- * empty: the generation fails as `result_rejected`.
+ * The answer of a text task from the provider's result file: UTF-8 text, as `answerText` keeps it.
+ * Null when it is not UTF-8 text: the generation fails as `result_rejected`.
  */
 export function resultText(body: Buffer): string | null {
-  let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(body).trim();
+    return answerText(new TextDecoder('utf-8', { fatal: true }).decode(body));
   } catch {
     return null;
   }
+}
+
+/**
+ * A text task's answer (from its result file, or given inline by the provider): trimmed, cut to 1000
+ * characters (whole code points) when the provider said more. Null when it is empty or holds a NUL:
+ * the generation fails as `result_rejected`.
+ */
+export function answerText(answer: string): string | null {
+  const text = answer.trim();
   if (text === '' || text.includes('\u0000')) return null;
   const characters = Array.from(text);
   return characters.length <= maxResultTextLength ? text : characters.slice(0, maxResultTextLength).join('').trimEnd();

@@ -41,11 +41,14 @@ function moderationText(row: Pick<UserEffectRow, 'name' | 'description' | 'promp
   return [row.name, row.description, row.prompt].join('\n');
 }
 
-/** The model's answer `{"verdict": "approved"}` or `{"verdict": "rejected", "reason": ...}`; anything else is no answer. */
-function parseVerdict(body: Buffer): Verdict | null {
+/**
+ * The model's answer `{"verdict": "approved"}` or `{"verdict": "rejected", "reason": ...}`; anything
+ * else is no answer. Language models often wrap JSON in a Markdown code fence: it is taken off.
+ */
+export function parseVerdict(text: string): Verdict | null {
   let answer: unknown;
   try {
-    answer = JSON.parse(body.toString('utf8'));
+    answer = JSON.parse(text.trim().replace(/^```(?:json)?\s*([\s\S]*?)\s*```$/i, '$1'));
   } catch {
     return null;
   }
@@ -123,8 +126,10 @@ async function askModel(
     const polled = await adapter.poll(account, submitted.taskId, route);
     if (polled.kind === 'running' || polled.kind === 'unavailable') continue;
     if (polled.kind === 'failed') throw new RoundNotDone(`the moderation task failed: ${polled.errorCode}`);
-    if (polled.resultUrl === null) throw new RoundNotDone('the moderation task ended without an answer');
-    const verdict = parseVerdict((await adapter.fetchResult(polled.resultUrl)).body);
+    // A language model answers inline (fal's vision router, Replicate's tokens); a file at a link is read.
+    const answer = polled.resultUrl === null ? polled.text ?? null : (await adapter.fetchResult(polled.resultUrl)).body.toString('utf8');
+    if (answer === null) throw new RoundNotDone('the moderation task ended without an answer');
+    const verdict = parseVerdict(answer);
     if (!verdict) throw new RoundNotDone('the moderation model answered no verdict');
     return verdict;
   }

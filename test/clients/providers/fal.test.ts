@@ -21,7 +21,9 @@ import { useOutsideWorld } from '../../outside-world';
  *   gateway_request_id, status: OK | ERROR, payload, error}`; "Verifying your webhook": request id,
  *   user id, timestamp and the body's hex SHA-256 on four lines, hex signature, keys from the JWKS,
  *   five minutes' leeway); the flux result shape (`images[{url, content_type}]`, `has_nsfw_concepts`)
- *   and the `content_policy_violation` error type from its model pages and error reference.
+ *   and the `content_policy_violation` error type from its model pages and error reference;
+ * - a language model's answer from the API page of `openrouter/router/vision` (its output schema:
+ *   the answer as the string `output`, beside `usage`).
  */
 const QUEUE = 'https://queue.fal.run';
 const account = { kind: 'fal' as const, apiKey: 'fal-key-id:secret' };
@@ -103,6 +105,21 @@ describe('fal adapter', () => {
       status().reply(200, { ...queued, status: 'COMPLETED', logs: [], metrics: { inference_time: 1.2 } });
       result().reply(200, { images: [{ url: 'https://v3.fal.media/files/dog.png', content_type: 'image/png', width: 1024, height: 1024 }], seed: 196619188014358660, has_nsfw_concepts: [false] });
       expect(await adapter.poll(account, requestId, route)).to.deep.equal({ kind: 'succeeded', resultUrl: 'https://v3.fal.media/files/dog.png' });
+    });
+
+    it('reads a language model\'s answer inline at the route\'s path; a link there stays a link, an object is neither', async () => {
+      const vision = { ...route, model: 'openrouter/router/vision', output: 'output' };
+      const routerStatus = () => fal().get(`/openrouter/router/requests/${requestId}/status`).query({ logs: '0' });
+      const routerResult = () => fal().get(`/openrouter/router/requests/${requestId}`);
+      routerStatus().reply(200, { ...queued, status: 'COMPLETED' });
+      routerResult().reply(200, { output: '{"verdict": "rejected", "reason": "bad_sample"}', usage: { prompt_tokens: 1220, completion_tokens: 14, total_tokens: 1234 } });
+      expect(await adapter.poll(account, requestId, vision)).to.deep.equal({ kind: 'succeeded', resultUrl: null, text: '{"verdict": "rejected", "reason": "bad_sample"}' });
+      routerStatus().reply(200, { ...queued, status: 'COMPLETED' });
+      routerResult().reply(200, { output: 'https://v3.fal.media/files/answer.txt' });
+      expect(await adapter.poll(account, requestId, vision)).to.deep.equal({ kind: 'succeeded', resultUrl: 'https://v3.fal.media/files/answer.txt' });
+      routerStatus().reply(200, { ...queued, status: 'COMPLETED' });
+      routerResult().reply(200, { output: { text: 'nested' } });
+      expect(await adapter.poll(account, requestId, vision)).to.deep.equal({ kind: 'succeeded', resultUrl: null });
     });
 
     it('fails a result its safety checker blacked out, or whose app refused the content, as safety', async () => {

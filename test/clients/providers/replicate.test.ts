@@ -21,7 +21,10 @@ import { useOutsideWorld } from '../../outside-world';
  *   (index.test.ts, "Can be used to validate webhook", itself the Standard Webhooks/svix one);
  * - the NSFW failure from Replicate's cog-stable-diffusion ("NSFW content detected. Try running it
  *   again, or try a different prompt.", replicate/cog-stable-diffusion #24);
- * - the 429's "Expected available in N seconds" detail is the throttling message of its API.
+ * - the 429's "Expected available in N seconds" detail is the throttling message of its API;
+ * - a language model's output (openai/gpt-4.1-mini, meta/meta-llama-3-8b-instruct): Replicate's docs on
+ *   streaming output say such models stream tokens and their final `output` is the list of those
+ *   strings (the JS client's README joins it: `output.join("")`); some answer one string.
  */
 const BASE = 'https://api.replicate.com/v1';
 const account = { kind: 'replicate' as const, apiKey: 'r8_token' };
@@ -126,6 +129,17 @@ describe('Replicate adapter', () => {
       expect(await poll({ status: 'succeeded', output: [link, 'https://replicate.delivery/xezq/2.jpg'] })).to.deep.equal({ kind: 'succeeded', resultUrl: link });
       expect(await poll({ status: 'succeeded', output: { video: { url: link } } }, 'video')).to.deep.equal({ kind: 'succeeded', resultUrl: link });
       expect(await poll({ status: 'succeeded', output: null })).to.deep.equal({ kind: 'succeeded', resultUrl: null });
+    });
+
+    it('reads a language model\'s answer inline: its list of tokens joined, or one string; a link stays a link', async () => {
+      const tokens = ['{"', 'verdict', '":', ' "', 'approved', '"}'];
+      expect(await poll({ status: 'succeeded', output: tokens })).to.deep.equal({ kind: 'succeeded', resultUrl: null, text: '{"verdict": "approved"}' });
+      expect(await poll({ status: 'succeeded', output: ['Wear', ' the', ' blue', ' one.'] })).to.deep.equal({ kind: 'succeeded', resultUrl: null, text: 'Wear the blue one.' });
+      expect(await poll({ status: 'succeeded', output: 'Wear the blue one.' })).to.deep.equal({ kind: 'succeeded', resultUrl: null, text: 'Wear the blue one.' });
+      const link = 'https://replicate.delivery/xezq/answer.txt';
+      expect(await poll({ status: 'succeeded', output: [link] })).to.deep.equal({ kind: 'succeeded', resultUrl: link });
+      expect(await poll({ status: 'succeeded', output: [] })).to.deep.equal({ kind: 'succeeded', resultUrl: null });
+      expect(await poll({ status: 'succeeded', output: ['a', 1] })).to.deep.equal({ kind: 'succeeded', resultUrl: null });
     });
 
     it('maps an NSFW failure to safety, any other failure to provider_error, canceled and aborted to their own codes', async () => {

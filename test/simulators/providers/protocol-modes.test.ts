@@ -64,7 +64,7 @@ const modes: Mode[] = [
   {
     kind: 'fal',
     adapter: (sim, timeoutMs = 5000) => new FalAdapter({ queueUrl: sim.falQueueUrl, restUrl: sim.falRestUrl, callTimeoutMs: timeoutMs }),
-    route: (model) => ({ model: `sim/${model}/fast`, input: { image_url: '{{photo}}', prompt: '{{prompt}}' }, output: model === 'video' ? 'video.url' : 'images[0].url' }),
+    route: (model) => ({ model: `sim/${model}/fast`, input: { image_url: '{{photo}}', prompt: '{{prompt}}' }, output: model === 'video' ? 'video.url' : ['ask', 'moderation'].includes(model) ? 'output' : 'images[0].url' }),
     signed: async (sim, { headers, body }) => {
       const keys = await new FalWebhookKeys({ jwksUrl: sim.falJwksUrl, timeoutMs: 2000 }).current();
       const signedHeaders = { requestId: header(headers, 'x-fal-webhook-request-id'), userId: header(headers, 'x-fal-webhook-user-id'), timestamp: header(headers, 'x-fal-webhook-timestamp'), signature: header(headers, 'x-fal-webhook-signature') };
@@ -120,6 +120,13 @@ for (const mode of modes) {
       const result = await adapter.fetchResult((polled as { resultUrl: string }).resultUrl);
       expect(result.contentType).to.equal('image/jpeg');
       expect((await sharp(result.body).metadata()).format).to.equal('jpeg');
+    });
+
+    it('answers a text model inline as the provider\'s language models do, with no file to download', async () => {
+      const sent = request('ask');
+      const taskId = await accepted(adapter.submit(solo, sent));
+      await until(() => receiver.received.find((call) => call.path.includes(sent.generationId)));
+      expect(await adapter.poll(solo, taskId, sent.route)).to.deep.equal({ kind: 'succeeded', resultUrl: null, text: 'Stylist\'s advice on your 64×48 photo for "winter": wear what you feel at ease in.' });
     });
 
     it('answers a submission past the account\'s cap as busy, and again accepts once its task ended', async () => {

@@ -208,6 +208,11 @@ describe(overKind('generation pipeline with the provider simulator'), function (
       await expectRefundedFailure('winter-portrait', 'no_result_url');
     });
 
+    it('no_result_url: an image answered with text where its link should be (only a text task reads text inline)', async () => {
+      pipeline = await startPipeline({ adapter: misbehaving({ poll: async () => ({ kind: 'succeeded', resultUrl: null, text: 'a winter portrait' }) }) });
+      await expectRefundedFailure('winter-portrait', 'no_result_url');
+    });
+
     it('result_rejected: the result is not a real image', async () => {
       pipeline = await startPipeline({ adapter: misbehaving({ fetchResult: async () => ({ body: Buffer.from('<html>oops</html>'), contentType: 'image/jpeg' }) }) });
       await expectRefundedFailure('winter-portrait', 'result_rejected');

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { balanceOf, insertStudioCategories, ledgerOf, photo, registeredPushDevice, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
+import { adapterWith, balanceOf, insertStudioCategories, ledgerOf, photo, registeredPushDevice, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
 import { jobDataOf, jobsOf } from '../../jobs';
@@ -71,5 +71,30 @@ describe(overKind('studio generations through the one pipeline, with the provide
     const answer = await studio({ category_id: 'ask-stylist', prompt: `Что надеть? ${'очень '.repeat(1500)}`, upload_ids: [upload] });
     expect(Array.from(answer.result_text as string).length).to.be.at.most(1000);
     expect(answer.result_text).to.match(/^Совет стилиста по фото 64×48 на вопрос «Что надеть\? очень/);
+  });
+
+  it('an answer the provider gives inline is kept without a download; a blank one is result_rejected and refunded', async () => {
+    await pipeline.stop();
+    let answer = '  Wear the blue one.  ';
+    const downloads: string[] = [];
+    pipeline = await startPipeline({
+      adapter: (real) => adapterWith(real, {
+        poll: async (...args) => {
+          const polled = await real.poll(...args);
+          return polled.kind === 'succeeded' ? { kind: 'succeeded', resultUrl: null, text: answer } : polled;
+        },
+        fetchResult: async (url) => {
+          downloads.push(url);
+          return real.fetchResult(url);
+        },
+      }),
+    });
+    const kept = await studio({ category_id: 'ask-stylist', prompt: 'Blue or green?' });
+    expect(kept).to.include({ status: 'succeeded', output_type: 'text', result_text: 'Wear the blue one.', result_url: null });
+    expect(downloads).to.deep.equal([]);
+    answer = ' \n ';
+    const launched = await t.api.post('/v1/studio/generations', { category_id: 'ask-stylist', prompt: 'Blue or green?' }, { token: user.token });
+    expect(await waitForTerminal(launched.body.id as string)).to.deep.equal({ status: 'failed', error_code: 'result_rejected' });
+    expect(await balanceOf(user.id)).to.equal(98);
   });
 });
