@@ -27,7 +27,8 @@ export function historyLines(text: string): string[] {
 /** `(docs/mobile.md, "A section")` in a comment: the section must be a heading of that document. */
 export function missingSections(text: string, headingsOf: (document: string) => string[] | null): string[] {
   const missing: string[] = [];
-  for (const [, document, section] of text.matchAll(/\b((?:docs\/[\w-]+|README|ARCHITECTURE)\.md), "([^"]+)"/g)) {
+  for (const [, named, section] of text.matchAll(/\b((?:docs\/[\w-]+|README|ARCHITECTURE)(?:\.md)?), "([^"]+)"/g)) {
+    const document = named.endsWith('.md') ? named : `${named}.md`;
     const headings = headingsOf(document);
     if (!headings || !headings.includes(section)) missing.push(`${document}, "${section}"`);
   }
@@ -53,6 +54,6 @@ describe('history stays in the git log', () => {
   it('every section a comment or document points to, as (docs/x.md, "Section"), is a heading there', () => {
     const found = sources().flatMap((file) => missingSections(read(file), headingsOf).map((reference) => `${file}: ${reference}`));
     expect(found).to.deep.equal([]);
-    expect(missingSections('(docs/mobile.md, "No such section") (docs/none.md, "Push")', headingsOf)).to.have.length(2);
+    expect(missingSections('(docs/mobile.md, "No such section") (docs/none.md, "Push") (README, "Cancel")', headingsOf)).to.have.length(3);
   });
 });

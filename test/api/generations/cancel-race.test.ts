@@ -7,7 +7,7 @@ import { overKind } from '../../provider-kind';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
 
-describe(overKind('a cancel racing the dispatcher (README, "Cancel")'), function () {
+describe(overKind('a cancel racing the dispatcher'), function () {
   this.timeout(120_000);
   // The race sends hundreds of writes and cancels in a minute.
   const unlimited = { burst: '1000000', perMinute: '1000000' };

@@ -185,7 +185,7 @@ describe('provider simulator over HTTP', function () {
     }
   });
 
-  describe('studio models and speech (README, "Studio, voice input, queue position and cancel")', () => {
+  describe('studio models and speech', () => {
     const task = async (model: string, prompt: string, inputs: { url: string; person: number }[] = []) => {
       const accepted = await api(sim, 'key', 'POST', '/v1/tasks', { model, inputs, prompt });
       expect(accepted.status).to.equal(202);

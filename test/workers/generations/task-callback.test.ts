@@ -218,7 +218,7 @@ describe('provider task callbacks', function () {
 
     it('starts no dispatcher round for the callback of a lone generation: no one waits for its freed slot', async () => {
       // Rounds come only when something wakes the dispatcher: its tick is a minute.
-      pipeline = await startPipeline({ config: { ...slowPolls, DISPATCH_TICK_MS: '60000', PROVIDER_CALLBACK_BASE_URL: t.app.url }, simulator: { latencyMs: 300 } });
+      pipeline = await startPipeline({ config: { ...slowPolls, DISPATCH_TICK_MS: '60000' }, simulator: { latencyMs: 300 }, callbackApp: true });
       const effects = await insertDemoEffects();
       const user = await makeUser({ guest: true, balance: 100 });
       const upload = await storedUpload(user.id, await photo());
