@@ -1,5 +1,6 @@
 import { isProviderKind, type ModelRoute, type ProviderKind } from '../common/model-route';
 import type { ModelRoutes } from '../db/catalog/model';
+import { accountsVariable, simulatedApiEnv, simulatedRoute } from '../simulators/providers/simulated-kinds';
 
 /**
  * The provider kind the tests of the provider path run over: `TEST_PROVIDER_KIND` (simulator, the
@@ -21,8 +22,6 @@ export function overKind(title: string): string {
   return `${title} [${testKind}]`;
 }
 
-const accountVariables: Record<ProviderKind, string> = { simulator: 'PROVIDER_ACCOUNTS', replicate: 'REPLICATE_ACCOUNTS', fal: 'FAL_ACCOUNTS' };
-
 /** An account's key as its kind writes it: fal's keys are `key_id:key_secret`. */
 export function kindKey(name: string): string {
   return testKind === 'fal' ? `${name}:secret` : name;
@@ -35,34 +34,17 @@ export function kindKeys(caps: Record<string, number>): Record<string, number> {
 
 /** The configuration of accounts `name: slots` of the kind, in its own variable. */
 export function kindAccounts(slots: Record<string, number>): Record<string, string> {
-  return { [accountVariables[testKind]]: Object.entries(slots).map(([name, count]) => `${kindKey(name)}:${count}`).join(',') };
+  return { [accountsVariable[testKind]]: Object.entries(slots).map(([name, count]) => `${kindKey(name)}:${count}`).join(',') };
 }
 
 /** Whether a configuration names accounts of any kind itself. */
 export function namesAccounts(env: Record<string, string>): boolean {
-  return Object.values(accountVariables).some((variable) => variable in env);
+  return Object.values(accountsVariable).some((variable) => variable in env);
 }
 
-const textModels = new Set(['ask', 'moderation']);
-
-/**
- * The route of the kind that runs the simulator's model `model` through the kind's protocol: on
- * Replicate the official model `sim/<model>`, on fal the app `sim/<model>`, each with its photos and
- * prompt in the input and the output read where the simulator's front puts it.
- */
+/** The route of the kind that runs the simulator's model `model` through the kind's protocol (`simulatedRoute`). */
 export function kindRoute(model: string): ModelRoute {
-  switch (testKind) {
-    case 'simulator':
-      return { model };
-    case 'replicate':
-      return { model: `sim/${model}`, input: { images: '{{photos}}', prompt: '{{prompt}}' }, output: '' };
-    case 'fal':
-      return {
-        model: `sim/${model}`,
-        input: { image_urls: '{{photos}}', prompt: '{{prompt}}' },
-        output: model === 'video' ? 'video.url' : textModels.has(model) ? 'output' : 'images[0].url',
-      };
-  }
+  return simulatedRoute(testKind, model);
 }
 
 /** `runs` of a catalog row on the simulator's model `model`: null on the simulator (its `model` column says it). */
@@ -72,12 +54,7 @@ export function kindRuns(model: string): ModelRoutes | null {
 
 /** Where the adapters and webhook checks of Replicate and fal find a simulator (its protocol fronts) at `base`. */
 export function simulatorApis(base: string): Record<string, string> {
-  return {
-    REPLICATE_API_URL: `${base}/replicate/v1`,
-    FAL_QUEUE_URL: `${base}/fal/queue`,
-    FAL_REST_URL: `${base}/fal/rest`,
-    FAL_JWKS_URL: `${base}/fal/rest/.well-known/jwks.json`,
-  };
+  return { ...simulatedApiEnv('replicate', base), ...simulatedApiEnv('fal', base) };
 }
 
 /** Whether a request to a simulator submits a task in the kind's protocol. */

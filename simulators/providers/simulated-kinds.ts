@@ -8,7 +8,7 @@ import { modelBehaviour } from './models';
  */
 
 /** The variable that lists a kind's accounts (`config.ts`). */
-const accountsVariable: Record<ProviderKind, string> = { simulator: 'PROVIDER_ACCOUNTS', replicate: 'REPLICATE_ACCOUNTS', fal: 'FAL_ACCOUNTS' };
+export const accountsVariable: Record<ProviderKind, string> = { simulator: 'PROVIDER_ACCOUNTS', replicate: 'REPLICATE_ACCOUNTS', fal: 'FAL_ACCOUNTS' };
 
 /**
  * Accounts named `names` with `slots` each, as accounts of `kind`: the variable that configures
@@ -33,16 +33,17 @@ export function simulatedApiEnv(kind: ProviderKind, simulatorUrl: string): Recor
 }
 
 /**
- * The route of `kind` that runs the simulator's `model` with every photo of the task, as an effect
- * of a real provider names its model: `sim/<model>` on Replicate and fal (their fronts run the model
- * named by the last part), the photos as a list, the result where that kind's output holds it.
+ * The route of `kind` that runs the simulator's `model`, as an effect of a real provider names its
+ * model: `sim/<model>` on Replicate and fal (their fronts run the model named by the last part),
+ * every photo as a list and the prompt in the input, the result where that kind's output holds it
+ * (Replicate: the output itself; fal: its image, its video, or a language model's `output` text).
  */
 export function simulatedRoute(kind: ProviderKind, model: string): ModelRoute {
   if (kind === 'simulator') return { model };
-  const input = { images: '{{photos}}' };
-  if (kind === 'replicate') return { model: `sim/${model}`, input };
+  const input = { images: '{{photos}}', prompt: '{{prompt}}' };
+  if (kind === 'replicate') return { model: `sim/${model}`, input, output: '' };
   const behaviour = modelBehaviour(model);
-  const contentType = behaviour?.kind === 'renders' ? behaviour.contentType : '';
-  const output = contentType.startsWith('image/') ? 'images[0].url' : contentType.startsWith('video/') ? 'video.url' : 'file.url';
+  const rendered = behaviour?.kind === 'renders' ? behaviour : null;
+  const output = rendered?.answersText ? 'output' : rendered?.contentType.startsWith('video/') ? 'video.url' : 'images[0].url';
   return { model: `sim/${model}`, input, output };
 }

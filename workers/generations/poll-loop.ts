@@ -105,13 +105,15 @@ class Polls {
           return await this.fail(task, outcome.errorCode);
         case 'succeeded': {
           // A text model may answer inline; an image or video is a link or nothing.
-          const inline = task.output_type === 'text' ? outcome.text ?? null : null;
-          if (outcome.resultUrl === null && inline === null) return await this.fail(task, 'no_result_url');
+          const { resultUrl } = outcome;
+          const inline = task.output_type === 'text' ? outcome.text : undefined;
+          if (resultUrl === null && inline === undefined) return await this.fail(task, 'no_result_url');
           // The provider's work is over: its slot goes to the next pending now, not after the copy
           // (the callback freed it already when it came).
           if (!task.called_back && (await releaseGenerationSlot(this.services.db, task.id))) this.onSlotReleased();
-          if (outcome.resultUrl === null) return await this.keepAnswer(task, inline!);
-          return await this.copyResult(adapter, { ...task, provider_account_id: accountId }, outcome.resultUrl);
+          return resultUrl === null
+            ? await this.keepAnswer(task, inline as string)
+            : await this.copyResult(adapter, { ...task, provider_account_id: accountId }, resultUrl);
         }
       }
     } catch (error) {
