@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import type { Config } from '../../config';
 import type { ListenHub } from '../../db/listen-hub';
 import type { Middleware } from 'koa';
@@ -46,7 +47,12 @@ export interface CatalogAnswer<T> {
   etag: string;
   /** Where the cache keeps it (`CatalogCache.answer`). */
   key: string;
+  /** The body gzipped, made when a client that accepts gzip first asks for the kept answer (`CatalogCache.gzipped`). */
+  gzip?: { body: Buffer; etag: string };
 }
+
+/** Below this a gzipped answer saves less than its headers and the client's inflating cost. */
+const minGzipBytes = 1024;
 
 /** The answer an anonymous GET of a URL was given, by the key it is kept under, and its route's template. */
 interface AnsweredUrl {
@@ -216,7 +222,7 @@ export class CatalogCache {
     return this.kept<CatalogAnswer<T> | null>(
       this.answers,
       answerKey,
-      // The value and its bytes are both kept: count the bytes twice and a little more.
+      // The value, its bytes and their gzip are kept: count the bytes twice and a little more.
       (answer) => (answer ? answer.body.length * 3 : 64),
       async (freshness) => {
         const value = await compute(freshness);
@@ -250,6 +256,18 @@ export class CatalogCache {
     if (!answered) return undefined;
     const hit = this.answers.fresh(answered.answerKey, Date.now());
     return hit ? { answer: hit.value as CatalogAnswer<unknown>, route: answered.route } : undefined;
+  }
+
+  /**
+   * The answer gzipped, with its own strong ETag (RFC 9110: another content coding is another
+   * representation), for a client that accepts gzip; null when it is small or not kept (a search
+   * asked once), so it is compressed once per catalog version, never once per request.
+   */
+  gzipped(answer: CatalogAnswer<unknown>): { body: Buffer; etag: string } | null {
+    if (answer.gzip) return answer.gzip;
+    if (answer.body.length < minGzipBytes || !this.answers.holds(answer.key)) return null;
+    answer.gzip = { body: gzipSync(answer.body, { level: zlibConstants.Z_BEST_COMPRESSION }), etag: gzipEtagOf(answer.etag) };
+    return answer.gzip;
   }
 
   /** Whether `key` was asked once before (then it is kept); otherwise remembers that it was, up to `maxAskedOnce` keys. */
@@ -386,7 +404,8 @@ export const notModified = { 304: { description: 'Not modified: the `If-None-Mat
 
 /**
  * Sends a cached catalog answer with its strong `ETag`, or `304` without a body when the client
- * already has it (`If-None-Match`). `Cache-Control` lets a CDN keep an anonymous answer (`public`);
+ * already has it (`If-None-Match`, either coding's ETag). A kept answer of 1 KB or more goes gzipped
+ * to a client that accepts gzip, as phones' HTTP stacks all do (`CatalogCache.gzipped`). `Cache-Control` lets a CDN keep an anonymous answer (`public`);
  * an answer to a request with a token is `private`, so a shared cache never hands a signed-in
  * caller's answer to someone else (and never swallows a request whose token counts something).
  * The answer to an anonymous GET is the same for every such request of its URL: the cache
@@ -401,13 +420,18 @@ export function sendCatalogAnswer(ctx: ApiContext, answer: CatalogAnswer<unknown
 function send(ctx: ApiContext, answer: CatalogAnswer<unknown>, anonymous: boolean): void {
   const cacheControl = ctx.services.config.catalog.httpMaxAgeS > 0 ? `max-age=${ctx.services.config.catalog.httpMaxAgeS}` : 'no-cache';
   ctx.set('Cache-Control', `${anonymous ? 'public' : 'private'}, ${cacheControl}`);
-  ctx.set('ETag', answer.etag);
-  if (matchesEtag(ctx.get('If-None-Match'), answer.etag)) {
+  ctx.set('Vary', 'Accept-Encoding');
+  const gzip = acceptsGzip(ctx.get('Accept-Encoding')) ? ctx.catalogCache.gzipped(answer) : null;
+  ctx.set('ETag', gzip ? gzip.etag : answer.etag);
+  // A client holding either coding of this answer has it.
+  const held = ctx.get('If-None-Match');
+  if (matchesEtag(held, answer.etag) || matchesEtag(held, gzipEtagOf(answer.etag))) {
     ctx.status = 304;
     return;
   }
   ctx.set('Content-Type', 'application/json; charset=utf-8');
-  ctx.body = answer.body;
+  if (gzip) ctx.set('Content-Encoding', 'gzip');
+  ctx.body = gzip ? gzip.body : answer.body;
 }
 
 /**
@@ -425,6 +449,31 @@ export function replayCatalogAnswers(): Middleware<ApiContext['state'], ApiConte
     send(ctx, replayed.answer, true);
     return Promise.resolve();
   };
+}
+
+/**
+ * Whether `Accept-Encoding` (RFC 9110 12.5.3) takes gzip: named, or `*`, with a weight above 0 (a
+ * gzip named with weight 0 refuses it even under `*`). Koa's negotiator ranks every coding of every
+ * request, a few percent of a replayed answer's time, for a yes or no.
+ */
+function acceptsGzip(header: string): boolean {
+  if (!header) return false;
+  let star = false;
+  for (const element of header.split(',')) {
+    const [coding, ...parameters] = element.split(';');
+    const name = coding.trim().toLowerCase();
+    if (name !== 'gzip' && name !== 'x-gzip' && name !== '*') continue;
+    const weight = parameters.map((parameter) => /^\s*q\s*=\s*([0-9.]+)\s*$/i.exec(parameter)).find(Boolean);
+    const accepted = !weight || Number(weight[1]) > 0;
+    if (name === '*') star = accepted;
+    else return accepted;
+  }
+  return star;
+}
+
+/** The strong ETag of an answer's gzip coding: the identity one's, marked. */
+function gzipEtagOf(etag: string): string {
+  return `${etag.slice(0, -1)}-gzip"`;
 }
 
 /** RFC 9110 13.1.2: `*`, or any listed tag equal to ours under the weak comparison. */

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { startService, type ServiceProcess } from '../../../scripts/bench-processes';
 import { client, type Api } from '../../client';
@@ -386,6 +388,66 @@ describe('catalog cache', function () {
         for (const answer of answers) expect(answer.text).to.equal(answers[0].text);
         expect(routed).to.have.length(4);
       });
+    });
+
+    /** A GET as a client sends it, its answer's bytes as they came (not inflated, unlike `fetch`). */
+    function asSent(path: string, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+      return new Promise((resolve, reject) => {
+        http.get(`${app.url}${path}`, { headers }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+        }).on('error', reject);
+      });
+    }
+
+    it('sends a kept answer of 1 KB or more gzipped to a client that accepts gzip, under its own ETag; either ETag revalidates', async () => {
+      for (const slug of ['b', 'c', 'd', 'e', 'f', 'g']) await addEffect(slug, { categories: ['portraits'] });
+      await app.catalogSettled();
+      const gzip = { 'accept-encoding': 'gzip, deflate, br' };
+      const plain = await asSent('/v1/effects', {});
+      expect(plain.headers['content-encoding']).to.equal(undefined);
+      expect(plain.headers.vary).to.equal('Accept-Encoding');
+      expect(plain.body.length).to.be.at.least(1024);
+      // The first ask computes the answer, the second is replayed from the kept one: both gzipped alike.
+      for (let ask = 0; ask < 2; ask += 1) {
+        const zipped = await asSent('/v1/effects', gzip);
+        expect(zipped.status).to.equal(200);
+        expect(zipped.headers['content-encoding']).to.equal('gzip');
+        expect(zipped.headers.vary).to.equal('Accept-Encoding');
+        expect(zipped.headers['content-type']).to.equal('application/json; charset=utf-8');
+        expect(zipped.headers['content-length']).to.equal(String(zipped.body.length));
+        expect(zipped.body.length).to.be.below(plain.body.length / 2);
+        expect(gunzipSync(zipped.body).equals(plain.body)).to.equal(true);
+        expect(zipped.headers.etag).to.equal(`${plain.headers.etag!.slice(0, -1)}-gzip"`);
+      }
+      const zippedEtag = `${plain.headers.etag!.slice(0, -1)}-gzip"`;
+      for (const etag of [plain.headers.etag!, zippedEtag]) {
+        for (const coding of [{}, gzip]) {
+          const again = await asSent('/v1/effects', { ...coding, 'if-none-match': etag });
+          expect(again.status).to.equal(304);
+          expect(again.body.length).to.equal(0);
+        }
+      }
+      // Any coding (`*`) takes gzip; gzip refused by its weight, even beside `*`, and a client naming
+      // no coding: the JSON as it is.
+      expect((await asSent('/v1/effects', { 'accept-encoding': 'br;q=1, *;q=0.5' })).headers['content-encoding']).to.equal('gzip');
+      for (const refusing of ['gzip;q=0, identity', '*, GZIP; q=0', 'br, deflate']) {
+        expect((await asSent('/v1/effects', { 'accept-encoding': refusing })).headers['content-encoding']).to.equal(undefined);
+      }
+      expect((await asSent('/v1/effects', { 'accept-encoding': 'identity' })).body.equals(plain.body)).to.equal(true);
+      // A small answer goes as it is.
+      const small = await asSent('/v1/categories', gzip);
+      expect(small.body.length).to.be.below(1024);
+      expect(small.headers['content-encoding']).to.equal(undefined);
+      // A search asked once is not kept, so not compressed for nobody; its second ask is kept and goes gzipped.
+      const search = '/v1/effects?locale=en&search=effe';
+      const once = await asSent(search, gzip);
+      expect(once.headers['content-encoding']).to.equal(undefined);
+      expect(once.body.length).to.be.at.least(1024);
+      const twice = await asSent(search, gzip);
+      expect(twice.headers['content-encoding']).to.equal('gzip');
+      expect(gunzipSync(twice.body).equals(once.body)).to.equal(true);
     });
 
     it('compares If-None-Match as RFC 9110 says: a list, a weak form, *, and anything else is a full answer', async () => {
