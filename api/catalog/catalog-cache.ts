@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { constants as zlibConstants, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import type { Config } from '../../config';
 import type { ListenHub } from '../../db/listen-hub';
 import type { Middleware } from 'koa';
@@ -47,8 +47,9 @@ export interface CatalogAnswer<T> {
   etag: string;
   /** Where the cache keeps it (`CatalogCache.answer`). */
   key: string;
-  /** The body gzipped, made when a client that accepts gzip first asks for the kept answer (`CatalogCache.gzipped`). */
+  /** The body gzipped, made when a client that accepts gzip asks for the kept answer again (`CatalogCache.gzipped`). */
   gzip?: { body: Buffer; etag: string };
+  askedForGzip?: boolean;
 }
 
 /** Below this a gzipped answer saves less than its headers and the client's inflating cost. */
@@ -260,13 +261,19 @@ export class CatalogCache {
 
   /**
    * The answer gzipped, with its own strong ETag (RFC 9110: another content coding is another
-   * representation), for a client that accepts gzip; null when it is small or not kept (a search
-   * asked once), so it is compressed once per catalog version, never once per request.
+   * representation), for a client that accepts gzip; null when it is small, not kept (a search asked
+   * once) or asked so for the first time. Compressing costs about five sends of its bytes: an answer is
+   * compressed once per catalog version, and only one asked again (the lists are asked thousands of
+   * times, most searches a few times at most).
    */
   gzipped(answer: CatalogAnswer<unknown>): { body: Buffer; etag: string } | null {
     if (answer.gzip) return answer.gzip;
     if (answer.body.length < minGzipBytes || !this.answers.holds(answer.key)) return null;
-    answer.gzip = { body: gzipSync(answer.body, { level: zlibConstants.Z_BEST_COMPRESSION }), etag: gzipEtagOf(answer.etag) };
+    if (!answer.askedForGzip) {
+      answer.askedForGzip = true;
+      return null;
+    }
+    answer.gzip = { body: gzipSync(answer.body), etag: gzipEtagOf(answer.etag) };
     return answer.gzip;
   }
 
@@ -404,8 +411,8 @@ export const notModified = { 304: { description: 'Not modified: the `If-None-Mat
 
 /**
  * Sends a cached catalog answer with its strong `ETag`, or `304` without a body when the client
- * already has it (`If-None-Match`, either coding's ETag). A kept answer of 1 KB or more goes gzipped
- * to a client that accepts gzip, as phones' HTTP stacks all do (`CatalogCache.gzipped`). `Cache-Control` lets a CDN keep an anonymous answer (`public`);
+ * already has it (`If-None-Match`, either coding's ETag). A kept answer of 1 KB or more asked again
+ * goes gzipped to a client that accepts gzip, as phones' HTTP stacks all do (`CatalogCache.gzipped`). `Cache-Control` lets a CDN keep an anonymous answer (`public`);
  * an answer to a request with a token is `private`, so a shared cache never hands a signed-in
  * caller's answer to someone else (and never swallows a request whose token counts something).
  * The answer to an anonymous GET is the same for every such request of its URL: the cache
