@@ -44,6 +44,17 @@ async function createDatabaseIfMissing(serverUrl: string, database: string): Pro
 
 export const defaultEmbeddedPort = 54329;
 
+/**
+ * The service's processes reach the embedded server through its Unix socket (`/tmp/.s.PGSQL.<port>`;
+ * `?host=` names the directory for node-postgres and psql): on one machine a statement costs the
+ * client less than half the CPU of loopback TCP, and less wall time. Its TCP port stays open, and
+ * the URL's host and port name it for a tool that does not read `host`. Windows has no such
+ * socket: TCP there.
+ */
+const socketDirectory = '/tmp';
+const socketHost = process.platform === 'win32' ? '' : `?host=${socketDirectory}`;
+const socketFlags = process.platform === 'win32' ? [] : ['-c', `unix_socket_directories=${socketDirectory}`];
+
 function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const probe = net.createServer();
@@ -107,7 +118,7 @@ export async function startEmbeddedPostgres(options: {
   const directory = path.resolve(options.directory);
   const urls = (port: number) => ({
     serverUrl: `postgres://${embeddedUser}:${embeddedPassword}@127.0.0.1:${port}/postgres`,
-    url: `postgres://${embeddedUser}:${embeddedPassword}@127.0.0.1:${port}/${options.database}`,
+    url: `postgres://${embeddedUser}:${embeddedPassword}@127.0.0.1:${port}/${options.database}${socketHost}`,
   });
 
   // Another process of this machine (npm run migrate beside npm start) may already run it.
@@ -130,7 +141,7 @@ export async function startEmbeddedPostgres(options: {
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C.UTF-8'],
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1'],
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1', ...socketFlags],
     onLog: (message) => options.log.debug({ postgres: String(message).trim() }),
     onError: (message) => options.log.debug({ postgres: String(message).trim() }),
   });

@@ -13,8 +13,10 @@ const connectionLost = /Connection terminated|not queryable|Timeout acquiring a 
 
 export function isUnreachable(error: unknown): boolean {
   for (let current = error, depth = 0; current instanceof Object && depth < 5; current = (current as { cause?: unknown }).cause, depth += 1) {
-    const { code, name, message } = current as { code?: unknown; name?: unknown; message?: unknown };
+    const { code, name, message, syscall } = current as { code?: unknown; name?: unknown; message?: unknown; syscall?: unknown };
     if (typeof code === 'string' && (networkCodes.has(code) || unavailableStates.has(code) || code.startsWith('08'))) return true;
+    // A Unix socket whose server is down is a file that is not there.
+    if (code === 'ENOENT' && syscall === 'connect') return true;
     if (name === 'KnexTimeoutError') return true;
     if (typeof message === 'string' && connectionLost.test(message)) return true;
   }

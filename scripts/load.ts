@@ -138,36 +138,53 @@ export async function postgresCpuMs(services: { db: Knex }): Promise<number> {
 
 /**
  * CPU ms of each live Postgres process so far, by whose it is: a backend by the client process at
- * the other end of its connection (`clients`: name to pid, found with `ss`), `other clients` when
- * that process is not named or `ss` is missing; a background process (walwriter, checkpointer, autovacuum…) by its
- * title. Reaped processes are not counted: compare two readings of long-lived connections.
+ * the other end of its connection (`clients`: name to pid, found with `ss`: by the client's TCP
+ * port, or by the other end of a Unix socket), `other clients` when that process is not named or
+ * `ss` is missing; a background process (walwriter, checkpointer, autovacuum…) by its title.
+ * Reaped processes are not counted: compare two readings of long-lived connections.
  */
 export async function postgresCpuByClient(services: { db: Knex }, clients: Record<string, number>): Promise<Record<string, number>> {
   const { children } = await postgresProcesses(services);
-  const nameOfPid = new Map(Object.entries(clients).map(([name, pid]) => [pid, name]));
+  const nameOfPid = (pid: number | undefined) => (pid === undefined ? undefined : Object.entries(clients).find(([, client]) => client === pid)?.[0]) ?? 'other clients';
   const ownerOfPort = new Map<number, string>();
-  for (const line of socketTable().split('\n')) {
+  for (const line of socketTable('-tnpH').split('\n')) {
     const match = /^\S+\s+\d+\s+\d+\s+\S+:(\d+)\s+\S+\s+users:\(\("[^"]*",pid=(\d+)/.exec(line);
-    if (match) ownerOfPort.set(Number(match[1]), nameOfPid.get(Number(match[2])) ?? 'other clients');
+    if (match) ownerOfPort.set(Number(match[1]), nameOfPid(Number(match[2])));
   }
+  const clientOfPid = unixSocketPeers();
   const byOwner: Record<string, number> = {};
   for (const pid of children) {
     const reading = ifAlive(() => ({ title: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim(), ms: processCpuMs(pid) }));
     if (!reading) continue;
     const port = /\((\d+)\)/.exec(reading.title)?.[1];
-    const owner = port ? ownerOfPort.get(Number(port)) ?? 'other clients' : reading.title.replace(/^postgres:\s*/, '').replace(/\s.*$/, '');
+    const owner = port ? ownerOfPort.get(Number(port)) ?? 'other clients'
+      : reading.title.includes('[local]') ? nameOfPid(clientOfPid.get(pid))
+        : reading.title.replace(/^postgres:\s*/, '').replace(/\s.*$/, '');
     byOwner[owner] = (byOwner[owner] ?? 0) + reading.ms;
   }
   return byOwner;
 }
 
-/** `ss -tnpH` (iproute2): each TCP connection with the process at its local end; empty where `ss` is missing. */
-function socketTable(): string {
+/** `ss <options>` (iproute2): each connection with the process at its local end; empty where `ss` is missing. */
+function socketTable(options: string): string {
   try {
-    return execFileSync('ss', ['-tnpH'], { encoding: 'utf8' });
+    return execFileSync('ss', [options], { encoding: 'utf8' });
   } catch {
     return '';
   }
+}
+
+/** The process at the other end of each process's Unix stream socket (`ss -xpH`: each end's inode and its peer's). */
+function unixSocketPeers(): Map<number, number> {
+  const ends = [...socketTable('-xpH').matchAll(/^u_str\s+\S+\s+\d+\s+\d+\s+\S+\s+(\d+)\s+\S+\s+(\d+)\s+users:\(\("[^"]*",pid=(\d+)/gm)]
+    .map((match) => ({ inode: match[1], peer: match[2], pid: Number(match[3]) }));
+  const pidOfInode = new Map(ends.map((end) => [end.inode, end.pid]));
+  const peers = new Map<number, number>();
+  for (const end of ends) {
+    const peer = pidOfInode.get(end.peer);
+    if (peer !== undefined && peer !== end.pid) peers.set(end.pid, peer);
+  }
+  return peers;
 }
 
 /**

@@ -13,10 +13,11 @@ import { databaseUrl, silentLogger } from './harness';
  * that forwards a request but never answers it (an answer lost on the way back).
  */
 
-/** `url` with its host and port replaced by the proxy's. */
+/** `url` with its host and port replaced by the proxy's (and no Unix socket, which would go around it). */
 export function throughProxy(url: string, proxy: TcpProxy): string {
   const parsed = new URL(url);
   parsed.host = proxy.address;
+  parsed.searchParams.delete('host');
   return parsed.toString();
 }
 

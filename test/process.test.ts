@@ -171,7 +171,7 @@ describe('the infra process type (the database and the object store alone)', fun
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
     const settings = await eventually(async () => Object.fromEntries(output.split('\n').filter((line) => /^[A-Z0-9_]+=/.test(line)).map((line) => line.split(/=(.*)/s).slice(0, 2))), (found) => 'S3_REGION' in found, 90_000);
-    expect(settings.DATABASE_URL).to.equal(`postgres://postgres:postgres@127.0.0.1:${postgresPort}/app`);
+    expect(settings.DATABASE_URL).to.equal(`postgres://postgres:postgres@127.0.0.1:${postgresPort}/app?host=/tmp`);
     expect(readFileSync(path.join(dataDir, 'infra.env'), 'utf8')).to.contain(`DATABASE_URL=${settings.DATABASE_URL}`);
 
     const db = new pg.Client({ connectionString: settings.DATABASE_URL });

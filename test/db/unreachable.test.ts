@@ -6,10 +6,11 @@ function withCode(message: string, code: string): Error {
 }
 
 describe('an unreachable database, told from other errors', () => {
-  it('is a refused or reset connection, a server shutting down or starting, a lost connection, a pool that found no connection', () => {
+  it('is a refused or reset connection, a Unix socket with no server, a server shutting down or starting, a lost connection, a pool that found no connection', () => {
     const unreachable = [
       withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'),
       withCode('read ECONNRESET', 'ECONNRESET'),
+      Object.assign(withCode('connect ENOENT /tmp/.s.PGSQL.54329', 'ENOENT'), { syscall: 'connect' }),
       withCode('terminating connection due to administrator command', '57P01'),
       withCode('the database system is shutting down', '57P03'),
       withCode('connection failure', '08006'),
@@ -26,6 +27,7 @@ describe('an unreachable database, told from other errors', () => {
       withCode('duplicate key value violates unique constraint', '23505'),
       withCode('deadlock detected', '40P01'),
       withCode('invalid input syntax for type uuid', '22P02'),
+      Object.assign(withCode("ENOENT: no such file or directory, open 'demo/poster.jpg'", 'ENOENT'), { syscall: 'open' }),
       new TypeError('cannot read properties of undefined'),
       'a string',
       null,
