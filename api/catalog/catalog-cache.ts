@@ -48,7 +48,7 @@ export interface CatalogAnswer<T> {
   /** Where the cache keeps it (`CatalogCache.answer`). */
   key: string;
   /** The body gzipped, made when a client that accepts gzip asks for the kept answer again (`CatalogCache.gzipped`). */
-  gzip?: { body: Buffer; etag: string };
+  gzipped?: Buffer;
   askedForGzip?: boolean;
 }
 
@@ -260,21 +260,20 @@ export class CatalogCache {
   }
 
   /**
-   * The answer gzipped, with its own strong ETag (RFC 9110: another content coding is another
-   * representation), for a client that accepts gzip; null when it is small, not kept (a search asked
-   * once) or asked so for the first time. Compressing costs about five sends of its bytes: an answer is
+   * The answer's body gzipped, for a client that accepts gzip; null when it is small, not kept (a
+   * search asked once) or asked so for the first time. Compressing costs about five sends of its bytes: an answer is
    * compressed once per catalog version, and only one asked again (the lists are asked thousands of
    * times, most searches a few times at most).
    */
-  gzipped(answer: CatalogAnswer<unknown>): { body: Buffer; etag: string } | null {
-    if (answer.gzip) return answer.gzip;
+  gzipped(answer: CatalogAnswer<unknown>): Buffer | null {
+    if (answer.gzipped) return answer.gzipped;
     if (answer.body.length < minGzipBytes || !this.answers.holds(answer.key)) return null;
     if (!answer.askedForGzip) {
       answer.askedForGzip = true;
       return null;
     }
-    answer.gzip = { body: gzipSync(answer.body), etag: gzipEtagOf(answer.etag) };
-    return answer.gzip;
+    answer.gzipped = gzipSync(answer.body);
+    return answer.gzipped;
   }
 
   /** Whether `key` was asked once before (then it is kept); otherwise remembers that it was, up to `maxAskedOnce` keys. */
@@ -412,10 +411,11 @@ export const notModified = { 304: { description: 'Not modified: the `If-None-Mat
 /**
  * Sends a cached catalog answer with its strong `ETag`, or `304` without a body when the client
  * already has it (`If-None-Match`, either coding's ETag). A kept answer of 1 KB or more asked again
- * goes gzipped to a client that accepts gzip, as phones' HTTP stacks all do (`CatalogCache.gzipped`). `Cache-Control` lets a CDN keep an anonymous answer (`public`);
- * an answer to a request with a token is `private`, so a shared cache never hands a signed-in
- * caller's answer to someone else (and never swallows a request whose token counts something).
- * The answer to an anonymous GET is the same for every such request of its URL: the cache
+ * goes gzipped to a client that accepts gzip, as phones' HTTP stacks all do (`CatalogCache.gzipped`),
+ * under its own strong ETag (RFC 9110: another content coding is another representation).
+ * `Cache-Control` lets a CDN keep an anonymous answer (`public`); an answer to a request with a
+ * token is `private`, so a shared cache never hands a signed-in caller's answer to someone else (and
+ * never swallows a request whose token counts something). The answer to an anonymous GET is the same for every such request of its URL: the cache
  * remembers it for `replayCatalogAnswers`.
  */
 export function sendCatalogAnswer(ctx: ApiContext, answer: CatalogAnswer<unknown>): void {
@@ -429,7 +429,7 @@ function send(ctx: ApiContext, answer: CatalogAnswer<unknown>, anonymous: boolea
   ctx.set('Cache-Control', `${anonymous ? 'public' : 'private'}, ${cacheControl}`);
   ctx.set('Vary', 'Accept-Encoding');
   const gzip = acceptsGzip(ctx.get('Accept-Encoding')) ? ctx.catalogCache.gzipped(answer) : null;
-  ctx.set('ETag', gzip ? gzip.etag : answer.etag);
+  ctx.set('ETag', gzip ? gzipEtagOf(answer.etag) : answer.etag);
   // A client holding either coding of this answer has it.
   const held = ctx.get('If-None-Match');
   if (matchesEtag(held, answer.etag) || matchesEtag(held, gzipEtagOf(answer.etag))) {
@@ -438,7 +438,7 @@ function send(ctx: ApiContext, answer: CatalogAnswer<unknown>, anonymous: boolea
   }
   ctx.set('Content-Type', 'application/json; charset=utf-8');
   if (gzip) ctx.set('Content-Encoding', 'gzip');
-  ctx.body = gzip ? gzip.body : answer.body;
+  ctx.body = gzip ?? answer.body;
 }
 
 /**
