@@ -73,7 +73,7 @@ export function subscriptionView(row: SubscriptionWithPlan, paymentUrl?: string)
 }
 
 /** The caller's subscriptions with their plan codes. */
-export function ownSubscriptions(db: Knex, userId: string): Knex.QueryBuilder {
+function ownSubscriptions(db: Knex, userId: string): Knex.QueryBuilder {
   return db('subscriptions as s')
     .join('subscription_plans as p', 'p.id', 's.plan_id')
     .where('s.user_id', userId)
