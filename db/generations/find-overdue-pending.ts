@@ -3,13 +3,16 @@ import type { Knex } from 'knex';
 /**
  * Up to `limit` generations pending longer than `timeoutS` and not being submitted right now, oldest
  * first. Not one whose task the provider's webhook already named (`early_callback_task_id`): that
- * task ran and is paid for; the sweeps adopt it instead of refunding the generation.
+ * task ran and is paid for; the sweeps adopt it instead of refunding the generation. Unless it is
+ * still pending after twice the timeout (no worker holds its account's key any more to adopt it):
+ * then it ends as the others do, so no generation stays pending for good.
  */
 export async function findOverduePending(db: Knex, timeoutS: number, limit: number): Promise<string[]> {
   const { rows } = await db.raw<{ rows: { id: string }[] }>(
     `select id from generations
      where status = 'pending' and created_at < now() - :timeoutS * interval '1 second'
-       and (dispatch_until is null or dispatch_until < now()) and early_callback_task_id is null
+       and (dispatch_until is null or dispatch_until < now())
+       and (early_callback_task_id is null or created_at < now() - 2 * :timeoutS * interval '1 second')
      order by created_at limit :limit`,
     { timeoutS, limit },
   );
