@@ -4,7 +4,7 @@ import type { RunningPart, Services } from '../services';
 import { logNotOffered } from '../services/catalog/not-offered';
 import { applyUserEffectRuns } from '../db/user-effects/apply-user-effect-runs';
 import type { ProcessorSimulator, ProcessorSimulatorOptions } from '../simulators/payment-processor/simulator';
-import { createApp } from './app';
+import { createApp, requestListener } from './app';
 import type { CatalogCache } from './catalog/catalog-cache';
 import type { ThematicSearch } from './catalog/thematic-search';
 import { taskCallback } from './generations/task-callback';
@@ -74,14 +74,15 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
   const app = createApp(services, routes, mounts, [...(store ? [store] : []), taskCallback(), operators.mount]);
   // Listening before the first request, so the first answers are already kept.
   await app.context.catalogCache.start();
+  const handle = requestListener(app);
   // Timeouts are checked every few seconds rather than Node's default 30, so a slow client's 408 comes on time.
-  const { server, drain } = drainableServer(app.callback(), { connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) }, { quietBeforeCloseMs: options.drainQuietMs });
+  const { server, drain } = drainableServer(handle, { connectionsCheckingInterval: Math.min(5000, services.config.requestTimeoutMs) }, { quietBeforeCloseMs: options.drainQuietMs });
   server.keepAliveTimeout = keepAliveTimeoutMs;
   answerClientErrors(server, services.log, services.config.requestTimeoutMs);
   const { host } = services.config;
   const port = await listen(server, services.config.port, host, 'PORT');
   services.log.info({ host, port }, 'web listening');
-  const h2c = await startH2c(services, app.callback());
+  const h2c = await startH2c(services, handle);
   announceConsole(services);
   // Once at start: user effects run on this configuration's routes, and the log says what the
   // catalog leaves out because no provider account can run it.
@@ -108,7 +109,7 @@ export async function startWeb(services: Services, options: WebOptions = {}): Pr
 }
 
 /** The HTTP/2 cleartext listener when `H2C_PORT` is set (`http/h2c-server.ts`). */
-async function startH2c(services: Services, handler: ReturnType<ReturnType<typeof createApp>['callback']>): Promise<(DrainableH2cServer & { port: number }) | null> {
+async function startH2c(services: Services, handler: ReturnType<typeof requestListener>): Promise<(DrainableH2cServer & { port: number }) | null> {
   if (services.config.h2cPort === null) return null;
   const h2c = drainableH2cServer(handler, {
     maxConcurrentStreams: h2cStreamsPerConnection,

@@ -1,10 +1,12 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import type { Config } from '../../config';
 import type { ListenHub } from '../../db/listen-hub';
-import type { Middleware } from 'koa';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../common/logger';
 import type { ApiContext } from '../http/context';
+import { requestIdFrom } from '../http/request-id';
+import type { AnsweredRequest } from '../http/request-log';
 
 /**
  * The catalog at memory speed: one web process's cache of catalog answers and of the lists they
@@ -52,6 +54,13 @@ export interface CatalogAnswer<T> {
   askedForGzip?: boolean;
 }
 
+/** A catalog answer as it goes out (`CatalogCache.responseTo`): no body for `304`. */
+export interface CatalogResponse {
+  status: 200 | 304;
+  headers: Record<string, string>;
+  body: Buffer | null;
+}
+
 /** Below this a gzipped answer saves less than its headers and the client's inflating cost. */
 const minGzipBytes = 1024;
 
@@ -85,12 +94,18 @@ export class CatalogCache {
   private readonly askedOnce = new Set<string>();
   /** Which kept answer each anonymous GET was given, by its URL as sent (`replay`). */
   private readonly answeredUrls = new Map<string, AnsweredUrl>();
+  private readonly publicCacheControl: string;
+  private readonly privateCacheControl: string;
 
   constructor(
     private readonly hub: ListenHub,
     private readonly settings: Config['catalog'],
     private readonly log: Logger,
-  ) {}
+  ) {
+    const maxAge = settings.httpMaxAgeS > 0 ? `max-age=${settings.httpMaxAgeS}` : 'no-cache';
+    this.publicCacheControl = `public, ${maxAge}`;
+    this.privateCacheControl = `private, ${maxAge}`;
+  }
 
   /** Subscribes on the LISTEN hub; until it is listening, answers are computed, not cached. */
   start(): Promise<void> {
@@ -229,7 +244,7 @@ export class CatalogCache {
         const value = await compute(freshness);
         if (value === null) return null;
         const body = options.body ? options.body(value) : Buffer.from(JSON.stringify(value));
-        return { value, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`, key: answerKey };
+        return { value, body, etag: `"${hash('sha256', body, 'base64url').slice(0, 32)}"`, key: answerKey };
       },
       { keep: options.keepWhenAskedAgain ? (answerKey) => this.askedAgain(answerKey) : keepAlways },
     );
@@ -251,8 +266,8 @@ export class CatalogCache {
    * the same URL validates to the same query, hence the same key, and a kept answer is what its
    * route would send again. Undefined otherwise (the route computes it).
    */
-  replay(url: string): { answer: CatalogAnswer<unknown>; route: string } | undefined {
-    if (!this.isLive()) return undefined;
+  replay(url: string | undefined): { answer: CatalogAnswer<unknown>; route: string } | undefined {
+    if (url === undefined || !this.isLive()) return undefined;
     const answered = this.answeredUrls.get(url);
     if (!answered) return undefined;
     const hit = this.answers.fresh(answered.answerKey, Date.now());
@@ -274,6 +289,29 @@ export class CatalogCache {
     }
     answer.gzipped = gzipSync(answer.body);
     return answer.gzipped;
+  }
+
+  /**
+   * How `answer` goes out: its strong `ETag`, or `304` without a body when the client already has
+   * it (`If-None-Match`, either coding's ETag). A kept answer of 1 KB or more asked again goes
+   * gzipped to a client that accepts gzip, as phones' HTTP stacks all do (`gzipped`), under its own
+   * strong ETag (RFC 9110: another content coding is another representation). `Cache-Control` lets
+   * a CDN keep an anonymous answer (`public`); an answer to a request with a token is `private`, so
+   * a shared cache never hands a signed-in caller's answer to someone else (and never swallows a
+   * request whose token counts something).
+   */
+  responseTo(answer: CatalogAnswer<unknown>, request: { anonymous: boolean; acceptEncoding: string; ifNoneMatch: string }): CatalogResponse {
+    const gzip = acceptsGzip(request.acceptEncoding) ? this.gzipped(answer) : null;
+    const headers: Record<string, string> = {
+      'Cache-Control': request.anonymous ? this.publicCacheControl : this.privateCacheControl,
+      Vary: 'Accept-Encoding',
+      ETag: gzip ? gzipEtagOf(answer.etag) : answer.etag,
+    };
+    // A client holding either coding of this answer has it.
+    if (matchesEtag(request.ifNoneMatch, answer.etag) || matchesEtag(request.ifNoneMatch, gzipEtagOf(answer.etag))) return { status: 304, headers, body: null };
+    headers['Content-Type'] = 'application/json; charset=utf-8';
+    if (gzip) headers['Content-Encoding'] = 'gzip';
+    return { status: 200, headers, body: gzip ?? answer.body };
   }
 
   /** Whether `key` was asked once before (then it is kept); otherwise remembers that it was, up to `maxAskedOnce` keys. */
@@ -409,52 +447,48 @@ declare module '../http/context' {
 export const notModified = { 304: { description: 'Not modified: the `If-None-Match` ETag is the current one; no body' } } as const;
 
 /**
- * Sends a cached catalog answer with its strong `ETag`, or `304` without a body when the client
- * already has it (`If-None-Match`, either coding's ETag). A kept answer of 1 KB or more asked again
- * goes gzipped to a client that accepts gzip, as phones' HTTP stacks all do (`CatalogCache.gzipped`),
- * under its own strong ETag (RFC 9110: another content coding is another representation).
- * `Cache-Control` lets a CDN keep an anonymous answer (`public`); an answer to a request with a
- * token is `private`, so a shared cache never hands a signed-in caller's answer to someone else (and
- * never swallows a request whose token counts something). The answer to an anonymous GET is the same for every such request of its URL: the cache
- * remembers it for `replayCatalogAnswers`.
+ * Sends a cached catalog answer (`CatalogCache.responseTo`). The answer to an anonymous GET is the
+ * same for every such request of its URL: the cache remembers it for `catalogReplay`.
  */
 export function sendCatalogAnswer(ctx: ApiContext, answer: CatalogAnswer<unknown>): void {
   const anonymous = !ctx.get('Authorization');
   if (anonymous && ctx.method === 'GET' && ctx.state.route) ctx.catalogCache.answeredWith(ctx.url, ctx.state.route, answer);
-  send(ctx, answer, anonymous);
-}
-
-function send(ctx: ApiContext, answer: CatalogAnswer<unknown>, anonymous: boolean): void {
-  const cacheControl = ctx.services.config.catalog.httpMaxAgeS > 0 ? `max-age=${ctx.services.config.catalog.httpMaxAgeS}` : 'no-cache';
-  ctx.set('Cache-Control', `${anonymous ? 'public' : 'private'}, ${cacheControl}`);
-  ctx.set('Vary', 'Accept-Encoding');
-  const gzip = acceptsGzip(ctx.get('Accept-Encoding')) ? ctx.catalogCache.gzipped(answer) : null;
-  ctx.set('ETag', gzip ? gzipEtagOf(answer.etag) : answer.etag);
-  // A client holding either coding of this answer has it.
-  const held = ctx.get('If-None-Match');
-  if (matchesEtag(held, answer.etag) || matchesEtag(held, gzipEtagOf(answer.etag))) {
-    ctx.status = 304;
-    return;
-  }
-  ctx.set('Content-Type', 'application/json; charset=utf-8');
-  if (gzip) ctx.set('Content-Encoding', 'gzip');
-  ctx.body = gzip ?? answer.body;
+  const { status, headers, body } = ctx.catalogCache.responseTo(answer, { anonymous, acceptEncoding: ctx.get('Accept-Encoding'), ifNoneMatch: ctx.get('If-None-Match') });
+  ctx.set(headers);
+  ctx.status = status;
+  if (body) ctx.body = body;
 }
 
 /**
  * Answers an anonymous GET whose URL was answered before from a kept catalog answer
- * (`CatalogCache.replay`), without the route table: such a request has no token to check, no
- * limit applies to the public catalog reads, and its URL was validated when it was first answered.
- * What is left of a request is the request id, its log line and the answer's bytes.
+ * (`CatalogCache.replay`), ahead of the Koa chain: such a request has no token to check, no limit
+ * applies to the public catalog reads, and its URL was validated when it was first answered. What
+ * is left of a request is its id, its log line and metric (`observe`, as the chain's own
+ * `requestLog`) and the answer's bytes. Answers whether it answered; otherwise the chain does.
  */
-export function replayCatalogAnswers(): Middleware<ApiContext['state'], ApiContext> {
-  return (ctx, next) => {
-    if (ctx.method !== 'GET' || ctx.get('Authorization')) return next();
-    const replayed = ctx.catalogCache.replay(ctx.url);
-    if (!replayed) return next();
-    ctx.state.route = replayed.route;
-    send(ctx, replayed.answer, true);
-    return Promise.resolve();
+export function catalogReplay(
+  cache: CatalogCache,
+  observe: (answered: AnsweredRequest) => void,
+): (request: IncomingMessage, response: ServerResponse) => boolean {
+  return (request, response) => {
+    if (request.method !== 'GET' || request.headers.authorization) return false;
+    const replayed = cache.replay(request.url);
+    if (!replayed) return false;
+    const started = process.hrtime.bigint();
+    const incomingId = request.headers['x-request-id'];
+    const requestId = requestIdFrom(typeof incomingId === 'string' ? incomingId : undefined);
+    const { status, headers, body } = cache.responseTo(replayed.answer, {
+      anonymous: true,
+      acceptEncoding: request.headers['accept-encoding'] ?? '',
+      ifNoneMatch: request.headers['if-none-match'] ?? '',
+    });
+    headers['X-Request-Id'] = requestId;
+    if (body) headers['Content-Length'] = String(body.length);
+    response.writeHead(status, headers);
+    if (body) response.end(body);
+    else response.end();
+    observe({ requestId, method: 'GET', route: replayed.route, status, durationMs: Number(process.hrtime.bigint() - started) / 1e6 });
+    return true;
   };
 }
 

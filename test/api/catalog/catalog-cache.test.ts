@@ -349,7 +349,7 @@ describe('catalog cache', function () {
         expect(routed).to.have.length(1);
         expect(again.status).to.equal(200);
         expect(again.text).to.equal(first.text);
-        for (const header of ['etag', 'cache-control', 'content-type', 'content-length']) expect(again.headers.get(header)).to.equal(first.headers.get(header));
+        for (const header of ['etag', 'cache-control', 'content-type', 'content-length', 'vary']) expect(again.headers.get(header)).to.equal(first.headers.get(header));
         expect(again.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/).and.not.equal(first.headers.get('x-request-id'));
         const notModified = await api.get(url, { headers: { 'if-none-match': first.headers.get('etag')! } });
         expect(notModified.status).to.equal(304);

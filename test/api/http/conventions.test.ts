@@ -88,6 +88,14 @@ describe('HTTP conventions', () => {
       expect(line!.durationMs).to.be.a('number');
       expect(JSON.stringify(captured.lines())).not.to.contain(token);
     });
+    it('logs a catalog read sent again from the catalog cache as any other, under the caller\'s request id', async () => {
+      await t.api.get('/v1/tags?locale=en');
+      const replayed = await t.api.get('/v1/tags?locale=en', { headers: { 'x-request-id': 'replayed-read-0001' } });
+      expect(replayed.headers.get('x-request-id')).to.equal('replayed-read-0001');
+      const line = captured.lines().find((entry) => entry.requestId === 'replayed-read-0001' && entry.msg === 'request');
+      expect(line).to.include({ method: 'GET', route: '/v1/tags', status: 200 });
+      expect(line!.durationMs).to.be.a('number');
+    });
   });
 
   describe('validation', () => {

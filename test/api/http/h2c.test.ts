@@ -64,6 +64,20 @@ describe('HTTP/2 over cleartext (H2C_PORT)', function () {
     }
   });
 
+  it('sends a catalog read answered before again from the catalog cache, as its route did', async () => {
+    await app.catalogSettled();
+    const first = await request(session, { ':path': '/v1/tags?locale=en' });
+    const again = await request(session, { ':path': '/v1/tags?locale=en', 'x-request-id': 'h2c-replayed-read' });
+    expect(first.status).to.equal(200);
+    expect(again.status).to.equal(200);
+    expect(again.body).to.equal(first.body);
+    for (const header of ['etag', 'cache-control', 'content-type', 'vary']) expect(again.headers[header]).to.equal(first.headers[header]);
+    expect(again.headers['x-request-id']).to.equal('h2c-replayed-read');
+    const revalidated = await request(session, { ':path': '/v1/tags?locale=en', 'if-none-match': String(first.headers.etag) });
+    expect(revalidated.status).to.equal(304);
+    expect(revalidated.body).to.equal('');
+  });
+
   it('serves the same API as the HTTP/1.1 port, with its request ids and error envelope', async () => {
     const health = await request(session, { ':path': '/healthz' });
     expect(health.status).to.equal(200);
