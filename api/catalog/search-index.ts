@@ -145,14 +145,6 @@ export function wordMatchBytes(match: WordMatch): number {
   return 96 + match.places.length * 5;
 }
 
-/** A candidate's place in the answer: the words it has, in which best fields, and its place (smaller first). */
-interface Ranked {
-  /** The candidates' places. */
-  places: number[];
-  /** Their sort keys (`rankKey`), in the same order. */
-  keys: number[];
-}
-
 /**
  * The page of a search (the rules are `searchEffectIds`'s), from each word's matches: effects with
  * every word come first (alone, when there are any), then more words in the name, in labels, in
@@ -169,15 +161,16 @@ export function matchSearchIndex(
   const withTag = filters.tagId === null ? null : index.byTag.get(filters.tagId) ?? new Set<number>();
   const passes = (place: number) => (!inCategory || inCategory.has(place)) && (!withTag || withTag.has(place));
 
-  const every = withEveryWord(words, passes);
-  const allWords = every.places.length > 0;
+  // The candidates' sort keys (`rankKey`), on the index's scratch: one per candidate.
+  const every = withEveryWord(index, words, passes);
+  const allWords = every.length > 0;
   const chosen = allWords ? every : withPartOfTheWords(index, words, passes);
   const matchedEnough = (place: number) => (allWords
     ? words.every((word) => includes(word.places, place))
     : words.some((word) => includes(word.places, place)));
   // Only the places up to the page's end are ranked; the rest only count.
   const end = query.offset + query.limit;
-  const best = smallestSorted(Float64Array.from(chosen.keys), end);
+  const best = smallestSorted(chosen, end);
 
   const thematic: number[] = [];
   for (const id of query.thematicIds) {
@@ -187,14 +180,15 @@ export function matchSearchIndex(
   }
 
   const pagePlaces = Array.from(best.subarray(query.offset, end), (key) => key % placeScale);
-  if (end > chosen.places.length) pagePlaces.push(...thematic.slice(Math.max(0, query.offset - chosen.places.length), end - chosen.places.length));
-  return { total: chosen.places.length + thematic.length, ids: pagePlaces.map((place) => index.ids[place]) };
+  if (end > chosen.length) pagePlaces.push(...thematic.slice(Math.max(0, query.offset - chosen.length), end - chosen.length));
+  return { total: chosen.length + thematic.length, ids: pagePlaces.map((place) => index.ids[place]) };
 }
 
-/** The effects (that pass the filters) with every word, each word's level counted per field. */
-function withEveryWord(words: WordMatch[], passes: (place: number) => boolean): Ranked {
-  const found: Ranked = { places: [], keys: [] };
-  if (!words.length) return found;
+/** The sort keys of the effects (that pass the filters) with every word, each word's level counted per field. */
+function withEveryWord(index: SearchIndex, words: WordMatch[], passes: (place: number) => boolean): Float64Array {
+  const { keys } = scratchOf(index);
+  let found = 0;
+  if (!words.length) return keys.subarray(0, 0);
   const [shortest, ...others] = [...words].sort((a, b) => a.places.length - b.places.length);
   /** Where each other word's walk stands: places before it are below the current one. */
   const from = new Array<number>(others.length).fill(0);
@@ -213,38 +207,36 @@ function withEveryWord(words: WordMatch[], passes: (place: number) => boolean): 
       if (places[position] !== place) continue candidates;
       fields[levels[position]] += 1;
     }
-    if (!passes(place)) continue;
-    found.places.push(place);
-    found.keys.push(rankKey(words.length, fields[levelOfField.name], fields[levelOfField.labels], fields[levelOfField.description], place));
+    if (passes(place)) keys[found++] = rankKey(words.length, fields[levelOfField.name], fields[levelOfField.labels], fields[levelOfField.description], place);
   }
-  return found;
+  return keys.subarray(0, found);
 }
 
 /**
- * The effects (that pass the filters) with at least one word, counted on the index's scratch
- * counters, cleared before it returns, so a search allocates nothing per effect of the catalog.
+ * The sort keys of the effects (that pass the filters) with at least one word, counted on the
+ * index's scratch counters, cleared before it returns, so a search allocates nothing per effect
+ * of the catalog.
  */
-function withPartOfTheWords(index: SearchIndex, words: WordMatch[], passes: (place: number) => boolean): Ranked {
-  const { matched, inName, inLabels, inDescription } = scratchOf(index);
-  const touched: number[] = [];
+function withPartOfTheWords(index: SearchIndex, words: WordMatch[], passes: (place: number) => boolean): Float64Array {
+  const { matched, inName, inLabels, inDescription, touched, keys } = scratchOf(index);
+  let touchedCount = 0;
   try {
     for (const { places, levels } of words) {
       for (let at = 0; at < places.length; at++) {
         const place = places[at];
-        if (matched[place] === 0) touched.push(place);
+        if (matched[place] === 0) touched[touchedCount++] = place;
         matched[place] += 1;
         if (levels[at] === levelOfField.name) inName[place] += 1;
         else if (levels[at] === levelOfField.labels) inLabels[place] += 1;
         else inDescription[place] += 1;
       }
     }
-    const found: Ranked = { places: [], keys: [] };
-    for (const place of touched) {
-      if (!passes(place)) continue;
-      found.places.push(place);
-      found.keys.push(rankKey(matched[place], inName[place], inLabels[place], inDescription[place], place));
+    let found = 0;
+    for (let at = 0; at < touchedCount; at++) {
+      const place = touched[at];
+      if (passes(place)) keys[found++] = rankKey(matched[place], inName[place], inLabels[place], inDescription[place], place);
     }
-    return found;
+    return keys.subarray(0, found);
   } finally {
     // Clearing whole arrays (a memset) costs less than visiting each touched place.
     matched.fill(0);
@@ -254,13 +246,18 @@ function withPartOfTheWords(index: SearchIndex, words: WordMatch[], passes: (pla
   }
 }
 
-/** Per effect of an index: how many words of a query it has, and in which best field (`level`: of the word being matched). */
+/**
+ * Per effect of an index: how many words of a query it has, and in which best field (`level`: of
+ * the word being matched); room for every effect's place (`touched`) and sort key (`keys`).
+ */
 interface MatchScratch {
   matched: Uint8Array;
   inName: Uint8Array;
   inLabels: Uint8Array;
   inDescription: Uint8Array;
   level: Uint8Array;
+  touched: Int32Array;
+  keys: Float64Array;
 }
 
 const scratches = new WeakMap<SearchIndex, MatchScratch>();
@@ -269,7 +266,15 @@ function scratchOf(index: SearchIndex): MatchScratch {
   let scratch = scratches.get(index);
   if (!scratch) {
     const count = index.ids.length;
-    scratch = { matched: new Uint8Array(count), inName: new Uint8Array(count), inLabels: new Uint8Array(count), inDescription: new Uint8Array(count), level: new Uint8Array(count) };
+    scratch = {
+      matched: new Uint8Array(count),
+      inName: new Uint8Array(count),
+      inLabels: new Uint8Array(count),
+      inDescription: new Uint8Array(count),
+      level: new Uint8Array(count),
+      touched: new Int32Array(count),
+      keys: new Float64Array(count),
+    };
     scratches.set(index, scratch);
   }
   return scratch;
