@@ -492,12 +492,23 @@ export function catalogReplay(
   };
 }
 
+/** The last `Accept-Encoding` read and its verdict: a client sends the same one with every request. */
+const lastAcceptEncoding = { header: '', gzip: false };
+
 /**
  * Whether `Accept-Encoding` (RFC 9110 12.5.3) takes gzip: named, or `*`, with a weight above 0 (a
  * gzip named with weight 0 refuses it even under `*`). Koa's negotiator ranks every coding of every
  * request, a few percent of a replayed answer's time, for a yes or no.
  */
 function acceptsGzip(header: string): boolean {
+  if (header === lastAcceptEncoding.header) return lastAcceptEncoding.gzip;
+  const gzip = gzipAccepted(header);
+  lastAcceptEncoding.header = header;
+  lastAcceptEncoding.gzip = gzip;
+  return gzip;
+}
+
+function gzipAccepted(header: string): boolean {
   if (!header) return false;
   let star = false;
   for (const element of header.split(',')) {
