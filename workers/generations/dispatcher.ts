@@ -82,7 +82,7 @@ export async function startDispatcher(
     nextRoundInMs: ({ roomLeft }) => (dispatcher.moreMayWait && roomLeft > 0 ? 0 : services.config.generations.dispatchTickMs),
     // A new generation, or a slot the provider's callback freed in any process while generations
     // may wait for one (with none waiting, a freed slot has no one to go to: no round).
-    wakeOn: [{ channel: 'generation_status', when: (event) => event.status === 'pending' }, { channel: 'provider_task_done', when: () => dispatcher.lineMayWait }],
+    wakeOn: [{ channel: 'generation_status', when: (event) => event.status === 'pending' }, { channel: 'provider_task_done', when: () => wiring.handOverFirst.lineMayWait }],
     wakeup: wiring.wakeup,
     // A submission that ends on its slot changes nothing for the next round: only one that gave its
     // slot back wakes the loop (\`slotReturned\`), so no empty round runs ahead of a slot's hand-over.
@@ -102,12 +102,6 @@ class Dispatcher {
   private sweeping = false;
   /** The last round may have left a free slot and a waiting generation behind. */
   moreMayWait = false;
-  /**
-   * Generations may wait in line: the last round did not see the line empty after its claims. A
-   * new one announces itself (NOTIFY of `pending`), so while this is false a freed slot needs no
-   * round; the tick's rounds still look.
-   */
-  lineMayWait = true;
   private checksRunning = 0;
   private claimingChecks = false;
   /** The last claim of checks found all it asked for: more photos may wait unread. */
@@ -171,7 +165,7 @@ class Dispatcher {
     const { db, config } = this.services;
     this.moreMayWait = false;
     if (room <= 0) {
-      this.lineWaits(true);
+      this.wiring.handOverFirst.lineMayWait = true;
       return [];
     }
     const leaseS = config.generations.slotLeaseS;
@@ -186,13 +180,8 @@ class Dispatcher {
     // claim cannot spin it). A round that took every free slot it found waits for the next wake-up.
     this.moreMayWait = claims.length > 0 && (passedOver > 0 || freeSlots === room);
     // `waiting` counts at most `room`: as many as that may mean more behind them.
-    this.lineWaits(waiting > claims.length || waiting >= room);
+    this.wiring.handOverFirst.lineMayWait = waiting > claims.length || waiting >= room;
     return claims;
-  }
-
-  private lineWaits(mayWait: boolean): void {
-    this.lineMayWait = mayWait;
-    this.wiring.handOverFirst.lineMayWait = mayWait;
   }
 
   /**
