@@ -31,8 +31,6 @@ const inputLinkTtlS = 3600;
 const callbackGraceS = 300;
 /** Photo checks ahead of the slot that one process runs at once. */
 const checksAhead = 4;
-/** Refusals of a submission that may mean the provider could not read the photos it was sent. */
-const refusedPhotos = new Set(['bad_input_image', 'invalid_input']);
 
 /** Uploads one photo to the file store of a kind's provider with the key files are staged with. */
 type StageFile = (file: FileToStage) => Promise<StageOutcome>;
@@ -302,8 +300,7 @@ class Dispatcher {
         case 'rejected':
           // Photos the provider had taken and no longer has: tried again with our own links, which
           // decide (a photo the checks found usable is rarely the provider's real objection).
-          // Replicate names no cause: its 422 for a link it cannot read is `invalid_input`.
-          if (refusedPhotos.has(outcome.errorCode) && generation.staged_inputs) {
+          if ((outcome.errorCode === 'bad_input_image' || outcome.mayBePhotos) && generation.staged_inputs) {
             log.warn({ ...context, reason: outcome.message }, 'the provider refused the photos staged with it; our links go next');
             return await this.backInLine(claim, { forgetStaged: true });
           }
