@@ -4,9 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { createKnex } from '../db/knex';
-import { startScratchStack } from '../process/scratch-stack';
+import type { ScratchStack } from '../process/scratch-stack';
 import { reportFigure } from './bench-figures';
 import { startBareKoa, startService, type ServiceProcess } from './bench-processes';
+import { runBench } from './bench-runner';
 import { compareLoads, formatLoad, runLoad, withServerCpu, type LoadOptions, type LoadRequest, type LoadResult } from './load';
 
 /**
@@ -239,8 +240,7 @@ const percent = (ratio: number) => `${(ratio * 100).toFixed(1)}%`;
 /** How many of the subject's requests the server's CPU serves for each of the baseline's. */
 const capacityShare = (baseline: Measured, subject: Measured) => baseline.serverCpuUsPerRequest / Math.max(1, subject.serverCpuUsPerRequest);
 
-async function main(): Promise<void> {
-  const stack = await startScratchStack();
+async function main(stack: ScratchStack): Promise<void> {
   const bare = await startBareKoa();
   const web = await startService(['web'], stack.serviceEnv({ LOG_LEVEL: 'warn' }));
   try {
@@ -259,13 +259,7 @@ async function main(): Promise<void> {
   } finally {
     await web.stop();
     await bare.stop();
-    await stack.stop();
   }
 }
 
-if (require.main === module) {
-  main().catch((error) => {
-    console.error(error);
-    process.exit(1);
-  });
-}
+if (require.main === module) runBench(main);

@@ -15,11 +15,12 @@ import { startProviderSimulator, type ProviderSimulator } from '../simulators/pr
 import { simulatedAccounts, simulatedApiEnv, simulatedRoute } from '../simulators/providers/simulated-kinds';
 import { createUpload } from '../api/uploads/uploads';
 import { freeLoopbackPort as freePort } from '../db/postgres';
-import { startScratchStack, type ScratchStack } from '../process/scratch-stack';
+import type { ScratchStack } from '../process/scratch-stack';
 import { postToTicket } from './upload-ticket';
 import { reportFigure } from './bench-figures';
 import { wholeOption } from './bench-options';
 import { pgBossThroughput } from './bench-pg-boss';
+import { runBench } from './bench-runner';
 import { percentile, postgresCpuByClient, postgresCpuMs, processCpuMs } from './load';
 
 /**
@@ -609,7 +610,7 @@ function reportGenerationFigures(result: GenerationBenchResult): void {
   }
 }
 
-async function main(): Promise<void> {
+function generationOptions(): GenerationBenchOptions {
   const { values } = parseArgs({
     options: {
       count: { type: 'string', default: '300' },
@@ -630,7 +631,7 @@ async function main(): Promise<void> {
     if (!isProviderKind(value)) throw new Error(`--${flag} takes ${providerKinds.join(', ')}, not ${value}`);
     return value;
   };
-  const options: GenerationBenchOptions = {
+  return {
     count: whole('count', 1),
     warmUp: whole('warm-up', 0),
     photos: String(values.photos).split(',').map((photo) => {
@@ -646,19 +647,12 @@ async function main(): Promise<void> {
     kinds: String(values.kinds).split(',').map((kind) => kindOption('kinds', kind)),
     latencyZero: !values['pool-only'],
   };
-  const stack = await startScratchStack();
-  try {
-    const result = await benchGenerations(stack, options);
-    console.log(formatGenerationBench(result));
-    reportGenerationFigures(result);
-  } finally {
-    await stack.stop();
-  }
 }
 
 if (require.main === module) {
-  main().catch((error) => {
-    console.error(error);
-    process.exit(1);
-  });
+  runBench(async (stack, options) => {
+    const result = await benchGenerations(stack, options);
+    console.log(formatGenerationBench(result));
+    reportGenerationFigures(result);
+  }, generationOptions);
 }

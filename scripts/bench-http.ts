@@ -1,6 +1,7 @@
-import { startScratchStack } from '../process/scratch-stack';
+import type { ScratchStack } from '../process/scratch-stack';
 import { benchAccounts } from './bench-accounts';
 import { startBareKoa, startService, type ServiceProcess } from './bench-processes';
+import { runBench } from './bench-runner';
 import { compareLoads, formatLoad, runLoad, withServerCpu, type LoadResult } from './load';
 
 /**
@@ -21,8 +22,7 @@ async function benchHttpStack(bare: ServiceProcess, web: ServiceProcess): Promis
   return baseline;
 }
 
-async function main(): Promise<void> {
-  const stack = await startScratchStack();
+async function main(stack: ScratchStack): Promise<void> {
   const env = stack.serviceEnv({
     // Every request of a benchmark comes from one address and a handful of users.
     RATE_AUTH_BURST: '100000000',
@@ -40,11 +40,7 @@ async function main(): Promise<void> {
   } finally {
     await web.stop();
     await bare.stop();
-    await stack.stop();
   }
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+if (require.main === module) runBench(main);

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { signAccessToken } from '../api/tokens/access-token';
-import { startScratchStack, type ScratchStack } from '../process/scratch-stack';
+import type { ScratchStack } from '../process/scratch-stack';
 import type { TaskTimes } from '../simulators/providers/provider-simulator';
 import { reportFigure } from './bench-figures';
 import { wholeOption } from './bench-options';
+import { runBench } from './bench-runner';
 import { benchFixture, startPipelineProcesses, type PipelineProcesses } from './bench-generations';
 import { percentile } from './load';
 
@@ -176,7 +177,7 @@ function reportIdleFigures(result: IdleBenchResult): void {
   });
 }
 
-async function main(): Promise<void> {
+function idleOptions(): IdleBenchOptions {
   const { values } = parseArgs({
     options: {
       count: { type: 'string', default: '24' },
@@ -184,20 +185,13 @@ async function main(): Promise<void> {
       'latency-ms': { type: 'string', default: '300' },
     },
   });
-  const options = { count: wholeOption(values, 'count', 1), warmUp: wholeOption(values, 'warm-up', 0), latencyMs: wholeOption(values, 'latency-ms', 1) };
-  const stack = await startScratchStack();
-  try {
-    const result = await benchIdle(stack, options);
-    console.log(formatIdleBench(result));
-    reportIdleFigures(result);
-  } finally {
-    await stack.stop();
-  }
+  return { count: wholeOption(values, 'count', 1), warmUp: wholeOption(values, 'warm-up', 0), latencyMs: wholeOption(values, 'latency-ms', 1) };
 }
 
 if (require.main === module) {
-  main().catch((error) => {
-    console.error(error);
-    process.exit(1);
-  });
+  runBench(async (stack, options) => {
+    const result = await benchIdle(stack, options);
+    console.log(formatIdleBench(result));
+    reportIdleFigures(result);
+  }, idleOptions);
 }

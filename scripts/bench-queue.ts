@@ -2,8 +2,9 @@ import http from 'node:http';
 import { signAccessToken } from '../api/tokens/access-token';
 import { syncProviderAccounts } from '../pool/accounts';
 import type { Services } from '../services';
-import { startScratchStack } from '../process/scratch-stack';
+import type { ScratchStack } from '../process/scratch-stack';
 import { startService } from './bench-processes';
+import { runBench } from './bench-runner';
 import { compareLoads, formatLoad, runLoops, send, withServerCpu } from './load';
 
 /**
@@ -41,8 +42,7 @@ async function seed({ db }: Services): Promise<{ token: string; pending: string;
   return { token: await signAccessToken(tokenSecret, me.id, 3600), pending: pending.id, succeeded: succeeded.id };
 }
 
-async function main(): Promise<void> {
-  const stack = await startScratchStack();
+async function main(stack: ScratchStack): Promise<void> {
   const { token, pending, succeeded } = await seed(stack.services);
   const web = await startService(['web'], stack.serviceEnv({ TOKEN_SECRET: tokenSecret, RATE_READ_BURST: '100000000', RATE_READ_PER_MINUTE: '100000000' }));
   try {
@@ -59,11 +59,7 @@ async function main(): Promise<void> {
     console.log(`pending throughput: ${(ratio * 100).toFixed(1)}% of succeeded; p50 ${(subject.p50Ms / Math.max(0.01, baseline.p50Ms)).toFixed(2)}x`);
   } finally {
     await web.stop();
-    await stack.stop();
   }
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+if (require.main === module) runBench(main);

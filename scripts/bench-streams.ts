@@ -4,6 +4,7 @@ import http2 from 'node:http2';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { signAccessToken } from '../api/tokens/access-token';
 import { reportFigure } from './bench-figures';
+import { runBenchMain } from './bench-runner';
 import { freeLoopbackPort as freePort } from '../db/postgres';
 import { startScratchStack } from '../process/scratch-stack';
 import { openServiceLog, startServiceProcess } from './loadtest/service';
@@ -327,9 +328,4 @@ async function main(): Promise<void> {
   });
 }
 
-if (require.main === module) {
-  main().catch((error) => {
-    console.error(error);
-    process.exit(1);
-  });
-}
+if (require.main === module) runBenchMain(main);

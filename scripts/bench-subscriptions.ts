@@ -15,11 +15,12 @@ import { seedSubscriptionPlans } from '../db/subscriptions/seed-plans';
 import { startWeb } from '../api/web';
 import { paymentProcessorOf } from '../services/payments/payment-processor';
 import { freeLoopbackPort } from '../db/postgres';
-import { startScratchStack, type ScratchStack } from '../process/scratch-stack';
+import type { ScratchStack } from '../process/scratch-stack';
 import type { Services } from '../services';
 import { eventually } from './wait';
 import { pgBossThroughput } from './bench-pg-boss';
 import { startRole } from './bench-processes';
+import { runBench } from './bench-runner';
 import { postgresCpuMs, processCpuMs } from './load';
 
 /**
@@ -247,7 +248,7 @@ function statementLines(counts: NonNullable<SubscriptionBenchResult['statementsP
   ];
 }
 
-async function main(): Promise<void> {
+function subscriptionOptions(): SubscriptionBenchOptions {
   const { values } = parseArgs({
     options: {
       count: { type: 'string', default: '10000' },
@@ -255,20 +256,13 @@ async function main(): Promise<void> {
       workers: { type: 'string', default: '2' },
     },
   });
-  const options = { count: Number(values.count), schedulers: Number(values.schedulers), workers: Number(values.workers) };
-  const stack = await startScratchStack();
-  try {
-    const result = await benchSubscriptions(stack, options);
-    console.log(formatSubscriptionBench(result, options));
-    if (result.doubleCharges !== 0 || result.extraAttempts !== 0) process.exitCode = 1;
-  } finally {
-    await stack.stop();
-  }
+  return { count: Number(values.count), schedulers: Number(values.schedulers), workers: Number(values.workers) };
 }
 
 if (require.main === module) {
-  main().catch((error) => {
-    console.error(error);
-    process.exit(1);
-  });
+  runBench(async (stack, options) => {
+    const result = await benchSubscriptions(stack, options);
+    console.log(formatSubscriptionBench(result, options));
+    if (result.doubleCharges !== 0 || result.extraAttempts !== 0) process.exitCode = 1;
+  }, subscriptionOptions);
 }

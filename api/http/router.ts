@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
+import compose from 'koa-compose';
 import { authenticate } from './authentication';
 import type { ApiContext } from './context';
 import { errors } from './errors';
@@ -41,16 +42,11 @@ export function buildRouter(routes: Route[], parseBody: Middleware): RouteTable 
     seen.add(endpoint);
     const chain = routeChain(route, endpoint, parseBody);
     router.register(koaPath(route.path), [route.method], chain);
-    if (!route.path.includes('{')) {
-      exact.set(`${route.method} ${route.path}`, chain);
-      if (route.method === 'GET') exact.set(`HEAD ${route.path}`, chain);
+    if (route.path.includes('{')) continue;
+    for (const method of route.method === 'GET' ? ['GET', 'HEAD'] : [route.method]) {
+      // Only where the router would run this route: an earlier route with parameters may also match.
+      if (router.match(route.path, method).pathAndMethod[0]?.stack[0] === (chain as unknown)) exact.set(`${method} ${route.path}`, chain);
     }
-  }
-  // Only where the router would run the same route: an earlier route with parameters may also match.
-  for (const [key, chain] of exact) {
-    const [method, path] = key.split(' ');
-    const first = router.match(path, method).pathAndMethod[0];
-    if (first?.stack[0] !== (chain as unknown)) exact.delete(key);
   }
   const routed = router.routes();
   return {
@@ -64,15 +60,10 @@ export function buildRouter(routes: Route[], parseBody: Middleware): RouteTable 
   };
 }
 
-/** Middleware run one after the other as one: each one's `next` is the rest. */
-function inTurn(middleware: RouteMiddleware[]): RouteMiddleware {
-  return middleware.reduceRight<RouteMiddleware>((rest, current) => (ctx, next) => current(ctx, () => rest(ctx, next)), (_ctx, next) => next());
-}
-
 /** One route's middleware, composed once. */
 function routeChain(route: Route, endpoint: string, parseBody: Middleware): RouteMiddleware {
   const paramsSchema = pathSchema(route.path, route.params);
-  return inTurn([
+  return compose([
     (ctx, next) => {
       ctx.state.route = route.path;
       return next();

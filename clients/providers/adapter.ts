@@ -38,7 +38,8 @@ export interface ProviderRequest {
 
 /**
  * `busy`: the account runs its concurrency cap, put it in cooldown for `retryAfterS`.
- * `rejected`: final, `errorCode` is the generation's error_code.
+ * `rejected`: final, `errorCode` is the generation's error_code. `mayBePhotos`: a refusal whose code
+ * is not `bad_input_image` may still mean the provider could not read a photo it was sent.
  * `unavailable`: transient (5xx, timeout, network), submit again later; `reason` is for logs.
  * `maybeAccepted`: the request may have reached the provider (no answer in time, a connection
  * reset, a 5xx): a task may exist under the client reference, to be looked up before any new try.
@@ -46,7 +47,7 @@ export interface ProviderRequest {
 export type SubmitOutcome =
   | { kind: 'accepted'; taskId: string }
   | { kind: 'busy'; retryAfterS: number }
-  | { kind: 'rejected'; errorCode: string; message: string | null }
+  | { kind: 'rejected'; errorCode: string; message: string | null; mayBePhotos?: boolean }
   | { kind: 'unavailable'; reason: string; maybeAccepted: boolean };
 
 /**

@@ -81,7 +81,8 @@ export class ReplicateAdapter implements ProviderAdapter {
     }
     if (status === 429) return { kind: 'busy', retryAfterS: throttledFor(answer) };
     if (!isRefusal(status)) return { kind: 'unavailable', reason: `HTTP ${status}`, maybeAccepted: true };
-    return { kind: 'rejected', errorCode: errorCodeForRefusedSubmission(status, null), message: problemDetail(body) };
+    // Replicate names no cause: its 422 for a photo link it cannot read is the one for any input its model refuses.
+    return { kind: 'rejected', errorCode: errorCodeForRefusedSubmission(status, null), message: problemDetail(body), ...(status === 422 ? { mayBePhotos: true } : {}) };
   }
 
   async findTask(account: ProviderAccount, clientReference: string): Promise<TaskLookup> {

@@ -13,10 +13,10 @@ import type { Task, TaskEngine } from './task-engine';
  * `POST /fal/rest/storage/upload/initiate` then `PUT` to its upload link; the webhook keys at
  * `/fal/rest/.well-known/jwks.json`. A result is `{images: [{url, content_type}]}` for an image,
  * `{video: {url, content_type}}` for a video, `{output: text}` for a text model (as fal's language and
- * vision routers answer), `{file: {url, content_type}}` otherwise; a failure is
- * fal's `{detail}` (422 `content_policy_violation` for the safety model, 422 `image_load_error` for a
- * photo it cannot read, 500 otherwise). The webhook is `{request_id, gateway_request_id, status: OK |
- * ERROR, payload, error}`, signed with the simulator's ED25519 key as fal documents.
+ * vision routers answer); a failure is fal's `{detail}` (422 `content_policy_violation` for the safety
+ * model, 422 `image_load_error` for a photo it cannot read, 500 otherwise). The webhook is
+ * `{request_id, gateway_request_id, status: OK | ERROR, payload, error}`, signed with the simulator's
+ * ED25519 key as fal documents.
  */
 export class FalFront {
   private readonly keys = generateKeyPairSync('ed25519');
@@ -136,9 +136,8 @@ export class FalFront {
   private output({ fileName, contentType, text }: { fileName: string; contentType: string; text?: string }): object {
     if (text !== undefined) return { output: text };
     const file = { url: this.engine.resultUrl(fileName), content_type: contentType };
-    if (contentType.startsWith('image/')) return { images: [file], has_nsfw_concepts: [false], seed: 42 };
-    if (contentType.startsWith('video/')) return { video: file };
-    return { file };
+    // Every simulated model that answers no text makes an image or a video (`models.ts`).
+    return contentType.startsWith('image/') ? { images: [file], has_nsfw_concepts: [false], seed: 42 } : { video: file };
   }
 
   private webhookCall(task: Task, url: string): { url: string; body: string; headers: Record<string, string> } {

@@ -101,6 +101,7 @@ export interface Task {
   /** What the task is for, as the provider can tell (`originOf`); null when nothing names it. */
   origin: string | null;
   model: string;
+  /** Its photos read: the latency starts (epoch ms). */
   createdAt: number;
   finishedAt: number | null;
   slot: Slot;
@@ -109,16 +110,17 @@ export interface Task {
   /** The call made when the task ends, as real providers' webhooks do; null for none. */
   callback: ((task: Task) => Callback) | null;
   state: { status: 'running' } | TaskOutcome;
-  /** When its steps happened here (epoch ms), for a benchmark's breakdown of a generation's time. */
-  times: TaskTimes;
+  /** When its other steps happened here, for a benchmark's breakdown of a generation's time. */
+  times: Omit<TaskTimes, 'started' | 'finished'>;
 }
 
 /** Epoch ms of a task's steps at the provider; null before the step. */
 export interface TaskTimes {
   /** The submission arrived (before its photos were read). */
   received: number;
-  /** Its photos read: the latency starts. */
+  /** Its photos read: the latency starts (the task's `createdAt`). */
   started: number;
+  /** The task's `finishedAt`. */
   finished: number | null;
   /** Its callback answered `2xx`. */
   calledBack: number | null;
@@ -207,7 +209,7 @@ export class TaskEngine {
   /** The steps of the tasks of a client reference (any account), oldest first. */
   timesOf(clientReference: string): TaskTimes[] {
     return [...this.tasks.values()].filter((task) => task.clientReference === clientReference)
-      .sort((a, b) => a.createdAt - b.createdAt).map((task) => ({ ...task.times }));
+      .sort((a, b) => a.createdAt - b.createdAt).map((task) => ({ ...task.times, started: task.createdAt, finished: task.finishedAt }));
   }
 
   /** Stops the work under way; the caller closes its server first. */
@@ -313,11 +315,10 @@ export class TaskEngine {
       front: request.front,
       callback: request.callback,
       state: { status: 'running' },
-      times: { received: arrivedAt, started: arrivedAt, finished: null, calledBack: null, polled: null, resultServed: null },
+      times: { received: arrivedAt, calledBack: null, polled: null, resultServed: null },
     };
     slot.finishAt = Date.now() + latencyMs;
     this.inputReadsMs.push(Date.now() - arrivedAt);
-    task.times.started = Date.now();
     this.tasks.set(task.id, task);
     if (task.clientReference !== null) this.byReference.set(referenceKey(apiKey, task.clientReference), task);
     if (task.origin !== null) {
@@ -411,7 +412,6 @@ export class TaskEngine {
     this.freedAt.set(task.apiKey, freed);
     const finishedAt = Date.now();
     task.finishedAt = finishedAt;
-    task.times.finished = finishedAt;
     freed.push(finishedAt);
     this.lastCompletedAt = finishedAt;
     this.completedAtMs.push(finishedAt);

@@ -31,8 +31,6 @@ const inputLinkTtlS = 3600;
 const callbackGraceS = 300;
 /** Photo checks ahead of the slot that one process runs at once. */
 const checksAhead = 4;
-/** Refusals of a submission that may mean the provider could not read the photos it was sent. */
-const refusedPhotos = new Set(['bad_input_image', 'invalid_input']);
 
 /** Uploads one photo to the file store of a kind's provider with the key files are staged with. */
 type StageFile = (file: FileToStage) => Promise<StageOutcome>;
@@ -82,7 +80,7 @@ export async function startDispatcher(
     nextRoundInMs: ({ roomLeft }) => (dispatcher.moreMayWait && roomLeft > 0 ? 0 : services.config.generations.dispatchTickMs),
     // A new generation, or a slot the provider's callback freed in any process while generations
     // may wait for one (with none waiting, a freed slot has no one to go to: no round).
-    wakeOn: [{ channel: 'generation_status', when: (event) => event.status === 'pending' }, { channel: 'provider_task_done', when: () => dispatcher.lineMayWait }],
+    wakeOn: [{ channel: 'generation_status', when: (event) => event.status === 'pending' }, { channel: 'provider_task_done', when: () => wiring.handOverFirst.lineMayWait }],
     wakeup: wiring.wakeup,
     // A submission that ends on its slot changes nothing for the next round: only one that gave its
     // slot back wakes the loop (\`slotReturned\`), so no empty round runs ahead of a slot's hand-over.
@@ -102,12 +100,6 @@ class Dispatcher {
   private sweeping = false;
   /** The last round may have left a free slot and a waiting generation behind. */
   moreMayWait = false;
-  /**
-   * Generations may wait in line: the last round did not see the line empty after its claims. A
-   * new one announces itself (NOTIFY of `pending`), so while this is false a freed slot needs no
-   * round; the tick's rounds still look.
-   */
-  lineMayWait = true;
   private checksRunning = 0;
   private claimingChecks = false;
   /** The last claim of checks found all it asked for: more photos may wait unread. */
@@ -171,7 +163,7 @@ class Dispatcher {
     const { db, config } = this.services;
     this.moreMayWait = false;
     if (room <= 0) {
-      this.lineWaits(true);
+      this.wiring.handOverFirst.lineMayWait = true;
       return [];
     }
     const leaseS = config.generations.slotLeaseS;
@@ -186,13 +178,8 @@ class Dispatcher {
     // claim cannot spin it). A round that took every free slot it found waits for the next wake-up.
     this.moreMayWait = claims.length > 0 && (passedOver > 0 || freeSlots === room);
     // `waiting` counts at most `room`: as many as that may mean more behind them.
-    this.lineWaits(waiting > claims.length || waiting >= room);
+    this.wiring.handOverFirst.lineMayWait = waiting > claims.length || waiting >= room;
     return claims;
-  }
-
-  private lineWaits(mayWait: boolean): void {
-    this.lineMayWait = mayWait;
-    this.wiring.handOverFirst.lineMayWait = mayWait;
   }
 
   /**
@@ -313,8 +300,7 @@ class Dispatcher {
         case 'rejected':
           // Photos the provider had taken and no longer has: tried again with our own links, which
           // decide (a photo the checks found usable is rarely the provider's real objection).
-          // Replicate names no cause: its 422 for a link it cannot read is `invalid_input`.
-          if (refusedPhotos.has(outcome.errorCode) && generation.staged_inputs) {
+          if ((outcome.errorCode === 'bad_input_image' || outcome.mayBePhotos) && generation.staged_inputs) {
             log.warn({ ...context, reason: outcome.message }, 'the provider refused the photos staged with it; our links go next');
             return await this.backInLine(claim, { forgetStaged: true });
           }

@@ -17,7 +17,11 @@ export class HandOverFirst {
   private readonly underWay = new Set<Promise<unknown>>();
   /** When a submission last started or ended (epoch ms): the lull counts from there. */
   private lastHandOverAt = Number.NEGATIVE_INFINITY;
-  /** Generations may wait for a slot (the dispatcher keeps it); only then do hand-overs follow a freed slot. */
+  /**
+   * Generations may wait in line: the dispatcher's last round did not see the line empty after its
+   * claims (it sets this). A new one announces itself (NOTIFY of `pending`), so while this is false a
+   * freed slot needs no round (the tick's rounds still look) and no hand-over follows it.
+   */
   lineMayWait = true;
 
   constructor(private readonly timing: { lullMs: number; maxWaitMs: number }) {}

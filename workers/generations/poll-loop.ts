@@ -18,6 +18,9 @@ import type { Wakeup } from '../runtime/wakeup';
 import type { HandOverFirst } from './hand-over-first';
 import { answerText, resultFileType, resultText, storePreview, storeResult } from './store-result';
 
+/** A result ready to record: its file in our storage (or a text answer) and an image's preview. */
+type KeptResult = { result: StoredResultOf; preview: StoredGenerationPreview | null };
+
 /**
  * The poll loop, one per worker process, on the job loop, shared with every other worker through
  * the database (`claimDuePolls`). No handler ever sleeps while a provider works: each task has its
@@ -111,9 +114,10 @@ class Polls {
           // The provider's work is over: its slot goes to the next pending now, not after the copy
           // (the callback freed it already when it came).
           if (!task.called_back && (await releaseGenerationSlot(this.services.db, task.id))) this.onSlotReleased();
-          return resultUrl === null
-            ? await this.keepAnswer(task, inline as string)
-            : await this.copyResult(adapter, { ...task, provider_account_id: accountId }, resultUrl);
+          if (resultUrl !== null) return await this.copyResult(adapter, { ...task, provider_account_id: accountId }, resultUrl);
+          // A text answer given inline: kept on the row as a downloaded one is.
+          const text = answerText(inline as string);
+          return await this.storeKept(task, text === null ? null : { result: { text }, preview: null });
         }
       }
     } catch (error) {
@@ -156,7 +160,7 @@ class Polls {
    * before the commit leaves the poll claim to run out: the next poll copies the result again.
    */
   private async copyResult(adapter: ProviderAdapter, task: DuePoll, url: string): Promise<void> {
-    const { db, boss, log, config } = this.services;
+    const { db, log, config } = this.services;
     // A download may outlast the poll claim: a heartbeat keeps it while this process lives, and a
     // crashed worker's claim still runs out within POLL_CLAIM_S.
     const claimS = config.generations.pollClaimS;
@@ -172,24 +176,23 @@ class Polls {
         log.warn({ err: error, generationId: task.id }, 'result download failed; polling again');
         return await this.later(task, await this.circuits.failed(task.provider_account_id!));
       }
-      const kept = await this.keptResult(task, body);
-      if (!kept) return await this.fail(task, 'result_rejected');
-      const stored = await db.transaction((trx) => (task.output_type === 'video'
-        ? markResultStored(trx, boss, { generationId: task.id, ...kept.result })
-        : succeedWithResult(trx, boss, { generationId: task.id, preview: kept.preview, ...kept.result }, earningTerms(config))));
-      if (!stored) log.info({ generationId: task.id }, 'result already stored by another worker');
+      await this.storeKept(task, await this.keptResult(task, body));
     } finally {
       clearInterval(heartbeat);
     }
   }
 
-  /** A text answer the provider gave inline: kept on the row as a downloaded one is; `result_rejected` when it is no usable text. */
-  private async keepAnswer(task: DuePoll, answer: string): Promise<void> {
-    const text = answerText(answer);
-    if (text === null) return await this.fail(task, 'result_rejected');
-    const { db, boss, config } = this.services;
-    const stored = await db.transaction((trx) => succeedWithResult(trx, boss, { generationId: task.id, preview: null, text }, earningTerms(config)));
-    if (!stored) this.services.log.info({ generationId: task.id }, 'result already stored by another worker');
+  /**
+   * Records a kept result: a video's waits for its preview (the media role), any other succeeds in
+   * the same transaction. No usable result (null) is `result_rejected`.
+   */
+  private async storeKept(task: DuePoll, kept: KeptResult | null): Promise<void> {
+    if (!kept) return await this.fail(task, 'result_rejected');
+    const { db, boss, log, config } = this.services;
+    const stored = await db.transaction((trx) => (task.output_type === 'video'
+      ? markResultStored(trx, boss, { generationId: task.id, ...kept.result })
+      : succeedWithResult(trx, boss, { generationId: task.id, preview: kept.preview, ...kept.result }, earningTerms(config))));
+    if (!stored) log.info({ generationId: task.id }, 'result already stored by another worker');
   }
 
   /**
@@ -197,7 +200,7 @@ class Polls {
    * result is unusable. An image's preview is made from the bytes in hand while its copy is written
    * (a text answer and a video have none here).
    */
-  private async keptResult(task: DuePoll, body: Buffer): Promise<{ result: StoredResultOf; preview: StoredGenerationPreview | null } | null> {
+  private async keptResult(task: DuePoll, body: Buffer): Promise<KeptResult | null> {
     if (task.output_type === 'text') {
       const text = resultText(body);
       return text === null ? null : { result: { text }, preview: null };

@@ -90,10 +90,11 @@ describe('Replicate adapter', () => {
       expect(await adapter.submit(account, request)).to.deep.equal({ kind: 'busy', retryAfterS: 12 });
     });
 
-    it('rejects 401 and 403 as lost_account, 404 as no_model and 422 as invalid_input, with the detail', async () => {
+    it('rejects 401 and 403 as lost_account, 404 as no_model and 422 as invalid_input that may be about the photos (Replicate names no cause), with the detail', async () => {
       for (const [status, errorCode] of [[401, 'lost_account'], [403, 'lost_account'], [404, 'no_model'], [422, 'invalid_input']] as const) {
         replicate().post('/models/black-forest-labs/flux-kontext-pro/predictions').reply(status, { title: 'Refused', detail: `refused ${status}`, status });
-        expect(await adapter.submit(account, request)).to.deep.equal({ kind: 'rejected', errorCode, message: `refused ${status}` });
+        const mayBePhotos = status === 422 ? { mayBePhotos: true } : {};
+        expect(await adapter.submit(account, request)).to.deep.equal({ kind: 'rejected', errorCode, message: `refused ${status}`, ...mayBePhotos });
       }
     });
 
