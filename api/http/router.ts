@@ -49,15 +49,28 @@ export function buildRouter(routes: Route[], parseBody: Middleware): RouteTable 
     }
   }
   const routed = router.routes();
+  // A path whose first segment no route has (`/healthz`, the store's and the webhooks' paths) skips
+  // matching every route's pattern; `ctx.matched` is left as the router leaves it when none matches.
+  const firstSegments = new Set(routes.map((route) => firstSegmentOf(route.path)));
+  const mayMatch = [...firstSegments].some((segment) => segment.includes('{')) ? () => true : (path: string) => firstSegments.has(firstSegmentOf(path));
   return {
     routes: (ctx, next) => {
       const chain = exact.get(`${ctx.method} ${ctx.path}`);
-      if (!chain) return routed(ctx, next);
-      ctx.params = {};
-      return chain(ctx, next);
+      if (chain) {
+        ctx.params = {};
+        return chain(ctx, next);
+      }
+      if (mayMatch(ctx.path)) return routed(ctx, next);
+      (ctx as { matched?: unknown[] }).matched ??= [];
+      return next();
     },
     allowedMethods: router.allowedMethods(),
   };
+}
+
+/** A path's first segment as the router compares it (case-insensitively). */
+function firstSegmentOf(path: string): string {
+  return path.split('/', 2)[1]?.toLowerCase() ?? '';
 }
 
 /** One route's middleware, composed once. */

@@ -54,6 +54,15 @@ describe('HTTP conventions', () => {
       expect(answer.status).to.equal(404);
       expect(answer.body).to.deep.equal({ error: { code: 'not_found', message: 'Not found.' } });
     });
+    it('answers a path outside every route as an unknown one inside them, whatever the method', async () => {
+      for (const method of ['GET', 'POST', 'PROPFIND']) {
+        const outside = await t.api.request(method, '/outside-every-route');
+        const inside = await t.api.request(method, '/v1/definitely-not-a-route');
+        expect(outside.status, method).to.equal(inside.status);
+        expect(outside.body, method).to.deep.equal(inside.body);
+      }
+      expect((await t.api.request('GET', '/outside-every-route')).body.error.code).to.equal('not_found');
+    });
     it('answers a wrong method with 405 and the allowed methods', async () => {
       const answer = await t.api.delete('/v1/categories');
       expect(answer.status).to.equal(405);
