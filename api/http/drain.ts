@@ -42,18 +42,16 @@ export function drainableServer(
   const server = http.createServer(options, (request, response) => {
     const socket = request.socket;
     const connection = connections.get(socket);
-    if (connection) {
-      connection.requests += 1;
-      response.once('close', () => {
-        connection.requests -= 1;
-        if (connection.requests === 0) Object.assign(connection, { idleSince: Date.now(), bytesReadWhenIdle: socket.bytesRead });
-      });
-    }
+    if (connection) connection.requests += 1;
     if (draining) response.setHeader('Connection', 'close');
-    else {
-      unanswered.add(response);
-      response.once('close', () => unanswered.delete(response));
-    }
+    else unanswered.add(response);
+    // One listener for both records: this runs for every request.
+    response.once('close', () => {
+      unanswered.delete(response);
+      if (!connection) return;
+      connection.requests -= 1;
+      if (connection.requests === 0) Object.assign(connection, { idleSince: Date.now(), bytesReadWhenIdle: socket.bytesRead });
+    });
     handler(request, response);
   });
   server.on('connection', (socket: net.Socket) => {
