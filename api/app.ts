@@ -22,8 +22,9 @@ import { CatalogCache, catalogReplay } from './catalog/catalog-cache';
  * (the operator console, whose pg-boss dashboard reads its own bodies), body parsing, extra mounts
  * (simulators, webhooks, web pages), and last the route table's `404`/`405`. Routes come first
  * because they are most of the traffic and no mount serves a `/v1` path. Ahead of the chain,
- * `requestListener` sends again the catalog reads answered before. Each app owns the SSE streams of its process (`app.context.realtime`)
- * and its catalog cache (`app.context.catalogCache`), both ended by the web role's stop.
+ * `requestListener` sends again the catalog reads answered before. Each app owns the SSE streams of
+ * its process (`app.context.realtime`) and its catalog cache (`app.context.catalogCache`), both
+ * ended by the web role's stop.
  */
 export function createApp(
   services: Services,

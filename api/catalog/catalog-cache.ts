@@ -302,13 +302,14 @@ export class CatalogCache {
    */
   responseTo(answer: CatalogAnswer<unknown>, request: { anonymous: boolean; acceptEncoding: string; ifNoneMatch: string }): CatalogResponse {
     const gzip = acceptsGzip(request.acceptEncoding) ? this.gzipped(answer) : null;
+    const gzipEtag = gzipEtagOf(answer.etag);
     const headers: Record<string, string> = {
       'Cache-Control': request.anonymous ? this.publicCacheControl : this.privateCacheControl,
       Vary: 'Accept-Encoding',
-      ETag: gzip ? gzipEtagOf(answer.etag) : answer.etag,
+      ETag: gzip ? gzipEtag : answer.etag,
     };
     // A client holding either coding of this answer has it.
-    if (matchesEtag(request.ifNoneMatch, answer.etag) || matchesEtag(request.ifNoneMatch, gzipEtagOf(answer.etag))) return { status: 304, headers, body: null };
+    if (matchesEtag(request.ifNoneMatch, answer.etag) || matchesEtag(request.ifNoneMatch, gzipEtag)) return { status: 304, headers, body: null };
     headers['Content-Type'] = 'application/json; charset=utf-8';
     if (gzip) headers['Content-Encoding'] = 'gzip';
     return { status: 200, headers, body: gzip ?? answer.body };

@@ -354,6 +354,7 @@ describe('catalog cache', function () {
         const notModified = await api.get(url, { headers: { 'if-none-match': first.headers.get('etag')! } });
         expect(notModified.status).to.equal(304);
         expect(notModified.text).to.equal('');
+        expect(notModified.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
         expect(routed).to.have.length(1);
 
         // With a token, another URL, a HEAD: the route, every time.

@@ -76,6 +76,7 @@ describe('HTTP/2 over cleartext (H2C_PORT)', function () {
     const revalidated = await request(session, { ':path': '/v1/tags?locale=en', 'if-none-match': String(first.headers.etag) });
     expect(revalidated.status).to.equal(304);
     expect(revalidated.body).to.equal('');
+    expect(revalidated.headers['x-request-id']).to.match(/^[0-9a-f-]{36}$/);
   });
 
   it('serves the same API as the HTTP/1.1 port, with its request ids and error envelope', async () => {
