@@ -9,6 +9,9 @@ import { publicReadPrefixes } from './object-keys';
 import type { StorageSettings } from './storage';
 import { storeGateway } from './store-gateway/gateway';
 
+/** How long the gateway keeps an idle connection to the store. */
+const idleStoreConnectionMs = 30_000;
+
 export interface EmbeddedS3 {
   settings: StorageSettings;
   stop(): Promise<void>;
@@ -48,17 +51,24 @@ export async function startEmbeddedS3(options: {
   mkdirSync(options.directory, { recursive: true });
   const store = new S3rver({ directory: path.resolve(options.directory), silent: true, vhostBuckets: false, configureBuckets: [{ name: options.bucket, configs: [] }] });
   await store.configureBuckets();
+  // s3rver logs each request through koa-logger even when silent (its colouring alone costs more
+  // than the gateway's checks); its first middleware is that logger.
+  if (store.middleware[0]?.name === 'logger') store.middleware.shift();
   const socketDirectory = mkdtempSync(path.join(os.tmpdir(), 'effects-s3-'));
   const socket = path.join(socketDirectory, 'store.sock');
   const storeServer = http.createServer(store.callback());
+  // Only the gateway connects, through its agent, which closes its idle connections itself.
+  storeServer.keepAliveTimeout = 0;
   await listeningOnSocket(storeServer, socket);
+  const storeAgent = new http.Agent({ keepAlive: true, timeout: idleStoreConnectionMs });
 
   const credentials = { accessKey: 'S3RVER', secretKey: options.secretKey, region: 'us-east-1' };
-  const gateway = http.createServer({ requestTimeout: options.requestTimeoutMs }, storeGateway({ bucket: options.bucket, credentials, publicReadPrefixes, upstreamSocket: socket }));
+  const gateway = http.createServer({ requestTimeout: options.requestTimeoutMs }, storeGateway({ bucket: options.bucket, credentials, publicReadPrefixes, upstreamSocket: socket, storeAgent }));
   let port: number;
   try {
     port = await listen(gateway, options.port, options.host, 'EMBEDDED_S3_PORT');
   } catch (error) {
+    storeAgent.destroy();
     await closed(storeServer);
     rmSync(socketDirectory, { recursive: true, force: true });
     throw error;
@@ -68,6 +78,7 @@ export async function startEmbeddedS3(options: {
     settings: { endpoint, ...credentials, bucket: options.bucket, publicUrl: options.publicUrl ?? endpoint },
     stop: async () => {
       await closed(gateway);
+      storeAgent.destroy();
       await closed(storeServer);
       rmSync(socketDirectory, { recursive: true, force: true });
     },

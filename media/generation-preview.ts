@@ -23,14 +23,29 @@ export interface GenerationPreview {
 export async function buildGenerationPreview(result: Buffer, outputType: 'image' | 'video', imageSize?: Size): Promise<GenerationPreview> {
   if (outputType === 'video') {
     const { width, height } = await probeVideo(result);
-    return previewOf(await extractFrame(result, VIDEO_POSTER_AT_S), { width, height }, true);
+    return { ...await previewImages(await extractFrame(result, VIDEO_POSTER_AT_S)), posterIsThumb: true, width, height };
   }
-  const { width, height } = imageSize ?? await probeImage(result);
-  return previewOf(result, { width, height }, false);
+  const [size, images] = await Promise.all([imageSize ?? probeImage(result), previewImages(result)]);
+  return imagePreview(images, size);
 }
 
-async function previewOf(image: Buffer, originalSize: Size, posterIsThumb: boolean): Promise<GenerationPreview> {
-  const thumb = await webpCopy(image, THUMB_SHORT_SIDE);
-  // The thumb is far smaller than the original and looks the same at blurhash's resolution.
-  return { thumb, posterIsThumb, ...originalSize, blurhash: await blurhashOf(thumb) };
+/** What a preview draws from its image: the thumb and the blurhash. */
+export interface PreviewImages {
+  thumb: Buffer;
+  blurhash: string;
+}
+
+/**
+ * The thumb and the blurhash of an image, made at once on two of libuv's threads (sharp runs each
+ * on one), so a user waits for the longer of the two, not both. The blurhash samples the image
+ * itself at 32 pixels, which looks the same as the thumb at that size.
+ */
+export async function previewImages(image: Buffer): Promise<PreviewImages> {
+  const [thumb, blurhash] = await Promise.all([webpCopy(image, THUMB_SHORT_SIDE), blurhashOf(image)]);
+  return { thumb, blurhash };
+}
+
+/** The preview of an image result of `originalSize`, from its images. */
+export function imagePreview(images: PreviewImages, originalSize: Size): GenerationPreview {
+  return { ...images, posterIsThumb: false, ...originalSize };
 }

@@ -12,5 +12,7 @@ declare module 's3rver' {
     constructor(options: S3rverOptions);
     configureBuckets(): Promise<void>;
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
+    /** Koa's middleware, in the order they run. */
+    middleware: ((context: unknown, next: () => Promise<void>) => Promise<void>)[];
   }
 }

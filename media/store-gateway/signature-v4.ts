@@ -43,7 +43,16 @@ export function uriDecode(text: string): string {
   }
 }
 
+/** The last key derived: every request of a day signs with the same one. */
+let lastSigningKey: { of: string; key: Buffer } = { of: '', key: Buffer.alloc(0) };
+
 export function signingKey(secretKey: string, day: string, region: string): Buffer {
+  const of = `${secretKey}\n${day}\n${region}`;
+  if (lastSigningKey.of !== of) lastSigningKey = { of, key: deriveSigningKey(secretKey, day, region) };
+  return lastSigningKey.key;
+}
+
+function deriveSigningKey(secretKey: string, day: string, region: string): Buffer {
   const dated = createHmac('sha256', `AWS4${secretKey}`).update(day).digest();
   const regional = createHmac('sha256', dated).update(region).digest();
   const service = createHmac('sha256', regional).update('s3').digest();
@@ -147,8 +156,8 @@ function expectedSignature(parts: SignedParts, credentials: StoreCredentials): s
  * The signed headers must name `host` and every `x-amz-*` header the request carries: an unsigned
  * `x-amz-copy-source` would otherwise turn someone's presigned PUT into a copy of any object.
  */
-function checkSignedHeaders(signedHeaders: string[], headers: IncomingHttpHeaders, refusal: StoreRefusal): void {
-  if (!signedHeaders.includes('host')) throw refusal;
+function checkSignedHeaders(signedHeaders: string[], headers: IncomingHttpHeaders, refusal: () => StoreRefusal): void {
+  if (!signedHeaders.includes('host')) throw refusal();
   const unsigned = Object.keys(headers).filter((name) => name.startsWith('x-amz-') && !signedHeaders.includes(name));
   if (unsigned.length) throw new StoreRefusal('AccessDenied', 'There were headers present in the request which were not signed.');
 }
@@ -156,7 +165,8 @@ function checkSignedHeaders(signedHeaders: string[], headers: IncomingHttpHeader
 /** A request signed in its Authorization header (the service's own `minio` client). */
 export function verifyHeaderSignature(request: { method: string; rawPath: string; rawQuery: string; headers: IncomingHttpHeaders }, credentials: StoreCredentials, now: Date): VerifiedRequest {
   const authorization = String(request.headers.authorization ?? '');
-  const malformed = new StoreRefusal('AuthorizationHeaderMalformed', 'The authorization header is malformed; it requires Credential, SignedHeaders and Signature.');
+  // Built only when thrown: an error's stack costs more than the rest of a good request's check.
+  const malformed = () => new StoreRefusal('AuthorizationHeaderMalformed', 'The authorization header is malformed; it requires Credential, SignedHeaders and Signature.');
   if (!authorization.startsWith(`${signatureAlgorithm} `)) {
     throw new StoreRefusal('InvalidRequest', 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.');
   }
@@ -167,7 +177,7 @@ export function verifyHeaderSignature(request: { method: string; rawPath: string
   const credential = components.get('Credential');
   const signedHeaders = components.get('SignedHeaders')?.split(';');
   const signature = components.get('Signature');
-  if (!credential || !signedHeaders || !signature) throw malformed;
+  if (!credential || !signedHeaders || !signature) throw malformed();
 
   const amzDate = headerValue(request.headers, 'x-amz-date');
   const date = parseAmzDate(amzDate);
@@ -210,7 +220,7 @@ export function verifyQuerySignature(request: { method: string; rawPath: string;
   if (date.getTime() - now.getTime() > allowedSkewMs) throw new StoreRefusal('AccessDenied', 'Request is not valid yet.');
   if (now.getTime() > date.getTime() + Number(expires) * 1000) throw new StoreRefusal('AccessDenied', 'Request has expired.');
   const signedHeaders = query.get('X-Amz-SignedHeaders')!.split(';');
-  checkSignedHeaders(signedHeaders, request.headers, parametersError('X-Amz-SignedHeaders must name host.'));
+  checkSignedHeaders(signedHeaders, request.headers, () => parametersError('X-Amz-SignedHeaders must name host.'));
   const expected = expectedSignature({ ...request, signedHeaders, payloadHash: unsignedPayload, amzDate, day, leaveOut: 'X-Amz-Signature' }, credentials);
   if (!sameSignature(expected, query.get('X-Amz-Signature')!)) {
     throw new StoreRefusal('SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.');

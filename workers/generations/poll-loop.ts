@@ -17,6 +17,7 @@ import { startJobLoop } from '../runtime/job-loop';
 import type { Wakeup } from '../runtime/wakeup';
 import type { HandOverFirst } from './hand-over-first';
 import { answerText, resultFileType, resultText, storePreview, storeResult } from './store-result';
+import { imagePreview, previewImages } from '../../media/generation-preview';
 
 /** A result ready to record: its file in our storage (or a text answer) and an image's preview. */
 type KeptResult = { result: StoredResultOf; preview: StoredGenerationPreview | null };
@@ -197,7 +198,8 @@ class Polls {
 
   /**
    * A file copied into our storage under its real format, or a text task's answer; null when the
-   * result is unusable. An image's preview is made from the bytes in hand while its copy is written
+   * result is unusable. An image's preview is begun from the bytes in hand at once, while its header
+   * is read and its copy written: a lone generation waits for the longest of these, not their sum
    * (a text answer and a video have none here).
    */
   private async keptResult(task: DuePoll, body: Buffer): Promise<KeptResult | null> {
@@ -205,11 +207,15 @@ class Polls {
       const text = resultText(body);
       return text === null ? null : { result: { text }, preview: null };
     }
+    const images = task.output_type === 'image' ? previewImages(body) : null;
+    // A file found unusable drops its preview; a preview that fails is storePreview's to judge.
+    images?.catch(() => undefined);
     const file = await resultFileType(body, task.output_type);
     if (!file) return null;
+    const { imageSize } = file;
     const [key, preview] = await Promise.all([
       storeResult(this.services.storage, task, body, file.type),
-      file.imageSize ? storePreview(this.services, task, () => Promise.resolve(body), 'image', file.imageSize) : null,
+      images && imageSize ? storePreview(this.services, task, async () => imagePreview(await images, imageSize)) : null,
     ]);
     return { result: { key, contentType: file.type.contentType }, preview };
   }

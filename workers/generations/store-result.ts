@@ -3,7 +3,7 @@ import { isUnreachable } from '../../db/unreachable';
 import { UnreadableImageError, UnreadableVideoError, UnsupportedImageFormatError } from '../../media/errors';
 import type { Size } from '../../media/dimensions';
 import { servedImageType, videoFileType, type FileType } from '../../media/file-types';
-import { buildGenerationPreview } from '../../media/generation-preview';
+import type { GenerationPreview } from '../../media/generation-preview';
 import { probeImage } from '../../media/images';
 import { previewThumbKey, resultKey } from '../../media/object-keys';
 import type { Storage } from '../../media/storage';
@@ -35,19 +35,17 @@ export async function storeResult(storage: Storage, generation: { id: string; us
 
 /**
  * The preview of a result file (`previews/<user_id>/<generation_id>/thumb.webp`, for a video the
- * poster frame), or null when it cannot be read or made: the generation succeeds without one (the
- * contract). An unreachable database or object store is thrown, so the step is tried again.
- * `imageSize`: an image's size when its header was read already.
+ * poster frame) as `build` makes it, or null when it cannot be read or made: the generation
+ * succeeds without one (the contract). An unreachable database or object store is thrown, so the
+ * step is tried again.
  */
 export async function storePreview(
   { storage, log }: Pick<Services, 'storage' | 'log'>,
   generation: { id: string; user_id: string },
-  readResult: () => Promise<Buffer>,
-  outputType: 'image' | 'video',
-  imageSize?: Size,
+  build: () => Promise<GenerationPreview>,
 ): Promise<StoredGenerationPreview | null> {
   try {
-    const built = await buildGenerationPreview(await readResult(), outputType, imageSize);
+    const built = await build();
     const thumbKey = previewThumbKey(generation.user_id, generation.id);
     await storage.put(thumbKey, built.thumb, 'image/webp');
     return { thumb_key: thumbKey, poster_key: built.posterIsThumb ? thumbKey : null, width: built.width, height: built.height, blurhash: built.blurhash };
