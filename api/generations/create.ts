@@ -10,7 +10,7 @@ import type { IdempotencyKey } from '../idempotency/idempotency-key';
 import { isUuid } from '../../common/validation';
 import { createOnce } from '../idempotency/create-once';
 import { checkUpload, findOwnUploads, maxUploadBytes, type UploadCheck, type UploadRow } from '../uploads/uploads';
-import { assignPhotos, uploadIdsOf, uploadLocations, type PhotoRequest } from './photos';
+import { assignPhotos, uploadIdsOf, uploadLocations, type AssignedPhoto, type PhotoRequest } from './photos';
 
 export interface CreateGenerationBody extends PhotoRequest {
   effect_id: string;
@@ -21,7 +21,19 @@ export interface GenerationAccepted {
   status: GenerationStatus;
 }
 
-/** What a checked request starts: everything the pending row needs but its id and owner. */
+/**
+ * A checked request: what it starts (everything the pending row needs but its id and owner), and
+ * the check of its photos in storage, which may still run.
+ */
+export interface CheckedGeneration {
+  plan: GenerationPlan;
+  /**
+   * Rejects with the first photo's refusal (422). It comes before every later refusal (the
+   * transaction's 402 and 503 too), so each waits for it, and it is awaited before the commit.
+   */
+  photosStored: Promise<void>;
+}
+
 /**
  * `POST /v1/generations`. Every check runs before any credit moves, in the contract's order:
  * 404 (effect or an upload absent or another's), 422 (upload not completed or above 15 MB), 422
@@ -57,7 +69,7 @@ export async function startGeneration<Answer>(
   request: {
     body: unknown;
     idempotency: IdempotencyKey | null;
-    plan: () => Promise<GenerationPlan>;
+    plan: () => Promise<CheckedGeneration>;
     /** The generation as a repeat of the request shows it now. */
     answer: (generationId: string) => Promise<Answer>;
     /** The answer to the creating request, when it needs no read; `answer`'s otherwise. */
@@ -71,8 +83,10 @@ export async function startGeneration<Answer>(
     body: request.body,
     statusCode: 202,
     prepare: request.plan,
-    create: async (trx, plan) => {
+    create: async (trx, { plan, photosStored }) => {
       const started = await reserveAndQueue(trx, services, userId, plan);
+      // A photo's refusal comes first, and rolls the reserve back.
+      await photosStored;
       if (started instanceof Shortfall) throw errors.insufficientCredits(started);
       if (started === 'queue_full') throw errors.providerUnavailable('Too many generations are waiting; try again later.');
       return started;
@@ -93,6 +107,22 @@ export async function checkedUploads(
   uploadIds: string[],
   placeOf: (uploadId: string) => (string | number)[],
 ): Promise<Map<string, UploadRow>> {
+  const { byId, stored } = await ownUploads(services, userId, uploadIds, placeOf);
+  await stored;
+  return byId;
+}
+
+/**
+ * `checkedUploads` in two steps: answers once the uploads are found the caller's (404 otherwise),
+ * with the look at their objects in storage begun (`stored`: rejects with the 422 of the first that
+ * is not completed or above 15 MB).
+ */
+async function ownUploads(
+  services: Services,
+  userId: string,
+  uploadIds: string[],
+  placeOf: (uploadId: string) => (string | number)[],
+): Promise<{ byId: Map<string, UploadRow>; stored: Promise<void> }> {
   const { db, storage } = services;
   if (uploadIds.some((id) => !isUuid(id))) throw errors.notFound('Upload not found.');
   const uploads = await findOwnUploads(db, userId, uploadIds.map((id) => id.toLowerCase()));
@@ -100,48 +130,63 @@ export async function checkedUploads(
   if (uploadIds.some((id) => !byId.has(id.toLowerCase()))) throw errors.notFound('Upload not found.');
   // Each upload is completed: the object its ticket named, within 15 MB (checked here because the
   // embedded S3 does not enforce the POST policy).
-  const stored = await Promise.all(uploadIds.map((id) => storage.stat(byId.get(id.toLowerCase())!.object_key)));
-  uploadIds.forEach((id, index) => {
-    const problem = uploadProblems[checkUpload(byId.get(id.toLowerCase())!, stored[index])];
-    if (problem) throw invalidField(placeOf(id), problem.msg, problem.type);
+  const stored = Promise.all(uploadIds.map((id) => storage.stat(byId.get(id.toLowerCase())!.object_key))).then((objects) => {
+    uploadIds.forEach((id, index) => {
+      const problem = uploadProblems[checkUpload(byId.get(id.toLowerCase())!, objects[index])];
+      if (problem) throw invalidField(placeOf(id), problem.msg, problem.type);
+    });
   });
-  return byId;
+  // A caller that stops at an earlier refusal never awaits it.
+  stored.catch(() => undefined);
+  return { byId, stored };
 }
 
-/** The checks of an effect generation that need no transaction, in the contract's order; throws the first refusal. */
-async function planEffectGeneration(services: Services, userId: string, body: CreateGenerationBody): Promise<GenerationPlan> {
+/**
+ * The checks of an effect generation that need no transaction, in the contract's order; throws the
+ * first refusal. The objects of its photos are still being looked at in storage when it answers:
+ * the reserve goes ahead meanwhile (`CheckedGeneration`).
+ */
+async function planEffectGeneration(services: Services, userId: string, body: CreateGenerationBody): Promise<CheckedGeneration> {
   // 1. The effect and every upload exist and are the caller's. A hidden effect is gone for
   // launching; a private user effect's launches for its author only; one that no provider kind
   // with an account here runs is not offered, and gone for launching as a hidden one.
   // The uploads are read (and their objects looked at) while the effect is: its refusal still
   // comes first, and theirs is dropped then.
   const places = uploadLocations(body);
-  const uploads = checkedUploads(services, userId, uploadIdsOf(body), (id) => places.get(id)!);
+  const uploads = ownUploads(services, userId, uploadIdsOf(body), (id) => places.get(id)!);
   uploads.catch(() => undefined);
   const effect = await findLaunchableEffect(services.db, body.effect_id);
   if (!launchableBy(effect, userId)) throw errors.notFound('Effect not found.');
   const route = generationRoute(services.config, effect);
   if (!route) throw errors.notFound('Effect not found.');
-  // 1 and 2. The uploads: absent or another's, then not completed or above 15 MB.
-  const byId = await uploads;
+  // 1. The uploads, absent or another's; 2. (not completed or above 15 MB) goes on in `stored`.
+  const { byId, stored } = await uploads;
 
-  // 3 and 4. Who is on which photo.
-  const photos = assignPhotos(effect, body);
-
-  // 8. A template whose price is not assigned yet.
-  if (effect.cost <= 0) throw invalidField(['body', 'effect_id'], 'the effect has no price yet; try again in a few seconds', 'cost_not_assigned');
+  let photos: AssignedPhoto[];
+  try {
+    // 3 and 4. Who is on which photo.
+    photos = assignPhotos(effect, body);
+    // 8. A template whose price is not assigned yet.
+    if (effect.cost <= 0) throw invalidField(['body', 'effect_id'], 'the effect has no price yet; try again in a few seconds', 'cost_not_assigned');
+  } catch (error) {
+    await stored;
+    throw error;
+  }
 
   return {
-    kind: 'effect',
-    effectId: effect.id,
-    studioCategoryId: null,
-    prompt: effect.prompt,
-    cost: effect.cost,
-    outputType: effect.output_type,
-    model: effect.model,
-    providerKind: route.kind,
-    route: route.route,
-    inputs: photos.map((photo) => ({ upload_id: photo.upload_id.toLowerCase(), object_key: byId.get(photo.upload_id.toLowerCase())!.object_key, person: photo.person })),
+    plan: {
+      kind: 'effect',
+      effectId: effect.id,
+      studioCategoryId: null,
+      prompt: effect.prompt,
+      cost: effect.cost,
+      outputType: effect.output_type,
+      model: effect.model,
+      providerKind: route.kind,
+      route: route.route,
+      inputs: photos.map((photo) => ({ upload_id: photo.upload_id.toLowerCase(), object_key: byId.get(photo.upload_id.toLowerCase())!.object_key, person: photo.person })),
+    },
+    photosStored: stored,
   };
 }
 

@@ -3,7 +3,7 @@ import { quantity } from '../../common/plural';
 import type { GenerationInput } from '../../db/generations/model';
 import type { Services } from '../../services';
 import type { GenerationPlan } from '../../services/generations/reserve-and-queue';
-import { checkedUploads, startGeneration } from '../generations/create';
+import { checkedUploads, startGeneration, type CheckedGeneration } from '../generations/create';
 import { queueFiguresOfNew } from '../generations/queue';
 import { findOwnGeneration, generationDetail, type GenerationDetail } from '../generations/views';
 import { errors, invalidField } from '../http/errors';
@@ -67,11 +67,12 @@ export async function estimateStudioGeneration(services: Services, userId: strin
   return { cost: category.cost, ...coverage, ...queue };
 }
 
-async function planStudioGeneration(services: Services, userId: string, body: StudioGenerationBody): Promise<GenerationPlan> {
+/** Its photos are checked in full here, storage included: `photosStored` has nothing left to wait for. */
+async function planStudioGeneration(services: Services, userId: string, body: StudioGenerationBody): Promise<CheckedGeneration> {
   if (body.prompt.trim() === '') throw invalidField(['body', 'prompt'], 'the prompt must not be blank', 'string_blank');
   const { category, route } = await launchableCategory(services, body.category_id);
   const inputs = await studioInputs(services, userId, category, body.upload_ids ?? []);
-  return {
+  const plan: GenerationPlan = {
     kind: 'studio',
     effectId: null,
     studioCategoryId: category.id,
@@ -83,6 +84,7 @@ async function planStudioGeneration(services: Services, userId: string, body: St
     route: route.route,
     inputs,
   };
+  return { plan, photosStored: Promise.resolve() };
 }
 
 /** An enabled category that a provider kind with an account here runs, and its route; else 404, as for a disabled one. */

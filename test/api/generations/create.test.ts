@@ -133,6 +133,20 @@ describe('POST /v1/generations', () => {
       expect(answer.body.error.details[0].type).to.equal('upload_pending');
     });
 
+    it('2 before 5 and 8: an unfinished upload is named before a shortfall and before a missing price (its object is looked at while the reserve runs), nothing charged', async () => {
+      const poor = await makeUser({ guest: true, balance: 9 });
+      const theirs = await storedUpload(poor.id, null);
+      const short = await post({ effect_id: effects['winter-portrait'], characters: [[theirs]] }, poor);
+      await expectRefused(short, 422, 'validation_error', 9, poor);
+      expect(short.body.error.details[0].type).to.equal('upload_pending');
+
+      const unpriced = await insertEffect('fresh-template', { cost: 0 });
+      const pending = await storedUpload(user.id, null);
+      const unpricedAnswer = await post({ effect_id: unpriced, characters: [[pending]] });
+      await expectRefused(unpricedAnswer, 422, 'validation_error');
+      expect(unpricedAnswer.body.error.details[0].type).to.equal('upload_pending');
+    });
+
     it('3. 422 for a characters rule (here: more people than the effect has)', async () => {
       const other = await storedUpload(user.id, await photo());
       const answer = await post({ effect_id: effects['winter-portrait'], characters: [[upload], [other]] });
