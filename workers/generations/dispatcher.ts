@@ -1,4 +1,5 @@
 import { claimInputChecks, type InputCheck } from '../../db/generations/claim-input-checks';
+import { uncheckedInputs } from '../../db/generations/unchecked-inputs';
 import { claimNextWithSlots, type ClaimWithSlot } from '../../db/generations/claim-next-with-slots';
 import { failGeneration } from '../../db/generations/fail-generation';
 import { forgetStagedInputs } from '../../db/generations/forget-staged-inputs';
@@ -31,6 +32,8 @@ const inputLinkTtlS = 3600;
 const callbackGraceS = 300;
 /** Photo checks ahead of the slot that one process runs at once. */
 const checksAhead = 4;
+/** How long a photo read begun ahead of a claim is kept for the submission that may follow. */
+const readAheadKeptMs = 10_000;
 
 /** Uploads one photo to the file store of a kind's provider with the key files are staged with. */
 type StageFile = (file: FileToStage) => Promise<StageOutcome>;
@@ -69,6 +72,12 @@ export async function startDispatcher(
   },
 ): Promise<RunningPart> {
   const dispatcher = new Dispatcher(services, adapters, keys, { ...wiring, slotReturned: () => wiring.wakeup.wake() });
+  const stopReadingAhead = await services.listenHub.subscribe('generation_status', null, {
+    notify: (event) => {
+      if (event.status === 'pending' && typeof event.id === 'string') dispatcher.readAhead(event.id);
+    },
+    resync: () => undefined,
+  });
   const loop = await startJobLoop(services, {
     name: 'dispatch',
     concurrency: services.config.generations.submitConcurrency,
@@ -88,6 +97,7 @@ export async function startDispatcher(
   });
   return {
     stop: async () => {
+      stopReadingAhead();
       await loop.stop();
       await dispatcher.stopBeside();
     },
@@ -109,6 +119,11 @@ class Dispatcher {
   private stopping = false;
   /** Per provider kind, null when its photos are not staged (no file store, or PROVIDER_FILE_STORE=0). */
   private readonly stageFiles: Map<ProviderKind, StageFile | null>;
+  /**
+   * Photo reads begun ahead of their generation's claim (`readAhead`), by generation id: what is
+   * wrong with a photo or null, or undefined when it was not read (no longer an unchecked pending).
+   */
+  private readonly readsAhead = new Map<string, Promise<string | null | undefined>>();
 
   constructor(
     private readonly services: Services,
@@ -147,6 +162,33 @@ class Dispatcher {
   async stopBeside(): Promise<void> {
     this.stopping = true;
     while (this.beside.size) await Promise.allSettled([...this.beside]);
+  }
+
+  /**
+   * A new generation while the line was empty: its photos' headers are read now, while the round's
+   * transaction claims it, rather than after the claim (a lone generation would wait for both, one
+   * after the other). Every idle worker reads them; the one that claims the generation uses its
+   * read, the others drop theirs. A line with generations waiting reads nothing ahead: the new one
+   * is not next.
+   */
+  readAhead(generationId: string): void {
+    if (this.stopping || this.wiring.handOverFirst.lineMayWait || this.readsAhead.has(generationId)) return;
+    const { db, storage } = this.services;
+    // A read that failed counts as none: the submission reads the photos itself.
+    const read = uncheckedInputs(db, generationId)
+      .then((inputs) => (inputs === null ? undefined : unusableInputPhoto(storage, inputs)))
+      .catch(() => undefined);
+    this.readsAhead.set(generationId, read);
+    setTimeout(() => this.readsAhead.delete(generationId), readAheadKeptMs).unref();
+    this.runBeside(read.then(() => undefined));
+  }
+
+  /** What is wrong with one of the generation's photos, or null: as read ahead when it was, else read now. */
+  private async unusablePhoto(generation: ClaimWithSlot['generation']): Promise<string | null> {
+    const readAhead = this.readsAhead.get(generation.id);
+    this.readsAhead.delete(generation.id);
+    const unusable = await readAhead;
+    return unusable === undefined ? unusableInputPhoto(this.services.storage, generation.inputs) : unusable;
   }
 
   private startSweeps(): void {
@@ -273,7 +315,7 @@ class Dispatcher {
     try {
       const account = await this.keys.keyOf(lease.accountId);
       if (!account) return await this.fail(generation.id, 'lost_account', 'the leased account has no key in this process');
-      const unusable = generation.inputs_checked ? null : await unusableInputPhoto(storage, generation.inputs);
+      const unusable = generation.inputs_checked ? null : await this.unusablePhoto(generation);
       if (unusable) return await this.fail(generation.id, 'bad_input_image', unusable);
       const inputs = generation.staged_inputs ?? await Promise.all(generation.inputs.map(async (input) => ({
         url: await storage.presignedGet(input.object_key, inputLinkTtlS),

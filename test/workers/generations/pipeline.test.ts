@@ -315,6 +315,25 @@ describe(overKind('generation pipeline with the provider simulator'), function (
       for (const id of [...running, waiting]) expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
     });
 
+    it('reads a lone generation\'s photos while the round claims it, not after: the only read of its photo begins before the claim', async () => {
+      const real = services().storage;
+      /** Per read of a photo's header: how many times its generation had been claimed when the read began. */
+      const claimsAtRead: number[] = [];
+      const storage = Object.create(real) as typeof real;
+      storage.getHead = async (key: string, length: number) => {
+        const { rows } = await services().db.raw<{ rows: { dispatch_attempts: number }[] }>(
+          `select dispatch_attempts from generations where inputs @> jsonb_build_array(jsonb_build_object('object_key', ?::text))`,
+          [key],
+        );
+        claimsAtRead.push(...rows.map((row) => row.dispatch_attempts));
+        return real.getHead(key, length);
+      };
+      pipeline = await startPipeline({ services: { storage } });
+      const { id } = await launch('winter-portrait');
+      expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      expect(claimsAtRead).to.deep.equal([0]);
+    });
+
     it('keeps checking photos ahead while every slot stays busy, beyond one round\'s share and without another round', async () => {
       // No round comes by itself (the tick is a minute), so only the checks' own chaining reads all twelve.
       pipeline = await startPipeline({ config: { DISPATCH_TICK_MS: '60000' }, simulator: { latencyMs: 20_000 } });
