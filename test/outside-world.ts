@@ -18,3 +18,19 @@ export function useOutsideWorld(): void {
   });
   after(() => nock.enableNetConnect());
 }
+
+/**
+ * The hooks of a test file whose node:http clients must behave as outside a test run. nock
+ * intercepts from the moment any file of the run imports it, and hands every node:http request an
+ * agent of its own: a keep-alive agent's socket is never reused, each request opens a connection.
+ */
+export function useUninterceptedHttp(): void {
+  let intercepting = false;
+  before(() => {
+    intercepting = nock.isActive();
+    if (intercepting) nock.restore();
+  });
+  after(() => {
+    if (intercepting) nock.activate();
+  });
+}

@@ -6,6 +6,7 @@ import { freePort, resetDatabase, serviceEnv } from '../harness';
 import { insertGeneration } from '../generation-fixtures';
 import { kill, spawnService, type ServiceChild } from '../service-processes';
 import { makeUser } from '../users';
+import { useUninterceptedHttp } from '../outside-world';
 import { eventually } from '../../scripts/wait';
 
 interface Answer {
@@ -55,6 +56,8 @@ interface ClientReport {
    * unprocessed: the client may send it elsewhere, as after a refusal).
    */
   refused: boolean;
+  /** Connections it opened before the signal: one, for a client that keeps its connection alive. */
+  connectionsBeforeSignal: number;
 }
 
 /** A keep-alive connection read by hand: each request's whole answer, or how the connection ended first. */
@@ -121,7 +124,7 @@ class RawConnection {
  * again, until the port refuses it.
  */
 async function backToBackClient(port: number, signalled: () => boolean): Promise<ClientReport> {
-  const report: ClientReport = { answers: 0, closingAnswers: 0, lost: [], refused: false };
+  const report: ClientReport = { answers: 0, closingAnswers: 0, lost: [], refused: false, connectionsBeforeSignal: 0 };
   const request = 'GET /v1/effects HTTP/1.1\r\nHost: localhost\r\n\r\n';
   for (;;) {
     const connection = await RawConnection.open(port);
@@ -129,6 +132,7 @@ async function backToBackClient(port: number, signalled: () => boolean): Promise
       report.refused = true;
       return report;
     }
+    if (!signalled()) report.connectionsBeforeSignal += 1;
     for (;;) {
       const outcome = await connection.exchange(request);
       if ('lost' in outcome && connection.sent === 1 && signalled()) {
@@ -157,10 +161,12 @@ async function backToBackClient(port: number, signalled: () => boolean): Promise
  * The same with Node's http client, its keep-alive agent holding one socket: the connection is the
  * client's own, as a raw socket's. (A pool shared by many callers, fetch's, may send on a connection
  * that sat idle, which a server closes at some point: its client retries a request that failed on a
- * reused connection, as Node's documentation of `reusedSocket` says.)
+ * reused connection, as Node's documentation of `reusedSocket` says.) Under nock's interception the
+ * agent is bypassed and each request opens a connection (`useUninterceptedHttp`): one opened as the
+ * listener closes is refused before any answer could say close.
  */
 async function backToBackAgent(port: number, signalled: () => boolean): Promise<ClientReport> {
-  const report: ClientReport = { answers: 0, closingAnswers: 0, lost: [], refused: false };
+  const report: ClientReport = { answers: 0, closingAnswers: 0, lost: [], refused: false, connectionsBeforeSignal: 0 };
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
     for (;;) {
@@ -169,6 +175,9 @@ async function backToBackAgent(port: number, signalled: () => boolean): Promise<
           response.resume();
           response.on('end', () => resolve({ close: response.headers.connection === 'close' }));
           response.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message, reused: request.reusedSocket }));
+        });
+        request.on('socket', () => {
+          if (!request.reusedSocket && !signalled()) report.connectionsBeforeSignal += 1;
         });
         request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message, reused: request.reusedSocket }));
       });
@@ -189,6 +198,7 @@ async function backToBackAgent(port: number, signalled: () => boolean): Promise<
 
 describe('a web process stopping under keep-alive traffic', function () {
   this.timeout(60_000);
+  useUninterceptedHttp();
   let web: ServiceChild | null = null;
   before(() => resetDatabase());
   after(async () => {
@@ -260,6 +270,7 @@ describe('a web process stopping under keep-alive traffic', function () {
     expect(code, 'exit code').to.equal(0);
     expect(seen.flatMap((report) => report.lost), 'requests without a whole answer').to.deep.equal([]);
     seen.forEach((report, client) => {
+      expect(report.connectionsBeforeSignal, `client ${client}: connections it opened before the signal`).to.equal(1);
       expect(report.closingAnswers, `client ${client}: answers that said close`).to.be.at.least(1);
       expect(report.refused, `client ${client}: the port refused at the end`).to.equal(true);
     });
