@@ -1,5 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import http, { type Server } from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
@@ -61,9 +62,12 @@ export async function startEmbeddedS3(options: {
   storeServer.keepAliveTimeout = 0;
   await listeningOnSocket(storeServer, socket);
   const storeAgent = new http.Agent({ keepAlive: true, timeout: idleStoreConnectionMs });
+  // Each connection is to the store's socket whatever a request names: an HTTP interceptor (the
+  // tests' nock) passes a request on without its `socketPath` when it has an agent.
+  storeAgent.createConnection = () => net.createConnection(socket);
 
   const credentials = { accessKey: 'S3RVER', secretKey: options.secretKey, region: 'us-east-1' };
-  const gateway = http.createServer({ requestTimeout: options.requestTimeoutMs }, storeGateway({ bucket: options.bucket, credentials, publicReadPrefixes, upstreamSocket: socket, storeAgent }));
+  const gateway = http.createServer({ requestTimeout: options.requestTimeoutMs }, storeGateway({ bucket: options.bucket, credentials, publicReadPrefixes, storeAgent }));
   let port: number;
   try {
     port = await listen(gateway, options.port, options.host, 'EMBEDDED_S3_PORT');

@@ -27,9 +27,10 @@ export interface GatewayOptions {
   bucket: string;
   credentials: StoreCredentials;
   publicReadPrefixes: readonly string[];
-  /** The store itself, listening on a Unix socket. */
-  upstreamSocket: string;
-  /** Keeps the connections to the store open between requests, which then skip the connect and the socket set-up. */
+  /**
+   * Connects to the store itself (listening on a Unix socket), and keeps its connections open
+   * between requests, which then skip the connect and the socket set-up.
+   */
   storeAgent: http.Agent;
 }
 
@@ -69,7 +70,7 @@ function parse(req: IncomingMessage): ParsedRequest {
 }
 
 export function storeGateway(options: GatewayOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const ask = (target: StoreRequest) => askStore(options.upstreamSocket, options.storeAgent, target);
+  const ask = (target: StoreRequest) => askStore(options.storeAgent, target);
   const forward = async (req: IncomingMessage, res: ServerResponse, path: string, body: Buffer | Readable | null) =>
     relay(await ask({ method: req.method ?? 'GET', path, headers: passedHeaders(req.headers), body }), res);
 
@@ -139,11 +140,11 @@ interface StoreRequest {
  * (`storeAgent`): the store never closes an idle one (`embedded-s3.ts`), so none is closed just as
  * it is reused.
  */
-function askStore(socketPath: string, agent: http.Agent, target: StoreRequest): Promise<IncomingMessage> {
+function askStore(agent: http.Agent, target: StoreRequest): Promise<IncomingMessage> {
   const headers: IncomingHttpHeaders = { ...target.headers, host: 'localhost' };
   if (target.body === null) delete headers['content-length'];
   if (Buffer.isBuffer(target.body)) headers['content-length'] = String(target.body.length);
-  const upstream = http.request({ socketPath, agent, method: target.method, path: target.path, headers });
+  const upstream = http.request({ agent, method: target.method, path: target.path, headers });
   const answered = new Promise<IncomingMessage>((resolve, reject) => {
     upstream.once('response', resolve);
     upstream.once('error', reject);
