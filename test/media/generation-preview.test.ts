@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import sharp from 'sharp';
 import { demoPhoto } from '../../media/demo-assets';
 import { UnreadableImageError, UnreadableVideoError } from '../../media/errors';
+import { blurhashOf } from '../../media/blurhash';
 import { buildGenerationPreview } from '../../media/generation-preview';
 import { colourSwitchClip, meanColour, rejectionOf, solidJpeg, demoTransparentPng } from './fixtures';
 
@@ -14,6 +15,15 @@ describe('media/generation-preview buildGenerationPreview', function () {
     expect([format, width, height]).to.deep.equal(['webp', 480, 720]);
     expect(preview).to.include({ width: 1024, height: 1536, posterIsThumb: false });
     expect(preview.blurhash).to.have.length(28);
+  });
+
+  it('samples a JPEG for its blurhash itself, any other format from its thumb (the photo\'s two samples differ slightly)', async () => {
+    const jpeg = await demoPhoto();
+    const fromJpeg = await buildGenerationPreview(jpeg, 'image');
+    expect(fromJpeg.blurhash).to.equal(await blurhashOf(jpeg)).and.not.equal(await blurhashOf(fromJpeg.thumb));
+    const png = await sharp(jpeg).png().toBuffer();
+    const fromPng = await buildGenerationPreview(png, 'image');
+    expect(fromPng.blurhash).to.equal(await blurhashOf(fromPng.thumb)).and.not.equal(await blurhashOf(png));
   });
 
   it('keeps a 320x400 image at 320x400: never upscales the thumb', async () => {
