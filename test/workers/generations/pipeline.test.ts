@@ -6,6 +6,7 @@ import { ResultTooLargeError, type ProviderAdapter } from '../../../clients/prov
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
 import { adapterWith, balanceOf, insertDemoEffects, insertEffect, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type DemoSlug, type Pipeline } from '../../generation-fixtures';
 import { resetDatabase, services, useTestApp } from '../../harness';
+import type { Services } from '../../../services';
 import { hugePngHeader } from '../../images';
 import { makeUser, type TestUser } from '../../users';
 import { eventually } from '../../../scripts/wait';
@@ -315,23 +316,55 @@ describe(overKind('generation pipeline with the provider simulator'), function (
       for (const id of [...running, waiting]) expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
     });
 
-    it('reads a lone generation\'s photos while the round claims it, not after: the only read of its photo begins before the claim', async () => {
+    /**
+     * The pipeline's storage, noting for each read of a photo's header how many times its
+     * generation had been claimed when the read began (0: read ahead of its claim).
+     */
+    function claimsAtEachRead(): { storage: Services['storage']; claims: number[] } {
       const real = services().storage;
-      /** Per read of a photo's header: how many times its generation had been claimed when the read began. */
-      const claimsAtRead: number[] = [];
+      const claims: number[] = [];
       const storage = Object.create(real) as typeof real;
       storage.getHead = async (key: string, length: number) => {
         const { rows } = await services().db.raw<{ rows: { dispatch_attempts: number }[] }>(
           `select dispatch_attempts from generations where inputs @> jsonb_build_array(jsonb_build_object('object_key', ?::text))`,
           [key],
         );
-        claimsAtRead.push(...rows.map((row) => row.dispatch_attempts));
+        claims.push(...rows.map((row) => row.dispatch_attempts));
         return real.getHead(key, length);
       };
-      pipeline = await startPipeline({ services: { storage } });
+      return { storage, claims };
+    }
+
+    it('reads a lone generation\'s photos while the round claims it, not after: the only read of its photo begins before the claim', async () => {
+      const reads = claimsAtEachRead();
+      pipeline = await startPipeline({ services: { storage: reads.storage } });
       const { id } = await launch('winter-portrait');
       expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
-      expect(claimsAtRead).to.deep.equal([0]);
+      expect(reads.claims).to.deep.equal([0]);
+    });
+
+    it('reads one photo ahead of a burst of new generations committed at once, the others after their claims', async () => {
+      const reads = claimsAtEachRead();
+      pipeline = await startPipeline({ services: { storage: reads.storage } });
+      const user = await makeUser({ guest: true, balance: 1000 });
+      const effect = await services().db('effects').where({ id: effects['winter-portrait'] }).first('cost', 'model', 'output_type');
+      const plans = await Promise.all(Array.from({ length: 4 }, async () => {
+        const upload = await storedUpload(user.id, await photo());
+        const { object_key: objectKey } = await services().db('uploads').where({ id: upload }).first('object_key');
+        return {
+          kind: 'effect' as const, effectId: effects['winter-portrait'], studioCategoryId: null, prompt: null, cost: effect.cost,
+          outputType: effect.output_type, model: effect.model, providerKind: testKind, route: kindRoute(effect.model), inputs: [{ upload_id: upload, object_key: objectKey, person: 0 }],
+        };
+      }));
+      // One commit: their four NOTIFYs arrive together, before any round has seen the line.
+      const ids = await services().db.transaction(async (trx) => {
+        const created: string[] = [];
+        for (const plan of plans) created.push(await reserveAndQueue(trx, services(), user.id, plan) as string);
+        return created;
+      });
+      for (const id of ids) expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      expect(reads.claims.filter((claims) => claims === 0)).to.have.length(1);
+      expect(reads.claims).to.have.length(4);
     });
 
     it('keeps checking photos ahead while every slot stays busy, beyond one round\'s share and without another round', async () => {
