@@ -19,13 +19,13 @@ export interface GenerationPreview {
   blurhash: string;
 }
 
-/** `imageSize`: an image's displayed size when the caller read its header already (it is not read again). */
-export async function buildGenerationPreview(result: Buffer, outputType: 'image' | 'video', imageSize?: Size): Promise<GenerationPreview> {
+/** The preview of a result file; its size is read from the file while the images are made. */
+export async function buildGenerationPreview(result: Buffer, outputType: 'image' | 'video'): Promise<GenerationPreview> {
   if (outputType === 'video') {
     const { width, height } = await probeVideo(result);
     return { ...await previewImages(await extractFrame(result, VIDEO_POSTER_AT_S)), posterIsThumb: true, width, height };
   }
-  const [size, images] = await Promise.all([imageSize ?? probeImage(result), previewImages(result)]);
+  const [size, images] = await Promise.all([probeImage(result), previewImages(result)]);
   return imagePreview(images, size);
 }
 

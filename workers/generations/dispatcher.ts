@@ -34,12 +34,6 @@ const callbackGraceS = 300;
 const checksAhead = 4;
 /** How long a photo read begun ahead of a claim is kept for the submission that may follow. */
 const readAheadKeptMs = 10_000;
-/**
- * Photo reads ahead of a claim that one process runs at once: a lone generation needs one, and a
- * burst of new ones (each NOTIFY arriving before any round has seen the line) must not turn into as
- * many reads and statements beside the rounds.
- */
-const readsAheadAtOnce = 1;
 
 /** Uploads one photo to the file store of a kind's provider with the key files are staged with. */
 type StageFile = (file: FileToStage) => Promise<StageOutcome>;
@@ -130,7 +124,12 @@ class Dispatcher {
    * wrong with a photo or null, or undefined when it was not read (no longer an unchecked pending).
    */
   private readonly readsAhead = new Map<string, Promise<string | null | undefined>>();
-  private readsAheadRunning = 0;
+  /**
+   * A read ahead runs: one at a time, as a lone generation needs, so that a burst of new ones (each
+   * NOTIFY arriving before any round has seen the line) does not become as many reads and statements
+   * beside the rounds.
+   */
+  private readingAhead = false;
 
   constructor(
     private readonly services: Services,
@@ -179,15 +178,15 @@ class Dispatcher {
    * is not next), and neither does a process whose read ahead still runs.
    */
   readAhead(generationId: string): void {
-    if (this.stopping || this.wiring.handOverFirst.lineMayWait || this.readsAheadRunning >= readsAheadAtOnce || this.readsAhead.has(generationId)) return;
+    if (this.stopping || this.wiring.handOverFirst.lineMayWait || this.readingAhead || this.readsAhead.has(generationId)) return;
     const { db, storage } = this.services;
-    this.readsAheadRunning += 1;
+    this.readingAhead = true;
     // A read that failed counts as none: the submission reads the photos itself.
     const read = uncheckedInputs(db, generationId)
       .then((inputs) => (inputs === null ? undefined : unusableInputPhoto(storage, inputs)))
       .catch(() => undefined)
       .finally(() => {
-        this.readsAheadRunning -= 1;
+        this.readingAhead = false;
       });
     this.readsAhead.set(generationId, read);
     setTimeout(() => this.readsAhead.delete(generationId), readAheadKeptMs).unref();

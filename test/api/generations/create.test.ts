@@ -196,6 +196,22 @@ describe('POST /v1/generations', () => {
       }
     });
 
+    it('2 before 6: with the queue full, an unfinished upload is named, not 503, nothing charged', async () => {
+      const small = await startTestApp({ config: { MAX_QUEUED_GENERATIONS: '1' } });
+      try {
+        const smallApi = client(small.url);
+        expect((await smallApi.post('/v1/generations', { effect_id: effects['winter-portrait'], characters: [[upload]] }, { token: user.token })).status).to.equal(202);
+        const pending = await storedUpload(user.id, null);
+        const refused = await smallApi.post('/v1/generations', { effect_id: effects['winter-portrait'], characters: [[pending]] }, { token: user.token });
+        expect(refused.status).to.equal(422);
+        expect(refused.body.error.details[0].type).to.equal('upload_pending');
+        expect(await balanceOf(user.id)).to.equal(90);
+        expect((await counts()).generations).to.equal(1);
+      } finally {
+        await small.close();
+      }
+    });
+
     it('validates the body shape: 4 people of 4 photos at most, 15 additional uploads, effect_id required', async () => {
       const five = Array.from({ length: 5 }, () => upload);
       await expectRefused(await post({ effect_id: effects['winter-portrait'], characters: [five] }), 422, 'validation_error');
