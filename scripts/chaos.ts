@@ -245,8 +245,8 @@ export async function runChaos(options: ChaosOptions, progress: (line: string) =
  */
 async function partitionProvider(cluster: Cluster, seconds: number) {
   // Tasks still at the provider: not called back, no poll under way. The next word about each
-  // crosses the cut link (a callback only brings its poll sooner); a task already answered, whose
-  // result is being copied, would not be polled again.
+  // crosses the cut link (a callback only brings its poll sooner) unless its account's circuit has
+  // opened by then; a task already answered, whose result is being copied, would not be polled again.
   const running = "select 1 from generations where status = 'processing' and result_stored_at is null and task_callback_at is null and claimed_by is null";
   await timeUntil(async () => (await count(cluster.db, running, {})) >= 2, 60_000, 20);
   const tasksInFlight = await count(cluster.db, running, {});

@@ -30,7 +30,10 @@ describe('the fault suite, short form of npm run chaos', function () {
       fewFailedPollsPerTaskDuringPartition: true,
     });
     expect(report.faults.postgresRestart.status503, 'the restart was felt by clients').to.be.above(0);
-    expect(report.faults.providerPartitioned.failedPolls, 'the partition was felt by the polls').to.be.above(0);
+    // Polls alone may not feel it: refused submissions can open the accounts' circuits before the
+    // tasks' callbacks come, and their polls are then deferred without a call (as the goal wants).
+    const cut = report.faults.providerPartitioned;
+    expect(cut.failedPolls + cut.refusedSubmissions + cut.refusedLookups, `the partition was felt by the calls to the provider: ${JSON.stringify(cut)}`).to.be.above(0);
     expect(report.provider.callbacksAnswered, 'the provider\'s callbacks reach the web role').to.be.above(report.provider.tasksCreated / 2);
   });
 });
