@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { backoffDelayMs, type Backoff } from '../common/backoff';
 import type { Logger } from '../common/logger';
+import { pollAccountTasksSooner } from '../db/generations/poll-account-tasks-sooner';
 import { claimAccountProbe } from '../db/pool/claim-account-probe';
 import { recordAccountAnswer } from '../db/pool/record-account-answer';
 import { recordAccountFailure } from '../db/pool/record-account-failure';
@@ -22,6 +23,9 @@ const steps = 24;
  * `common/backoff.ts`), and no submission goes to the account before then. Once the failures in a
  * row reach the threshold the circuit opens: no submissions, polls deferred, and after each backoff
  * ONE probe (`claimAccountProbe`) of whichever process comes first. The first answer closes it.
+ * Each outcome of a probe brings the account's deferred polls forward, to its next retry (a
+ * failure: the task that probed comes back after them, so the probes go round the tasks rather
+ * than falling to one) or to now (an answer: its tasks need not wait out the probe's hold).
  * The guarded statements decide who tells: one warning when a circuit opens, one when it closes,
  * whatever the number of processes and tasks; a single failed call is only a debug line.
  */
@@ -50,8 +54,15 @@ export class AccountCircuits {
         'provider account not answering: circuit open, no submissions to it and its polls deferred until a probe is answered',
       );
     }
-    // Each task comes back on its own jitter, never before the account's retry.
-    return Math.max(failure.retryInMs, backoffDelayMs(failure.failures, this.backoff));
+    if (!failure.open) {
+      // Each task comes back on its own jitter, never before the account's retry.
+      return Math.max(failure.retryInMs, backoffDelayMs(failure.failures, this.backoff));
+    }
+    // The account's other tasks come back within the first half of a base step after its retry,
+    // in the order they were deferred; this one in the second half, after them.
+    const halfStepMs = this.settings.baseMs / 2;
+    await pollAccountTasksSooner(this.db, accountId, { inMs: failure.retryInMs, spreadMs: halfStepMs });
+    return failure.retryInMs + halfStepMs + Math.random() * halfStepMs;
   }
 
   /** The provider answered a call on the account: an account seen failing (here, or at the claim) is reset, its circuit closed. */
@@ -59,7 +70,9 @@ export class AccountCircuits {
     if (!failingAtClaim && !this.failing.has(accountId)) return;
     this.failing.delete(accountId);
     const closed = await recordAccountAnswer(this.db, accountId);
-    if (closed) this.log.warn({ accountId, account: closed.label, kind: closed.kind, openS: Math.round(closed.openS) }, 'provider account answers again: circuit closed');
+    if (!closed) return;
+    this.log.warn({ accountId, account: closed.label, kind: closed.kind, openS: Math.round(closed.openS) }, 'provider account answers again: circuit closed');
+    await pollAccountTasksSooner(this.db, accountId, { inMs: 0, spreadMs: this.settings.baseMs });
   }
 
   /**
@@ -67,7 +80,12 @@ export class AccountCircuits {
    * (it probes, or the circuit closed meanwhile), else in how many ms its task comes back.
    */
   async mayCall(accountId: number): Promise<{ go: boolean; retryInMs: number }> {
-    const probe = await claimAccountProbe(this.db, accountId, this.settings.capMs);
-    return probe.go ? probe : { go: false, retryInMs: probe.retryInMs + backoffDelayMs(1, this.backoff) };
+    const { capMs, baseMs } = this.settings;
+    const probe = await claimAccountProbe(this.db, accountId, capMs);
+    if (probe.go) return probe;
+    // Half a base step after the retry, and up to another half the later it came within the
+    // probe's hold: the deferred tasks come back in the order they came.
+    const cameLate = Math.min(1, Math.max(0, (capMs - probe.retryInMs) / capMs));
+    return { go: false, retryInMs: probe.retryInMs + (baseMs / 2) * (1 + cameLate) };
   }
 }

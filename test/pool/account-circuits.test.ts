@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { leaseSlots } from '../../db/pool/lease-slots';
 import { AccountCircuits } from '../../pool/account-circuits';
 import { keyFingerprint, syncProviderAccounts } from '../../pool/accounts';
-import { waitingGenerations } from '../generation-fixtures';
+import { insertGeneration, waitingGenerations } from '../generation-fixtures';
+import { makeUser } from '../users';
 import { capturingLogger, resetDatabase, services } from '../harness';
 
 describe('the circuit of a provider account', () => {
@@ -60,6 +61,67 @@ describe('the circuit of a provider account', () => {
     // The probe failed: the next one after the backoff of that many failures.
     await circuits.failed(accountId);
     expect((await circuits.mayCall(accountId)).go).to.equal(false);
+  });
+
+  /** Tasks processing on the account, their polls due in `dueInMs` from now each (null: under a poll). */
+  async function tasksOnAccount(dueInMs: (number | null)[]): Promise<string[]> {
+    const user = await makeUser({ guest: true });
+    const ids: string[] = [];
+    for (const inMs of dueInMs) {
+      const id = await insertGeneration(user.id, 'processing');
+      await db()('generations').where({ id }).update({
+        provider_account_id: accountId,
+        provider_task_id: `task-${ids.length}`,
+        next_poll_at: db().raw("now() + ? * interval '1 millisecond'", [inMs ?? 30_000]),
+        claimed_by: inMs === null ? db().raw('gen_random_uuid()') : null,
+      });
+      ids.push(id);
+    }
+    return ids;
+  }
+
+  /** In how many ms each task's poll is due, in the order of `ids`. */
+  async function dueInMs(ids: string[]): Promise<number[]> {
+    const rows: { id: string; in_ms: number }[] = await db()('generations').whereIn('id', ids)
+      .select('id', db().raw('extract(epoch from next_poll_at - now()) * 1000 as in_ms'));
+    return ids.map((id) => Number(rows.find((row) => row.id === id)!.in_ms));
+  }
+
+  it('after a failed probe, brings the deferred polls to the retry in the order they were deferred, the prober after them: the probes go round the tasks', async () => {
+    for (let index = 0; index < settings.circuitFailures; index += 1) await circuits.failed(accountId);
+    // Deferred until after the probe's hold, in this order; the prober is under its poll.
+    const [second, first, prober, third] = await tasksOnAccount([settings.capMs + 150, settings.capMs + 120, null, settings.capMs + 180]);
+    const comesBackInMs = await circuits.failed(accountId);
+    const { retry_in_ms: retryInMs } = await db()('provider_accounts').where({ id: accountId })
+      .first(db().raw('extract(epoch from retry_at - now()) * 1000 as retry_in_ms'));
+    const [firstIn, secondIn, thirdIn, proberIn] = await dueInMs([first, second, third, prober]);
+    expect(firstIn).to.be.within(Number(retryInMs) - 50, Number(retryInMs) + 5);
+    expect(secondIn, 'in the order they were deferred').to.be.above(firstIn);
+    expect(thirdIn).to.be.above(secondIn).and.below(Number(retryInMs) + settings.baseMs / 2);
+    expect(proberIn, 'a task under its poll is left to its poller').to.be.above(20_000);
+    expect(comesBackInMs, 'the prober comes back after the others').to.be.within(Number(retryInMs) + settings.baseMs / 2, Number(retryInMs) + settings.baseMs);
+  });
+
+  it('keeps the deferred tasks in the order they came while a probe is held, and brings them to now when the probe is answered', async () => {
+    for (let index = 0; index < settings.circuitFailures; index += 1) await circuits.failed(accountId);
+    await db()('provider_accounts').where({ id: accountId }).update({ retry_at: db().fn.now() });
+    expect((await circuits.mayCall(accountId)).go, 'the probe').to.equal(true);
+    const cameAt = Date.now();
+    const early = await circuits.mayCall(accountId);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const lateAt = Date.now();
+    const late = await circuits.mayCall(accountId);
+    expect([early.go, late.go]).to.deep.equal([false, false]);
+    expect(lateAt + late.retryInMs, 'the one that came later comes back later').to.be.above(cameAt + early.retryInMs);
+    expect(early.retryInMs).to.be.within(settings.capMs - 100, settings.capMs + settings.baseMs);
+
+    const now = Date.now();
+    const deferred = await tasksOnAccount([cameAt + early.retryInMs - now, lateAt + late.retryInMs - now]);
+    await circuits.answered(accountId, true);
+    const [earlyIn, lateIn] = await dueInMs(deferred);
+    expect(earlyIn).to.be.within(-50, 5);
+    expect(lateIn).to.be.above(earlyIn).and.below(settings.baseMs);
+    expect(warnings().filter((message) => /circuit closed/.test(String(message)))).to.have.length(1);
   });
 
   it('writes nothing when an account that never failed answers', async () => {
