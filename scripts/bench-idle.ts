@@ -9,7 +9,7 @@ import { benchFixture, startPipelineProcesses, type PipelineProcesses } from './
 import { percentile } from './load';
 
 /**
- * `node dist/scripts/bench-idle.js [--count 24] [--warm-up 3] [--latency-ms 300]`
+ * `node dist/scripts/bench-idle.js [--count 24] [--warm-up 20] [--latency-ms 300]`
  *
  * What one user waits for on an idle system: one `web`, one `worker` and one `media` process (as
  * `bench-generations.js` starts them), the provider simulator at `--latency-ms`, and one user who
@@ -22,7 +22,13 @@ import { percentile } from './load';
  */
 export interface IdleBenchOptions {
   count: number;
-  /** Generations through the same processes before the measured ones (their first statements planned, their connections open). */
+  /**
+   * Generations through the same processes before the measured ones, so that they are measured as an
+   * idle system that has run before finds them: connections open, and statements prepared on each
+   * connection with the plan Postgres keeps for them. A statement is prepared on its second run on
+   * a connection and planned anew on each of its first five runs as prepared (Postgres then keeps a
+   * generic plan when it costs no more): after 3 generations most were still planned on each run.
+   */
   warmUp: number;
   latencyMs: number;
 }
@@ -181,7 +187,7 @@ function idleOptions(): IdleBenchOptions {
   const { values } = parseArgs({
     options: {
       count: { type: 'string', default: '24' },
-      'warm-up': { type: 'string', default: '3' },
+      'warm-up': { type: 'string', default: '20' },
       'latency-ms': { type: 'string', default: '300' },
     },
   });
