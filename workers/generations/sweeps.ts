@@ -53,7 +53,7 @@ async function expirePending(services: Services): Promise<number> {
   const { db, boss, config } = services;
   let failed = 0;
   for (const id of await findOverduePending(db, config.generations.pendingTimeoutS, batch)) {
-    if (await db.transaction((trx) => failGeneration(trx, boss, { generationId: id, from: 'pending', errorCode: 'pool_timeout' }))) failed += 1;
+    if (await db.transaction((trx) => failGeneration(trx, boss, { generationId: id, from: 'unclaimed', errorCode: 'pool_timeout' }))) failed += 1;
   }
   return failed;
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { failGeneration } from '../../../db/generations/fail-generation';
 import { findOverduePending } from '../../../db/generations/find-overdue-pending';
 import { insertGeneration } from '../../generation-fixtures';
 import { resetDatabase, services } from '../../harness';
@@ -24,5 +25,22 @@ describe('findOverduePending: the pending generations that ran out of PENDING_TI
     // Still pending after twice the timeout: nobody adopted it (no worker holds its account's key), so it ends too.
     await db('generations').where({ id: calledBack }).update({ created_at: db.raw("now() - interval '1 hour'") });
     expect((await findOverduePending(db, 60, 100)).sort()).to.deep.equal([waiting, unresolved, calledBack].sort());
+  });
+
+  it('is not failed by the expiry when a dispatcher claimed it for submission after the expiry found it: its task would run unwatched', async () => {
+    const { db, boss } = services();
+    const user = await makeUser({ guest: true, balance: 0 });
+    const [claimedSince, stillWaiting] = [await insertGeneration(user.id), await insertGeneration(user.id)];
+    await db('generations').whereIn('id', [claimedSince, stillWaiting]).update({ created_at: db.raw("now() - interval '1 hour'") });
+    expect((await findOverduePending(db, 60, 100)).sort()).to.deep.equal([claimedSince, stillWaiting].sort());
+    // The dispatcher's claim commits between the expiry's look and its failure.
+    await db('generations').where({ id: claimedSince }).update({ dispatch_until: db.raw("now() + interval '1 minute'") });
+    const expire = (generationId: string) => db.transaction((trx) => failGeneration(trx, boss, { generationId, from: 'unclaimed', errorCode: 'pool_timeout' }));
+    expect(await expire(claimedSince), 'claimed since: left to its dispatcher').to.equal(false);
+    expect(await expire(stillWaiting)).to.equal(true);
+    expect(await db('generations').where({ id: claimedSince }).first('status')).to.deep.equal({ status: 'pending' });
+    // A claim that ran out (its dispatcher died) no longer keeps it.
+    await db('generations').where({ id: claimedSince }).update({ dispatch_until: db.raw("now() - interval '1 second'") });
+    expect(await expire(claimedSince)).to.equal(true);
   });
 });
