@@ -102,6 +102,15 @@ describe('the circuit of a provider account', () => {
     expect(comesBackInMs, 'the prober comes back after the others').to.be.within(Number(retryInMs) + settings.baseMs / 2, Number(retryInMs) + settings.baseMs);
   });
 
+  it('brings the deferred polls forward once when many calls fail at once, in every process, without one waiting on another', async () => {
+    for (let index = 0; index < settings.circuitFailures; index += 1) await circuits.failed(accountId);
+    const deferred = await tasksOnAccount(Array.from({ length: 30 }, (_, index) => 5 * settings.capMs + index * 10));
+    const processes = [circuits, new AccountCircuits(db(), captured.log, settings), new AccountCircuits(db(), captured.log, settings)];
+    await Promise.all(Array.from({ length: 12 }, (_, index) => processes[index % 3].failed(accountId)));
+    // Each came to the retry of one of the failures (at most the cap) and its half step.
+    for (const inMs of await dueInMs(deferred)) expect(inMs).to.be.below(settings.capMs + settings.baseMs / 2);
+  });
+
   it('keeps the deferred tasks in the order they came while a probe is held, and brings them to now when the probe is answered', async () => {
     for (let index = 0; index < settings.circuitFailures; index += 1) await circuits.failed(accountId);
     await db()('provider_accounts').where({ id: accountId }).update({ retry_at: db().fn.now() });
