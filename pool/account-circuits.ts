@@ -23,9 +23,10 @@ const steps = 24;
  * `common/backoff.ts`), and no submission goes to the account before then. Once the failures in a
  * row reach the threshold the circuit opens: no submissions, polls deferred, and after each backoff
  * ONE probe (`claimAccountProbe`) of whichever process comes first. The first answer closes it.
- * Each outcome of a probe brings the account's deferred polls forward, to its next retry (a
- * failure: the task that probed comes back after them, so the probes go round the tasks rather
- * than falling to one) or to now (an answer: its tasks need not wait out the probe's hold).
+ * A failed probe by a poll brings the account's deferred polls forward to its next retry, the task
+ * that probed after them, so the probes go round the tasks rather than falling to one
+ * (`pollFailed`); an answer that closes the circuit brings them to now, so they need not wait out
+ * the probe's hold.
  * The guarded statements decide who tells: one warning when a circuit opens, one when it closes,
  * whatever the number of processes and tasks; a single failed call is only a debug line.
  */
@@ -44,22 +45,20 @@ export class AccountCircuits {
 
   /** A call on the account got no answer: answers in how many ms the caller's task tries again. */
   async failed(accountId: number): Promise<number> {
-    this.failing.add(accountId);
-    const delaysMs = Array.from({ length: steps }, (_, index) => backoffDelayMs(index + 1, this.backoff));
-    const failure = await recordAccountFailure(this.db, accountId, { threshold: this.settings.circuitFailures, delaysMs });
-    if (!failure) return delaysMs[0];
-    if (failure.opened) {
-      this.log.warn(
-        { accountId, account: failure.label, kind: failure.kind, failures: failure.failures },
-        'provider account not answering: circuit open, no submissions to it and its polls deferred until a probe is answered',
-      );
-    }
-    if (!failure.open) {
-      // Each task comes back on its own jitter, never before the account's retry.
-      return Math.max(failure.retryInMs, backoffDelayMs(failure.failures, this.backoff));
-    }
-    // The account's other tasks come back within the first half of a base step after its retry,
-    // in the order they were deferred; this one in the second half, after them.
+    return (await this.recordFailure(accountId)).comeBackInMs;
+  }
+
+  /**
+   * A poll of one of the account's tasks got no answer (or its result's download): in how many ms
+   * that task polls again. While the circuit is open that poll was the probe: the account's other
+   * deferred tasks come back within the first half of a base step after its retry, in the order they
+   * were deferred, and this one in the second half, after them, so the probes go round the tasks
+   * rather than falling to one. A probe made by a submission or a lookup moves no poll: the tasks
+   * keep waiting out its hold.
+   */
+  async pollFailed(accountId: number): Promise<number> {
+    const failure = await this.recordFailure(accountId);
+    if (!failure.open) return failure.comeBackInMs;
     const halfStepMs = this.settings.baseMs / 2;
     await pollAccountTasksSooner(this.db, accountId, { inMs: failure.retryInMs, spreadMs: halfStepMs });
     return failure.retryInMs + halfStepMs + Math.random() * halfStepMs;
@@ -87,5 +86,20 @@ export class AccountCircuits {
     // probe's hold: the deferred tasks come back in the order they came.
     const cameLate = Math.min(1, Math.max(0, (capMs - probe.retryInMs) / capMs));
     return { go: false, retryInMs: probe.retryInMs + (baseMs / 2) * (1 + cameLate) };
+  }
+
+  /** One more failure in a row, told once when it opens the circuit; when the caller's task comes back on its own jitter, never before the retry. */
+  private async recordFailure(accountId: number): Promise<{ open: boolean; retryInMs: number; comeBackInMs: number }> {
+    this.failing.add(accountId);
+    const delaysMs = Array.from({ length: steps }, (_, index) => backoffDelayMs(index + 1, this.backoff));
+    const failure = await recordAccountFailure(this.db, accountId, { threshold: this.settings.circuitFailures, delaysMs });
+    if (!failure) return { open: false, retryInMs: 0, comeBackInMs: delaysMs[0] };
+    if (failure.opened) {
+      this.log.warn(
+        { accountId, account: failure.label, kind: failure.kind, failures: failure.failures },
+        'provider account not answering: circuit open, no submissions to it and its polls deferred until a probe is answered',
+      );
+    }
+    return { open: failure.open, retryInMs: failure.retryInMs, comeBackInMs: Math.max(failure.retryInMs, backoffDelayMs(failure.failures, this.backoff)) };
   }
 }

@@ -87,11 +87,13 @@ describe('the circuit of a provider account', () => {
     return ids.map((id) => Number(rows.find((row) => row.id === id)!.in_ms));
   }
 
-  it('after a failed probe, brings the deferred polls to the retry in the order they were deferred, the prober after them: the probes go round the tasks', async () => {
+  it('after a poll\'s failed probe, brings the deferred polls to the retry in the order they were deferred, the prober after them: the probes go round the tasks; a submission\'s moves none', async () => {
     for (let index = 0; index < settings.circuitFailures; index += 1) await circuits.failed(accountId);
     // Deferred until after the probe's hold, in this order; the prober is under its poll.
     const [second, first, prober, third] = await tasksOnAccount([settings.capMs + 150, settings.capMs + 120, null, settings.capMs + 180]);
-    const comesBackInMs = await circuits.failed(accountId);
+    await circuits.failed(accountId);
+    expect((await dueInMs([first]))[0], 'a submission\'s failed probe moves no poll').to.be.above(settings.capMs);
+    const comesBackInMs = await circuits.pollFailed(accountId);
     const { retry_in_ms: retryInMs } = await db()('provider_accounts').where({ id: accountId })
       .first(db().raw('extract(epoch from retry_at - now()) * 1000 as retry_in_ms'));
     const [firstIn, secondIn, thirdIn, proberIn] = await dueInMs([first, second, third, prober]);
@@ -106,7 +108,7 @@ describe('the circuit of a provider account', () => {
     for (let index = 0; index < settings.circuitFailures; index += 1) await circuits.failed(accountId);
     const deferred = await tasksOnAccount(Array.from({ length: 30 }, (_, index) => 5 * settings.capMs + index * 10));
     const processes = [circuits, new AccountCircuits(db(), captured.log, settings), new AccountCircuits(db(), captured.log, settings)];
-    await Promise.all(Array.from({ length: 12 }, (_, index) => processes[index % 3].failed(accountId)));
+    await Promise.all(Array.from({ length: 12 }, (_, index) => processes[index % 3].pollFailed(accountId)));
     // Each came to the retry of one of the failures (at most the cap) and its half step.
     for (const inMs of await dueInMs(deferred)) expect(inMs).to.be.below(settings.capMs + settings.baseMs / 2);
   });

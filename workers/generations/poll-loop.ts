@@ -104,7 +104,7 @@ class Polls {
           return await this.later(task);
         case 'unavailable':
           log.debug({ generationId: task.id, reason: outcome.reason }, 'provider unavailable while polling');
-          return await this.later(task, await this.circuits.failed(accountId));
+          return await this.later(task, await this.circuits.pollFailed(accountId));
         case 'failed':
           return await this.fail(task, outcome.errorCode);
         case 'succeeded': {
@@ -175,7 +175,7 @@ class Polls {
       } catch (error) {
         if (error instanceof ResultTooLargeError) return await this.fail(task, 'result_rejected');
         log.warn({ err: error, generationId: task.id }, 'result download failed; polling again');
-        return await this.later(task, await this.circuits.failed(task.provider_account_id!));
+        return await this.later(task, await this.circuits.pollFailed(task.provider_account_id!));
       }
       await this.storeKept(task, await this.keptResult(task, body));
     } finally {
