@@ -4,7 +4,7 @@ import type { Logger } from '../common/logger';
 import { pollAccountTasksSooner } from '../db/generations/poll-account-tasks-sooner';
 import { claimAccountProbe } from '../db/pool/claim-account-probe';
 import { recordAccountAnswer } from '../db/pool/record-account-answer';
-import { recordAccountFailure } from '../db/pool/record-account-failure';
+import { recordAccountFailure, type AccountFailure } from '../db/pool/record-account-failure';
 
 export interface CircuitSettings {
   baseMs: number;
@@ -43,9 +43,9 @@ export class AccountCircuits {
     this.backoff = { baseMs: settings.baseMs, capMs: settings.capMs };
   }
 
-  /** A call on the account got no answer: answers in how many ms the caller's task tries again. */
-  async failed(accountId: number): Promise<number> {
-    return (await this.recordFailure(accountId)).comeBackInMs;
+  /** A submission or a lookup on the account got no answer: one more failure in a row. */
+  async failed(accountId: number): Promise<void> {
+    await this.recordFailure(accountId);
   }
 
   /**
@@ -58,7 +58,9 @@ export class AccountCircuits {
    */
   async pollFailed(accountId: number): Promise<number> {
     const failure = await this.recordFailure(accountId);
-    if (!failure.open) return failure.comeBackInMs;
+    if (!failure) return backoffDelayMs(1, this.backoff);
+    // Each task comes back on its own jitter, never before the account's retry.
+    if (!failure.open) return Math.max(failure.retryInMs, backoffDelayMs(failure.failures, this.backoff));
     const halfStepMs = this.settings.baseMs / 2;
     await pollAccountTasksSooner(this.db, accountId, { inMs: failure.retryInMs, spreadMs: halfStepMs });
     return failure.retryInMs + halfStepMs + Math.random() * halfStepMs;
@@ -88,18 +90,17 @@ export class AccountCircuits {
     return { go: false, retryInMs: probe.retryInMs + (baseMs / 2) * (1 + cameLate) };
   }
 
-  /** One more failure in a row, told once when it opens the circuit; when the caller's task comes back on its own jitter, never before the retry. */
-  private async recordFailure(accountId: number): Promise<{ open: boolean; retryInMs: number; comeBackInMs: number }> {
+  /** One more failure in a row (null: the account is gone), told once when it opens the circuit. */
+  private async recordFailure(accountId: number): Promise<AccountFailure | null> {
     this.failing.add(accountId);
     const delaysMs = Array.from({ length: steps }, (_, index) => backoffDelayMs(index + 1, this.backoff));
     const failure = await recordAccountFailure(this.db, accountId, { threshold: this.settings.circuitFailures, delaysMs });
-    if (!failure) return { open: false, retryInMs: 0, comeBackInMs: delaysMs[0] };
-    if (failure.opened) {
+    if (failure?.opened) {
       this.log.warn(
         { accountId, account: failure.label, kind: failure.kind, failures: failure.failures },
         'provider account not answering: circuit open, no submissions to it and its polls deferred until a probe is answered',
       );
     }
-    return { open: failure.open, retryInMs: failure.retryInMs, comeBackInMs: Math.max(failure.retryInMs, backoffDelayMs(failure.failures, this.backoff)) };
+    return failure;
   }
 }

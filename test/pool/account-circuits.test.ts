@@ -25,7 +25,7 @@ describe('the circuit of a provider account', () => {
   });
 
   it('backs off after each failure, doubling to the cap with jitter: no slot of the account is leased before its retry', async () => {
-    const delays = [await circuits.failed(accountId), await circuits.failed(accountId)];
+    const delays = [await circuits.pollFailed(accountId), await circuits.pollFailed(accountId)];
     expect(delays[0]).to.be.within(100, 200);
     expect(delays[1]).to.be.within(200, 400);
     expect(await account()).to.include({ failures: 2, circuit_opened_at: null });
@@ -37,7 +37,7 @@ describe('the circuit of a provider account', () => {
 
   it('opens once at the threshold, however many callers fail at once, with one warning; answered, closes with one warning', async () => {
     const others = [new AccountCircuits(db(), captured.log, settings), new AccountCircuits(db(), captured.log, settings)];
-    const delays = await Promise.all(Array.from({ length: 9 }, (_, index) => [circuits, ...others][index % 3].failed(accountId)));
+    const delays = await Promise.all(Array.from({ length: 9 }, (_, index) => [circuits, ...others][index % 3].pollFailed(accountId)));
     expect(Math.max(...delays)).to.be.at.most(settings.capMs * 1.5);
     const opened = await account();
     expect(opened.failures).to.equal(9);
