@@ -40,8 +40,7 @@ const steps = [
   ['provider read', '-> the provider read the photo (its own time before its latency)'],
   ['latency overrun', '-> the task ended, minus the latency (the simulator\'s timer)'],
   ['callback', '-> the callback recorded (the provider\'s POST, the web role\'s statement)'],
-  ['poll', '-> the provider asked for the task\'s state (the NOTIFY, the poll loop\'s claim)'],
-  ['result fetch', '-> the result file served (the poll\'s answer, the download asked)'],
+  ['result fetch', '-> the result file served (the NOTIFY, the poll loop\'s claim reading the callback\'s answer, the download asked)'],
   ['copy + preview', '-> the success\'s transaction began (the download, the copy, the preview)'],
   ['commit + stream', '-> succeeded on the stream (the commit, the NOTIFY, the stream\'s read and write)'],
 ] as const;
@@ -120,7 +119,6 @@ export async function benchIdle(stack: ScratchStack, options: IdleBenchOptions):
         'provider read': task.started,
         'latency overrun': task.finished - options.latencyMs,
         callback: row.callbackRecorded,
-        poll: task.polled ?? Number.NaN,
         'result fetch': task.resultServed ?? Number.NaN,
         'copy + preview': row.succeedBegan,
         'commit + stream': seen.succeededAt,

@@ -139,6 +139,7 @@ export function adapterWith(real: ProviderAdapter, change: Partial<ProviderAdapt
     submit: change.submit ?? ((account, request) => real.submit(account, request)),
     findTask: change.findTask ?? ((account, reference) => real.findTask(account, reference)),
     poll: change.poll ?? ((account, taskId, route) => real.poll(account, taskId, route)),
+    outcomeOfCallback: change.outcomeOfCallback ?? ((answer, route) => real.outcomeOfCallback(answer, route)),
     fetchResult: change.fetchResult ?? ((url) => real.fetchResult(url)),
     stageFile: change.stageFile ?? real.stageFile?.bind(real),
     cancel: change.cancel ?? real.cancel?.bind(real),

@@ -11,9 +11,10 @@ import { isUuid } from '../../common/validation';
 /**
  * The provider's call when a task finishes (outside `/v1`), at the URL the dispatcher signed for
  * the generation and provider kind (`clients/providers/task-callback.ts`). One statement frees the
- * slot and makes the task's poll due; its `NOTIFY provider_task_done` lets a dispatcher hand the
- * slot on and a poll loop read the outcome from the provider (the truth: the callback only says
- * "look now"). A URL not ours or expired, or a Replicate or fal signature that fails
+ * slot, makes the task's poll due and keeps what the callback said of the outcome for that poll;
+ * its `NOTIFY provider_task_done` lets a dispatcher hand the slot on and a poll loop read the
+ * outcome without asking the provider again (a callback too large to keep only says "look now").
+ * A URL not ours or expired, or a Replicate or fal signature that fails
  * (`clients/providers/provider-webhooks.ts`), is `403` and changes nothing; a replay, a finished
  * generation or another task is `200` and changes nothing; a callback ahead of the submission's
  * record is kept until that record. Mounted before the body parser: signatures cover the bytes.
@@ -54,7 +55,7 @@ export function taskCallback(): Middleware<ApiContext['state'], ApiContext> {
       return answer(403, 'bad signature');
     }
     if (!verdict.finished) return answer(200, 'OK');
-    const outcome = await recordTaskCallback(db, { generationId, taskId: verdict.taskId });
+    const outcome = await recordTaskCallback(db, { generationId, taskId: verdict.taskId, answer: verdict.answer });
     log.debug({ generationId, taskId: verdict.taskId, kind, outcome }, 'provider callback');
     return answer(200, 'OK');
   };

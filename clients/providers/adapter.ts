@@ -107,6 +107,11 @@ export interface ProviderAdapter {
    * hold the app id) and Replicate to find the result in the output; the simulator's tasks need none.
    */
   poll(account: ProviderAccount, taskId: string, route?: ModelRoute): Promise<PollOutcome>;
+  /**
+   * What the callback of a finished task said (`answer` of `provider-webhooks.ts`, kept on the row
+   * until its poll), read as `poll` reads the provider's answer, with the same `route`.
+   */
+  outcomeOfCallback(answer: unknown, route?: ModelRoute): PollOutcome;
   fetchResult(url: string): Promise<ProviderResult>;
   /**
    * Uploads a photo to the provider's file store, so that a task naming its link starts without

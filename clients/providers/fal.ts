@@ -110,6 +110,10 @@ export class FalAdapter implements ProviderAdapter {
     return failedWith(error.type, error.message);
   }
 
+  outcomeOfCallback(answer: unknown, route?: ModelRoute): PollOutcome {
+    return falWebhookOutcome(answer, route?.output);
+  }
+
   fetchResult(url: string): Promise<ProviderResult> {
     return downloadResult(url, { timeoutMs: this.resultTimeoutMs, maxBytes: this.resultMaxBytes });
   }
@@ -177,11 +181,12 @@ export function falOutputOutcome(output: unknown, outputPath: string | undefined
 
 /**
  * A fal webhook's body (`{request_id, status: OK | ERROR, payload, error}`) as the pool reads it:
- * only `OK` and `ERROR` exist, both final.
+ * only `OK` and `ERROR` exist, both final. The payload is the result a poll reads, found by the
+ * route's output path as there.
  */
-export function falWebhookOutcome(body: unknown): PollOutcome {
+export function falWebhookOutcome(body: unknown, outputPath: string | undefined): PollOutcome {
   const status = field(body, 'status');
-  if (status === 'OK') return falOutputOutcome(field(body, 'payload'), undefined);
+  if (status === 'OK') return falOutputOutcome(field(body, 'payload'), outputPath);
   if (status === 'ERROR') {
     const error = falError(field(body, 'payload'));
     return failedWith(error.type, text(field(body, 'error')) ?? error.message);

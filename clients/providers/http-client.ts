@@ -77,22 +77,11 @@ export class HttpProviderAdapter implements ProviderAdapter {
     const { status, body } = answer;
     if (isRefusal(status)) return { kind: 'failed', errorCode: errorCodeForRefusedPoll(status), message: providerError(body).message };
     if (!isSuccess(status)) return unavailable(`HTTP ${status}`);
-    const taskStatus = field(body, 'status');
-    switch (taskStatus) {
-      case 'queued':
-      case 'running':
-        return { kind: 'running' };
-      case 'succeeded': {
-        const url = field(field(body, 'result'), 'url');
-        return { kind: 'succeeded', resultUrl: typeof url === 'string' && url !== '' ? url : null };
-      }
-      case 'failed': {
-        const error = providerError(body);
-        return { kind: 'failed', errorCode: errorCodeForFailedTask(error.type), message: error.message };
-      }
-      default:
-        return unavailable(`unknown task status ${JSON.stringify(taskStatus)}`);
-    }
+    return simulatorTaskOutcome(body);
+  }
+
+  outcomeOfCallback(answer: unknown): PollOutcome {
+    return simulatorTaskOutcome(answer);
   }
 
   fetchResult(url: string): Promise<ProviderResult> {
@@ -119,6 +108,26 @@ export class HttpProviderAdapter implements ProviderAdapter {
 
 function unavailable(reason: string): Unavailable {
   return { kind: 'unavailable', reason };
+}
+
+/** A task as `GET /v1/tasks/{id}` and its callback show it, as the pool reads it. */
+export function simulatorTaskOutcome(task: unknown): PollOutcome {
+  const taskStatus = field(task, 'status');
+  switch (taskStatus) {
+    case 'queued':
+    case 'running':
+      return { kind: 'running' };
+    case 'succeeded': {
+      const url = field(field(task, 'result'), 'url');
+      return { kind: 'succeeded', resultUrl: typeof url === 'string' && url !== '' ? url : null };
+    }
+    case 'failed': {
+      const error = providerError(task);
+      return { kind: 'failed', errorCode: errorCodeForFailedTask(error.type), message: error.message };
+    }
+    default:
+      return unavailable(`unknown task status ${JSON.stringify(taskStatus)}`);
+  }
 }
 
 function providerError(body: unknown): { type: string | null; message: string | null } {

@@ -3,6 +3,7 @@ import type { KeyObject } from 'node:crypto';
 import type { ProviderKind } from '../../common/model-route';
 import type { ProviderAccount } from './adapter';
 import { falWebhookOutcome } from './fal';
+import { simulatorTaskOutcome } from './http-client';
 import { checkFalWebhook, FalWebhookKeys } from './fal-webhook';
 import { field, parseJson, text } from './provider-call';
 import { predictionOutcome } from './replicate';
@@ -12,12 +13,29 @@ import { generationOfCallbackUrl } from './task-callback';
 /**
  * What a provider's call to our signed callback URL says, once the provider's own signature is
  * checked (the URL's is checked before): the task it names and whether it is finished, mapped as a
- * poll of the same task would be (`predictionOutcome`, `falWebhookOutcome`). The recording only
- * needs "this task is finished, look now"; the poll stays the truth about its outcome.
+ * poll of the same task would be (`predictionOutcome`, `falWebhookOutcome`, `simulatorTaskOutcome`).
+ * A finished task's `answer` is the fields of the body that a poll reads (the rest, a prediction's
+ * logs and input, can be megabytes): the poll the callback makes due reads them with the task's
+ * route (`outcomeOfCallback` of its adapter) instead of asking the provider again, one round trip
+ * to the provider less between its end and the result's copy. Null when it is not finished, or
+ * when those fields alone are larger than `maxAnswerBytes`: that poll asks the provider.
  */
 export type WebhookVerdict =
   | { kind: 'refused'; reason: string }
-  | { kind: 'task'; taskId: string; finished: boolean };
+  | { kind: 'task'; taskId: string; finished: boolean; answer: Record<string, unknown> | null };
+
+/** A callback's answer kept on the row: a link or two and an error; a larger one (an inline file) is read by polling. */
+const maxAnswerBytes = 16 * 1024;
+
+/** The fields a poll reads of a finished task's body, or null (see `WebhookVerdict`). */
+function answerOf(body: unknown, finished: boolean, fields: readonly string[]): Record<string, unknown> | null {
+  if (!finished) return null;
+  const answer = Object.fromEntries(fields.flatMap((name) => {
+    const value = field(body, name);
+    return value === undefined ? [] : [[name, value]];
+  }));
+  return Buffer.byteLength(JSON.stringify(answer)) <= maxAnswerBytes ? answer : null;
+}
 
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
@@ -60,7 +78,8 @@ export class ProviderWebhooks {
     const webhook = text(field(prediction, 'webhook'));
     if (webhook !== null && generationOfCallbackUrl(webhook) !== generationId) return { kind: 'refused', reason: 'the prediction was made for another generation' };
     const outcome = predictionOutcome(prediction, undefined).kind;
-    return { kind: 'task', taskId, finished: outcome !== 'running' && outcome !== 'unavailable' };
+    const finished = outcome !== 'running' && outcome !== 'unavailable';
+    return { kind: 'task', taskId, finished, answer: answerOf(prediction, finished, ['status', 'output', 'error']) };
   }
 
   /** `{request_id, status: OK | ERROR, payload}`, ED25519 signed; the signed request id must be the body's. */
@@ -82,16 +101,19 @@ export class ProviderWebhooks {
     const payload = parseJson(body.toString('utf8'));
     const taskId = text(field(payload, 'request_id'));
     if (taskId === null || taskId !== signed.requestId) return { kind: 'refused', reason: 'the body names another request than its signature' };
-    return { kind: 'task', taskId, finished: falWebhookOutcome(payload).kind !== 'unavailable' };
+    const finished = falWebhookOutcome(payload, undefined).kind !== 'unavailable';
+    return { kind: 'task', taskId, finished, answer: answerOf(payload, finished, ['status', 'payload', 'error']) };
   }
 }
 
-/** The simulator's own protocol: `{id, status}`, no signature but our URL's. */
+/** The simulator's own protocol: the task as `GET /v1/tasks/{id}` shows it, no signature but our URL's. */
 function simulatorTask(body: Buffer): WebhookVerdict {
   const task = parseJson(body.toString('utf8'));
   const taskId = text(field(task, 'id'));
   if (taskId === null) return { kind: 'refused', reason: 'a task without an id' };
-  return { kind: 'task', taskId, finished: ['succeeded', 'failed'].includes(String(field(task, 'status'))) };
+  const outcome = simulatorTaskOutcome(task).kind;
+  const finished = outcome === 'succeeded' || outcome === 'failed';
+  return { kind: 'task', taskId, finished, answer: answerOf(task, finished, ['status', 'result', 'error']) };
 }
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {

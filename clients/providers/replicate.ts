@@ -124,6 +124,10 @@ export class ReplicateAdapter implements ProviderAdapter {
     return predictionOutcome(answer.body, route?.output);
   }
 
+  outcomeOfCallback(answer: unknown, route?: ModelRoute): PollOutcome {
+    return predictionOutcome(answer, route?.output);
+  }
+
   fetchResult(url: string): Promise<ProviderResult> {
     return downloadResult(url, { timeoutMs: this.resultTimeoutMs, maxBytes: this.resultMaxBytes });
   }

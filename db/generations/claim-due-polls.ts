@@ -7,6 +7,11 @@ export type DuePoll = Pick<GenerationRow, 'id' | 'user_id' | 'output_type' | 'pr
   timed_out: boolean;
   /** The provider's callback came (and freed the slot in its own statement). */
   called_back: boolean;
+  /**
+   * What that callback said of the finished task (`record-task-callback.ts`), read instead of a
+   * poll; taken off the row by this claim, so a retry (a failed download) asks the provider.
+   */
+  callback_answer: unknown;
   /** Its account had calls the provider did not answer (`pool/account-circuits.ts`): an answer now resets it. */
   account_failing: boolean;
   /** Its account's circuit is open: the poll is its probe, or waits for one. */
@@ -32,7 +37,7 @@ export async function claimDuePolls(
   if (limit <= 0) return { polls: [], nextDueInMs: null };
   const { rows } = await db.raw<{ rows: ((DuePoll | { [K in keyof DuePoll]: null }) & { next_due_ms: number | null })[] }>(
     `with due as materialized (
-       select g.id from generations g left join provider_accounts a on a.id = g.provider_account_id
+       select g.id, g.callback_answer from generations g left join provider_accounts a on a.id = g.provider_account_id
        where g.status = 'processing' and g.next_poll_at <= now() and g.result_stored_at is null
          and (a.key_fingerprint = any(:fingerprints::text[]) or a.id is null or not a.enabled)
        order by g.next_poll_at
@@ -40,10 +45,12 @@ export async function claimDuePolls(
        for update of g skip locked
      ), claimed as (
        update generations g
-       set next_poll_at = now() + :claimS * interval '1 second', poll_count = g.poll_count + 1, claimed_by = :processId
+       set next_poll_at = now() + :claimS * interval '1 second', poll_count = g.poll_count + 1, claimed_by = :processId,
+         callback_answer = null
        from due, (select ${commitWithoutFlush}) as commit_without_flush where g.id = due.id
        returning g.id, g.user_id, g.output_type, g.provider_account_id, g.provider_task_id, g.route,
-         g.started_at < now() - :providerTimeoutS * interval '1 second' as timed_out, g.task_callback_at is not null as called_back
+         g.started_at < now() - :providerTimeoutS * interval '1 second' as timed_out, g.task_callback_at is not null as called_back,
+         due.callback_answer
      ), accounts as (
        select a.id, a.failures > 0 as account_failing, a.circuit_opened_at is not null as circuit_open
        from provider_accounts a where a.id in (select provider_account_id from claimed)
@@ -52,7 +59,7 @@ export async function claimDuePolls(
        from generations where status = 'processing' and next_poll_at is not null and id not in (select id from claimed)
      )
      select claimed.id, claimed.user_id, claimed.output_type, claimed.provider_account_id, claimed.provider_task_id, claimed.route,
-       claimed.timed_out, claimed.called_back, coalesce(accounts.account_failing, false) as account_failing,
+       claimed.timed_out, claimed.called_back, claimed.callback_answer, coalesce(accounts.account_failing, false) as account_failing,
        coalesce(accounts.circuit_open, false) as circuit_open, next.next_due_ms
      from next left join claimed on true left join accounts on accounts.id = claimed.provider_account_id`,
     { limit, claimS, providerTimeoutS, fingerprints: knownAccounts, processId },

@@ -66,6 +66,8 @@ export interface GenerationRow {
   provider_task_id: string | null;
   next_poll_at: Date | null;
   poll_count: number;
+  /** The fields of the task's finished callback that a poll reads, until the poll it made due takes them (`claim-due-polls.ts`). */
+  callback_answer: unknown;
   result_key: string | null;
   result_content_type: string | null;
   result_stored_at: Date | null;

@@ -5,7 +5,8 @@ import { commitWithoutFlush } from '../commit-without-flush';
  * The provider called back: task `taskId` of a generation is finished. One statement, so the slot's
  * hand-over pays no transaction round trips:
  * - `recorded` (the generation is `processing` that task, first callback): its poll made due now
- *   unless one is under way, its slot freed and stamped `called_back_at`, `provider_task_done` sent;
+ *   unless one is under way, the callback's `answer` kept for that poll (or the next, after one
+ *   under way), its slot freed and stamped `called_back_at`, `provider_task_done` sent;
  * - `early` (still `pending`: the task ended before its submission was recorded): the task is kept,
  *   and recording the submission makes its first poll due at once (`mark-processing.ts`);
  * - `ignored`: a replay, another task, a finished or absent generation.
@@ -15,12 +16,13 @@ import { commitWithoutFlush } from '../commit-without-flush';
  */
 export type TaskCallbackOutcome = 'recorded' | 'early' | 'ignored';
 
-export async function recordTaskCallback(db: Knex, callback: { generationId: string; taskId: string }): Promise<TaskCallbackOutcome> {
+export async function recordTaskCallback(db: Knex, callback: { generationId: string; taskId: string; answer?: Record<string, unknown> | null }): Promise<TaskCallbackOutcome> {
   const { rows: [row] } = await db.raw<{ rows: { status: 'pending' | 'processing' | null }[] }>(
     `with called as (
        update generations
        set early_callback_task_id = case when status = 'pending' then :taskId else early_callback_task_id end,
          task_callback_at = case when status = 'processing' then now() else task_callback_at end,
+         callback_answer = case when status = 'processing' then :answer::jsonb else callback_answer end,
          next_poll_at = case when status = 'processing' and claimed_by is null then now() else next_poll_at end
        where id = :generationId
          and (status = 'pending'
@@ -40,7 +42,7 @@ export async function recordTaskCallback(db: Knex, callback: { generationId: str
      )
      -- notified is read so that its NOTIFY runs (a plain select in a with clause runs only when read).
      select (select status from called) as status, (select count(*) from notified) as notified`,
-    callback,
+    { ...callback, answer: callback.answer ? JSON.stringify(callback.answer) : null },
   );
   if (row.status === null) return 'ignored';
   return row.status === 'processing' ? 'recorded' : 'early';

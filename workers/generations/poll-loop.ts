@@ -7,7 +7,7 @@ import { succeedWithResult } from '../../db/generations/succeed-with-result';
 import { earningTerms } from '../../db/user-effects/record-earning';
 import type { StoredGenerationPreview } from '../../db/generations/model';
 import type { AccountKeys } from '../../pool/accounts';
-import { ResultTooLargeError, type ProviderAccount, type ProviderAdapter } from '../../clients/providers/adapter';
+import { ResultTooLargeError, type PollOutcome, type ProviderAccount, type ProviderAdapter } from '../../clients/providers/adapter';
 import type { ModelRoute } from '../../common/model-route';
 import type { ProviderAdapters } from '../../clients/providers/registry';
 import { releaseGenerationSlot } from '../../db/pool/release-generation-slot';
@@ -91,14 +91,9 @@ class Polls {
       }
       if (!account || !task.provider_task_id) return await this.fail(task, 'lost_account');
       const accountId = task.provider_account_id!;
-      if (task.circuit_open) {
-        // The account is not answering: one poll of all its tasks probes it, the others wait for the outcome.
-        const probe = await this.circuits.mayCall(accountId);
-        if (!probe.go) return await this.later(task, probe.retryInMs);
-      }
       const adapter = this.adapters.of(account.kind);
-      const outcome = await adapter.poll(account, task.provider_task_id, task.route ?? undefined);
-      if (outcome.kind !== 'unavailable') await this.circuits.answered(accountId, task.account_failing);
+      const outcome = this.outcomeCalledBack(adapter, task) ?? await this.askProvider(adapter, account, accountId, task);
+      if (outcome === null) return;
       switch (outcome.kind) {
         case 'running':
           return await this.later(task);
@@ -125,6 +120,34 @@ class Polls {
       // The claim runs out and this task is polled again.
       log.error({ err: error, generationId: task.id }, 'poll failed');
     }
+  }
+
+  /**
+   * The finished task's outcome as its callback gave it (`callback_answer`), so the provider is not
+   * asked again; null when there is none, or it names no final outcome.
+   */
+  private outcomeCalledBack(adapter: ProviderAdapter, task: DuePoll): PollOutcome | null {
+    if (task.callback_answer === null) return null;
+    const outcome = adapter.outcomeOfCallback(task.callback_answer, task.route ?? undefined);
+    return outcome.kind === 'succeeded' || outcome.kind === 'failed' ? outcome : null;
+  }
+
+  /**
+   * The provider's answer to a poll of the task; null when the account's circuit is open and
+   * another poll probes it (this one is deferred meanwhile).
+   */
+  private async askProvider(adapter: ProviderAdapter, account: ProviderAccount, accountId: number, task: DuePoll): Promise<PollOutcome | null> {
+    if (task.circuit_open) {
+      // The account is not answering: one poll of all its tasks probes it, the others wait for the outcome.
+      const probe = await this.circuits.mayCall(accountId);
+      if (!probe.go) {
+        await this.later(task, probe.retryInMs);
+        return null;
+      }
+    }
+    const outcome = await adapter.poll(account, task.provider_task_id!, task.route ?? undefined);
+    if (outcome.kind !== 'unavailable') await this.circuits.answered(accountId, task.account_failing);
+    return outcome;
   }
 
   /** Best effort: a provider that cannot stop the task now lets it run out on its own. */

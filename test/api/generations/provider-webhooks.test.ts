@@ -46,7 +46,7 @@ describe('provider webhooks at the callback route', function () {
   const signed = (kind: ProviderKind, id = generationId, expiresS = hourS()) => taskCallbackUrl(t.app.url, t.app.services.config.tokenSecret, id, expiresS, kind);
   /** Everything a callback may change. */
   const state = async () => ({
-    generations: await services().db('generations').whereIn('id', [generationId, pendingId]).orderBy('id').select('id', 'status', 'next_poll_at', 'task_callback_at', 'early_callback_task_id'),
+    generations: await services().db('generations').whereIn('id', [generationId, pendingId]).orderBy('id').select('id', 'status', 'next_poll_at', 'task_callback_at', 'early_callback_task_id', 'callback_answer'),
     slots: await services().db('provider_slots').orderBy('slot_no').select('slot_no', 'generation_id', 'lease_expires_at', 'called_back_at'),
   });
   const post = (url: string, body: string, headers: Record<string, string>) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
@@ -96,6 +96,20 @@ describe('provider webhooks at the callback route', function () {
       const recorded = await state();
       expect((await post(signed('replicate'), body, signedHeaders)).status, 'the same webhook-id again').to.equal(200);
       expect(await state()).to.deep.equal(recorded);
+    });
+
+    it('keeps what a poll reads of the prediction for the poll it makes due (status, output, error; not its logs or input); one too large to keep only makes the poll due', async () => {
+      const answerKept = async () => (await services().db('generations').where({ id: generationId }).first('callback_answer')).callback_answer;
+      const body = prediction({ logs: 'step 1\n'.repeat(1000), input: { image: 'https://example.com/photo.jpg' }, metrics: { predict_time: 1.5 } });
+      expect((await post(signed('replicate'), body, headers(body))).status).to.equal(200);
+      expect(await answerKept()).to.deep.equal({ status: 'succeeded', output: ['https://replicate.delivery/xezq/out.jpg'], error: null });
+
+      await services().db('generations').where({ id: generationId }).update({ task_callback_at: null, callback_answer: null, next_poll_at: services().db.raw("now() + interval '1 hour'") });
+      // An answer above 16 KB (an output given inline) is read by the poll from Replicate.
+      const inline = prediction({ output: `data:image/png;base64,${'A'.repeat(20_000)}` });
+      expect((await post(signed('replicate'), inline, headers(inline))).status).to.equal(200);
+      await expectRecorded();
+      expect(await answerKept()).to.equal(null);
     });
 
     it('changes nothing for a forged, expired, unsigned or moved prediction, or one at a URL of another kind (403)', async () => {
@@ -151,6 +165,9 @@ describe('provider webhooks at the callback route', function () {
       expect((await post(signed('fal'), body, signedHeaders)).status).to.equal(200);
       await expectRecorded();
       const recorded = await state();
+      expect(recorded.generations.find((row) => row.id === generationId)!.callback_answer, 'what a poll reads').to.deep.equal({
+        status: 'OK', payload: { images: [{ url: 'https://v3.fal.media/files/out.png', content_type: 'image/png' }] },
+      });
       expect((await post(signed('fal'), body, signedHeaders)).status).to.equal(200);
       expect(await state()).to.deep.equal(recorded);
     });

@@ -155,6 +155,16 @@ describe('fal adapter', () => {
       expect((await adapter.poll(account, requestId)).kind).to.equal('unavailable');
     });
 
+    it('reads a webhook\'s kept answer as a poll reads the result, at the route\'s path, without a call', () => {
+      const payload = { images: [{ url: 'https://v3.fal.media/files/dog.png' }], video: { url: 'https://v3.fal.media/files/dog.mp4' }, has_nsfw_concepts: [false] };
+      expect(adapter.outcomeOfCallback({ status: 'OK', payload }, route)).to.deep.equal({ kind: 'succeeded', resultUrl: 'https://v3.fal.media/files/dog.png' });
+      expect(adapter.outcomeOfCallback({ status: 'OK', payload }, { ...route, output: 'video.url' })).to.deep.equal({ kind: 'succeeded', resultUrl: 'https://v3.fal.media/files/dog.mp4' });
+      expect(adapter.outcomeOfCallback({ status: 'OK', payload: { ...payload, has_nsfw_concepts: [true] } }, route)).to.deep.include({ kind: 'failed', errorCode: 'safety' });
+      expect(adapter.outcomeOfCallback({ status: 'ERROR', payload: { detail: [{ type: 'image_load_error', msg: 'cannot read' }] }, error: 'Invalid status code: 422' }, route))
+        .to.deep.equal({ kind: 'failed', errorCode: 'bad_input_image', message: 'Invalid status code: 422' });
+      expect(adapter.outcomeOfCallback({ status: 'IN_PROGRESS' }, route).kind).to.equal('unavailable');
+    });
+
     it('polls a namespaced app under its namespace', async () => {
       fal().get(`/workflows/someone/my-flow/requests/${requestId}/status`).query(true).reply(200, queued);
       expect(await adapter.poll(account, requestId, { model: 'workflows/someone/my-flow' })).to.deep.equal({ kind: 'running' });

@@ -143,6 +143,14 @@ describe('Replicate adapter', () => {
       expect(await poll({ status: 'succeeded', output: ['a', 1] })).to.deep.equal({ kind: 'succeeded', resultUrl: null });
     });
 
+    it('reads a webhook\'s kept answer as a poll reads the prediction, at the route\'s path, without a call', () => {
+      const link = 'https://replicate.delivery/xezq/output.mp4';
+      expect(adapter.outcomeOfCallback({ status: 'succeeded', output: { video: { url: link }, poster: 'https://replicate.delivery/xezq/p.jpg' }, error: null }, { ...route, output: 'video' }))
+        .to.deep.equal({ kind: 'succeeded', resultUrl: link });
+      expect(adapter.outcomeOfCallback({ status: 'failed', output: null, error: 'CUDA out of memory' }, route)).to.deep.equal({ kind: 'failed', errorCode: 'provider_error', message: 'CUDA out of memory' });
+      expect(adapter.outcomeOfCallback({ status: 'processing' }, route)).to.deep.equal({ kind: 'running' });
+    });
+
     it('maps an NSFW failure to safety, any other failure to provider_error, canceled and aborted to their own codes', async () => {
       expect(await poll({ status: 'failed', error: 'NSFW content detected. Try running it again, or try a different prompt.' })).to.deep.include({ kind: 'failed', errorCode: 'safety' });
       expect(await poll({ status: 'failed', error: 'The input or output was flagged as sensitive. Please try again with different inputs. (E005)' })).to.deep.include({ errorCode: 'safety' });

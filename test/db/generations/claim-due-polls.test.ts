@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { claimDuePolls } from '../../../db/generations/claim-due-polls';
+import { recordTaskCallback } from '../../../db/generations/record-task-callback';
 import { insertGeneration } from '../../generation-fixtures';
 import { resetDatabase, services } from '../../harness';
 import { makeUser } from '../../users';
@@ -48,5 +49,37 @@ describe('claimDuePolls: the poll loop\'s claim, with when the next task is due'
     await task(user.id, -1);
     expect(await claim(0)).to.deep.equal({ polls: [], nextDueInMs: null });
     expect((await claim(5)).polls).to.have.length(1);
+  });
+
+  it('hands the callback\'s answer to the claim that reads it, once: the next claim of the task asks the provider', async () => {
+    const { db } = services();
+    const user = await makeUser();
+    const id = await task(user.id, 30);
+    const answer = { status: 'succeeded', result: { url: 'http://127.0.0.1:1/results/out.jpg' } };
+    expect(await recordTaskCallback(db, { generationId: id, taskId: `task-${id}`, answer })).to.equal('recorded');
+
+    const [first] = (await claim(5)).polls;
+    expect(first).to.include({ id, called_back: true });
+    expect(first.callback_answer).to.deep.equal(answer);
+    expect((await db('generations').where({ id }).first('callback_answer')).callback_answer, 'taken off the row').to.equal(null);
+
+    await db('generations').where({ id }).update({ next_poll_at: db.fn.now(), claimed_by: null });
+    const [again] = (await claim(5)).polls;
+    expect(again).to.include({ id, called_back: true, callback_answer: null });
+  });
+
+  it('keeps the answer of a callback that comes while a poll is under way for the next claim, and a replay changes it not', async () => {
+    const { db } = services();
+    const user = await makeUser();
+    const id = await task(user.id, -1);
+    const [underWay] = (await claim(5)).polls;
+    expect(underWay.callback_answer).to.equal(null);
+    const answer = { status: 'failed', error: { type: 'model_error', message: 'out of memory' } };
+    expect(await recordTaskCallback(db, { generationId: id, taskId: `task-${id}`, answer })).to.equal('recorded');
+    expect(await recordTaskCallback(db, { generationId: id, taskId: `task-${id}`, answer: { status: 'succeeded' } })).to.equal('ignored');
+
+    await db('generations').where({ id }).update({ next_poll_at: db.fn.now(), claimed_by: null });
+    const [next] = (await claim(5)).polls;
+    expect(next.callback_answer).to.deep.equal(answer);
   });
 });

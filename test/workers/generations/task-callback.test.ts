@@ -198,7 +198,7 @@ describe('provider task callbacks', function () {
     const slowPolls = { SLOT_LEASE_S: '10', POLL_MIN_INTERVAL_MS: '3000', POLL_MAX_INTERVAL_MS: '4000' };
 
     /** One generation, with webhooks to a web app that checks them, or to `deadEnd` where nothing listens. */
-    async function runOne(deadEnd?: string): Promise<{ storedAfterMs: number; calledBack: boolean }> {
+    async function runOne(deadEnd?: string): Promise<{ storedAfterMs: number; calledBack: boolean; polls: number }> {
       pipeline = await startPipeline({ config: { ...slowPolls, ...(deadEnd ? { PROVIDER_CALLBACK_BASE_URL: deadEnd } : {}) }, simulator: { latencyMs: 300 }, callbackApp: !deadEnd });
       const effects = await insertDemoEffects();
       const user = await makeUser({ guest: true, balance: 100 });
@@ -207,13 +207,14 @@ describe('provider task callbacks', function () {
       expect(answer.status, answer.text).to.equal(202);
       expect(await waitForTerminal(answer.body.id)).to.deep.equal({ status: 'succeeded', error_code: null });
       const row = await services().db('generations').where({ id: answer.body.id }).first('started_at', 'result_stored_at', 'task_callback_at');
-      return { storedAfterMs: row.result_stored_at.getTime() - row.started_at.getTime(), calledBack: row.task_callback_at !== null };
+      return { storedAfterMs: row.result_stored_at.getTime() - row.started_at.getTime(), calledBack: row.task_callback_at !== null, polls: pipeline.simulator.stats().polls };
     }
 
-    it('stores the result as soon as the provider calls back, long before the first poll', async () => {
-      const { storedAfterMs, calledBack } = await runOne();
+    it('stores the result as soon as the provider calls back, long before the first poll, from what the callback said: the provider is not polled', async () => {
+      const { storedAfterMs, calledBack, polls } = await runOne();
       expect(calledBack).to.equal(true);
       expect(storedAfterMs).to.be.below(2500);
+      expect(polls).to.equal(0);
     });
 
     it('starts no dispatcher round for the callback of a lone generation: no one waits for its freed slot', async () => {
@@ -252,7 +253,7 @@ describe('provider task callbacks', function () {
       expect(pipeline.simulator.stats()).to.include({ completed: 1, callbackCalls: 1 });
     });
 
-    it('polls a task only as a fallback once callbacks arrive: 15 polls of a 1.5 s task before the first callback, 2 after', async () => {
+    it('polls a task only as a fallback once callbacks arrive: 15 polls of a 1.5 s task before the first callback, 1 after', async () => {
       pipeline = await startPipeline({
         config: { SLOT_LEASE_S: '10', POLL_MIN_INTERVAL_MS: '100', POLL_MAX_INTERVAL_MS: '4000', CALLBACK_FALLBACK_POLL_MIN_MS: '1000' },
         simulator: { latencyMs: 1500 },
@@ -269,10 +270,10 @@ describe('provider task callbacks', function () {
         expect(row.task_callback_at, 'called back').to.be.an.instanceOf(Date);
         return pipeline!.simulator.stats().polls - before;
       };
-      // Every 100 ms while it runs, and the one that reads the outcome.
+      // Every 100 ms while it runs, then the callback's answer is read instead of the provider.
       expect(await pollsOfOne(), 'no callback seen yet').to.be.within(8, 20);
-      // At 1 s ("running"; the next would be 1 s later), then the one the callback makes due, which reads the outcome.
-      expect(await pollsOfOne(), 'callbacks arrive').to.be.within(1, 4);
+      // At 1 s ("running"; the next would be 1 s later); the callback's answer is the outcome.
+      expect(await pollsOfOne(), 'callbacks arrive').to.be.within(1, 3);
     });
 
     it('still finishes by polling when the callback never arrives', async () => {
