@@ -124,12 +124,15 @@ class Polls {
 
   /**
    * The finished task's outcome as its callback gave it (`callback_answer`), so the provider is not
-   * asked again; null when there is none, or it names no final outcome.
+   * asked again; null when there is none, or it names no final outcome, or a success without its
+   * result (fal sends `payload_error` in place of a payload it could not send): the provider then
+   * tells.
    */
   private outcomeCalledBack(adapter: ProviderAdapter, task: DuePoll): PollOutcome | null {
     if (task.callback_answer === null) return null;
     const outcome = adapter.outcomeOfCallback(task.callback_answer, task.route ?? undefined);
-    return outcome.kind === 'succeeded' || outcome.kind === 'failed' ? outcome : null;
+    if (outcome.kind === 'failed') return outcome;
+    return outcome.kind === 'succeeded' && (outcome.resultUrl !== null || outcome.text !== undefined) ? outcome : null;
   }
 
   /**

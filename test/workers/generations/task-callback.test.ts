@@ -6,7 +6,8 @@ import { markProcessing } from '../../../db/generations/mark-processing';
 import { recordTaskCallback } from '../../../db/generations/record-task-callback';
 import { schedulePoll } from '../../../db/generations/schedule-poll';
 import { taskCallbackUrl } from '../../../clients/providers/task-callback';
-import { defaultPollPacing, distantPolls, insertDemoEffects, insertGeneration, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
+import type { ProviderAdapter } from '../../../clients/providers/adapter';
+import { adapterWith, defaultPollPacing, distantPolls, insertDemoEffects, insertGeneration, photo, startPipeline, storedUpload, waitForTerminal, type Pipeline } from '../../generation-fixtures';
 import { databaseUrl, resetDatabase, services, useTestApp } from '../../harness';
 import { makeUser } from '../../users';
 import { overKind } from '../../provider-kind';
@@ -197,9 +198,12 @@ describe('provider task callbacks', function () {
     // The first poll comes 3 s after the submission: only a callback can bring the result sooner.
     const slowPolls = { SLOT_LEASE_S: '10', POLL_MIN_INTERVAL_MS: '3000', POLL_MAX_INTERVAL_MS: '4000' };
 
-    /** One generation, with webhooks to a web app that checks them, or to `deadEnd` where nothing listens. */
-    async function runOne(deadEnd?: string): Promise<{ storedAfterMs: number; calledBack: boolean; polls: number }> {
-      pipeline = await startPipeline({ config: { ...slowPolls, ...(deadEnd ? { PROVIDER_CALLBACK_BASE_URL: deadEnd } : {}) }, simulator: { latencyMs: 300 }, callbackApp: !deadEnd });
+    /**
+     * One generation, with webhooks to a web app that checks them, or to `deadEnd` where nothing
+     * listens; `adapter` as `startPipeline` takes it.
+     */
+    async function runOne(deadEnd?: string, adapter?: (real: ProviderAdapter) => ProviderAdapter): Promise<{ storedAfterMs: number; calledBack: boolean; polls: number }> {
+      pipeline = await startPipeline({ config: { ...slowPolls, ...(deadEnd ? { PROVIDER_CALLBACK_BASE_URL: deadEnd } : {}) }, simulator: { latencyMs: 300 }, callbackApp: !deadEnd, adapter });
       const effects = await insertDemoEffects();
       const user = await makeUser({ guest: true, balance: 100 });
       const upload = await storedUpload(user.id, await photo());
@@ -215,6 +219,14 @@ describe('provider task callbacks', function () {
       expect(calledBack).to.equal(true);
       expect(storedAfterMs).to.be.below(2500);
       expect(polls).to.equal(0);
+    });
+
+    it('asks the provider when the callback names a success without its result (fal\'s payload_error), at once', async () => {
+      const withoutResult = (real: ProviderAdapter) => adapterWith(real, { outcomeOfCallback: () => ({ kind: 'succeeded', resultUrl: null }) });
+      const { storedAfterMs, calledBack, polls } = await runOne(undefined, withoutResult);
+      expect(calledBack).to.equal(true);
+      expect(storedAfterMs).to.be.below(2500);
+      expect(polls).to.equal(1);
     });
 
     it('starts no dispatcher round for the callback of a lone generation: no one waits for its freed slot', async () => {
