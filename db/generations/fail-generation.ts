@@ -9,13 +9,17 @@ import { cancelSubmitJob, finishSubmitJob } from './submit-ticket';
 /**
  * The status a failure moves from, as the guard of its statement: `waiting` is a pending generation
  * that no dispatcher is handing to the provider (no submission claim), the only one a cancel may take;
- * `unclaimed` one whose submission claim, if it had one, has run out, what the pending expiry may take:
- * a dispatcher that claimed it since the expiry found it keeps it, and its task is not left unwatched.
+ * `unclaimed` one whose submission claim, if it had one, has run out, and whose task no provider's
+ * webhook has named, what the pending expiry takes at its timeout: a dispatcher that claimed it, or
+ * a webhook that named its task, since the expiry found it keeps it (the task is not left unwatched,
+ * nor refunded once it ran); `abandoned` the same whether a webhook named its task or not, what the
+ * expiry takes at twice its timeout (no worker adopted that task).
  */
 const guards = {
   pending: "status = 'pending'",
   waiting: "status = 'pending' and dispatch_until is null",
-  unclaimed: "status = 'pending' and (dispatch_until is null or dispatch_until < now())",
+  unclaimed: "status = 'pending' and (dispatch_until is null or dispatch_until < now()) and early_callback_task_id is null",
+  abandoned: "status = 'pending' and (dispatch_until is null or dispatch_until < now())",
   processing: "status = 'processing'",
 } as const;
 
@@ -46,7 +50,7 @@ export async function failGeneration(
   await credit(trx, { userId: row.user_id, kind: 'refund', amount: row.cost, reference: row.id });
   await releaseGenerationSlot(trx, row.id);
   if (failure.from === 'waiting' && row.submit_job_id) await cancelSubmitJob(boss, trx, row.provider_kind, row.submit_job_id);
-  if ((failure.from === 'pending' || failure.from === 'unclaimed') && row.submit_job_id) await finishSubmitJob(boss, trx, row.provider_kind, row.submit_job_id);
+  if ((failure.from === 'pending' || failure.from === 'unclaimed' || failure.from === 'abandoned') && row.submit_job_id) await finishSubmitJob(boss, trx, row.provider_kind, row.submit_job_id);
   await announceTerminalStatus(trx, boss, { id: row.id, user_id: row.user_id, status: 'failed', error_code: failure.errorCode, has_push_device: row.has_push_device });
   return true;
 }

@@ -52,8 +52,8 @@ export interface SweepProvider {
 async function expirePending(services: Services): Promise<number> {
   const { db, boss, config } = services;
   let failed = 0;
-  for (const id of await findOverduePending(db, config.generations.pendingTimeoutS, batch)) {
-    if (await db.transaction((trx) => failGeneration(trx, boss, { generationId: id, from: 'unclaimed', errorCode: 'pool_timeout' }))) failed += 1;
+  for (const { id, named } of await findOverduePending(db, config.generations.pendingTimeoutS, batch)) {
+    if (await db.transaction((trx) => failGeneration(trx, boss, { generationId: id, from: named ? 'abandoned' : 'unclaimed', errorCode: 'pool_timeout' }))) failed += 1;
   }
   return failed;
 }
