@@ -7,8 +7,9 @@ import { commitWithoutFlush } from '../commit-without-flush';
  * - `recorded` (the generation is `processing` that task, first callback): its poll made due now
  *   unless one is under way, the callback's `answer` kept for that poll (or the next, after one
  *   under way), its slot freed and stamped `called_back_at`, `provider_task_done` sent;
- * - `early` (still `pending`: the task ended before its submission was recorded): the task is kept,
- *   and recording the submission makes its first poll due at once (`mark-processing.ts`);
+ * - `early` (still `pending`: the task ended before its submission was recorded): the task and the
+ *   answer are kept, and recording that task's submission makes its first poll due at once, with
+ *   the answer (`mark-processing.ts`);
  * - `ignored`: a replay, another task, a finished or absent generation.
  * If the submission's record commits while this waits for the row, Postgres re-evaluates on the
  * committed row. The commit skips the disk flush: a crash loses only "poll now" and a freed slot,
@@ -22,7 +23,7 @@ export async function recordTaskCallback(db: Knex, callback: { generationId: str
        update generations
        set early_callback_task_id = case when status = 'pending' then :taskId else early_callback_task_id end,
          task_callback_at = case when status = 'processing' then now() else task_callback_at end,
-         callback_answer = case when status = 'processing' then :answer::jsonb else callback_answer end,
+         callback_answer = :answer::jsonb,
          next_poll_at = case when status = 'processing' and claimed_by is null then now() else next_poll_at end
        where id = :generationId
          and (status = 'pending'

@@ -142,20 +142,20 @@ describe('provider task callbacks', function () {
       const before = await state();
       expect((await call(signed(otherId))).status).to.equal(200);
       expect(await state(), 'the slots and the other generation').to.deep.equal(before);
-      expect(await db('generations').where({ id: otherId }).first('status', 'early_callback_task_id', 'task_callback_at'))
-        .to.deep.equal({ status: 'pending', early_callback_task_id: 'task-1', task_callback_at: null });
+      expect(await db('generations').where({ id: otherId }).first('status', 'early_callback_task_id', 'task_callback_at', 'callback_answer'))
+        .to.deep.equal({ status: 'pending', early_callback_task_id: 'task-1', task_callback_at: null, callback_answer: { status: 'succeeded' } });
 
       expect(await record(otherId, 'task-1')).to.equal(true);
-      const recorded = await db('generations').where({ id: otherId }).first('status', 'next_poll_at', 'early_callback_task_id');
-      expect(recorded).to.include({ status: 'processing', early_callback_task_id: null });
+      const recorded = await db('generations').where({ id: otherId }).first('status', 'next_poll_at', 'early_callback_task_id', 'callback_answer');
+      expect(recorded).to.deep.include({ status: 'processing', early_callback_task_id: null, callback_answer: { status: 'succeeded' } });
       expect(recorded.next_poll_at.getTime()).to.be.at.most(Date.now());
 
-      // A callback about another task (an orphan of a double submission) brings no poll forward.
+      // A callback about another task (an orphan of a double submission) brings no poll forward, and its answer is dropped.
       const third = await insertGeneration((await makeUser()).id, 'pending');
       expect((await call(signed(third), { id: 'task-orphan', status: 'succeeded' })).status).to.equal(200);
       expect(await record(third, 'task-3')).to.equal(true);
-      const usual = await db('generations').where({ id: third }).first('next_poll_at', 'early_callback_task_id');
-      expect(usual.early_callback_task_id).to.equal(null);
+      const usual = await db('generations').where({ id: third }).first('next_poll_at', 'early_callback_task_id', 'callback_answer');
+      expect(usual).to.include({ early_callback_task_id: null, callback_answer: null });
       expect(usual.next_poll_at.getTime() - Date.now()).to.be.above(50_000);
     });
 
