@@ -12,8 +12,8 @@ import { commitWithoutFlush } from '../commit-without-flush';
  *   the answer (`mark-processing.ts`);
  * - `ignored`: a replay, another task, a finished or absent generation.
  * If the submission's record commits while this waits for the row, Postgres re-evaluates on the
- * committed row. The commit skips the disk flush: a crash loses only "poll now" and a freed slot,
- * both recovered by polling and the slot's lease.
+ * committed row. The commit skips the disk flush: a crash loses only "poll now", the answer and a
+ * freed slot, all recovered by polling and the slot's lease.
  */
 export type TaskCallbackOutcome = 'recorded' | 'early' | 'ignored';
 
