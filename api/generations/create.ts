@@ -10,6 +10,7 @@ import type { IdempotencyKey } from '../idempotency/idempotency-key';
 import { isUuid } from '../../common/validation';
 import { createOnce } from '../idempotency/create-once';
 import { checkUpload, findOwnUploads, maxUploadBytes, type UploadCheck, type UploadRow } from '../uploads/uploads';
+import { headerShowsUsablePhoto, PHOTO_HEADER_BYTES } from '../../media/photo-header';
 import { assignPhotos, uploadIdsOf, uploadLocations, type AssignedPhoto, type PhotoRequest } from './photos';
 
 export interface CreateGenerationBody extends PhotoRequest {
@@ -29,9 +30,11 @@ export interface CheckedGeneration {
   plan: GenerationPlan;
   /**
    * Rejects with the first photo's refusal (422). It comes before every later refusal (the
-   * transaction's 402 and 503 too), so each waits for it, and it is awaited before the commit.
+   * transaction's 402 and 503 too), so each waits for it, and it is awaited before the insert.
+   * Resolves whether each photo's header was read and shows a usable image: the dispatcher then
+   * reads none.
    */
-  photosStored: Promise<void>;
+  photosStored: Promise<boolean>;
 }
 
 /**
@@ -84,7 +87,7 @@ export async function startGeneration<Answer>(
     statusCode: 202,
     prepare: request.plan,
     create: async (trx, { plan, photosStored }) => {
-      const started = await reserveAndQueue(trx, services, userId, plan);
+      const started = await reserveAndQueue(trx, services, userId, plan, photosStored);
       // A photo's refusal comes first, and rolls the reserve back.
       await photosStored;
       if (started instanceof Shortfall) throw errors.insufficientCredits(started);
@@ -99,30 +102,33 @@ export async function startGeneration<Answer>(
 /**
  * The photos' own checks, shared by every kind of generation, in the contract's order: every
  * upload exists and is the caller's (404), then each is in storage and within 15 MB (422, at its
- * place in the request). Answers the caller's uploads by id (lowercase).
+ * place in the request). Answers the caller's uploads by id (lowercase), and whether each photo's
+ * header shows a usable image (`CheckedGeneration.photosStored`).
  */
 export async function checkedUploads(
   services: Services,
   userId: string,
   uploadIds: string[],
   placeOf: (uploadId: string) => (string | number)[],
-): Promise<Map<string, UploadRow>> {
+): Promise<{ byId: Map<string, UploadRow>; headersUsable: boolean }> {
   const { byId, stored } = await ownUploads(services, userId, uploadIds, placeOf);
-  await stored;
-  return byId;
+  return { byId, headersUsable: await stored };
 }
 
 /**
  * `checkedUploads` in two steps: answers once the uploads are found the caller's (404 otherwise),
  * with the look at their objects in storage begun (`stored`: rejects with the 422 of the first that
- * is not completed or above 15 MB).
+ * is not completed or above 15 MB, else resolves whether each one's header shows a usable image).
+ * The look reads each photo's first bytes, which tell what a HEAD would and hold its header: the
+ * dispatcher need not read them before the submission (`media/photo-header.ts`; one that does not
+ * show a usable image is read there again, and refused as `bad_input_image`).
  */
 async function ownUploads(
   services: Services,
   userId: string,
   uploadIds: string[],
   placeOf: (uploadId: string) => (string | number)[],
-): Promise<{ byId: Map<string, UploadRow>; stored: Promise<void> }> {
+): Promise<{ byId: Map<string, UploadRow>; stored: Promise<boolean> }> {
   const { db, storage } = services;
   if (uploadIds.some((id) => !isUuid(id))) throw errors.notFound('Upload not found.');
   const uploads = await findOwnUploads(db, userId, uploadIds.map((id) => id.toLowerCase()));
@@ -130,11 +136,13 @@ async function ownUploads(
   if (uploadIds.some((id) => !byId.has(id.toLowerCase()))) throw errors.notFound('Upload not found.');
   // Each upload is completed: the object its ticket named, within 15 MB (checked here because the
   // embedded S3 does not enforce the POST policy).
-  const stored = Promise.all(uploadIds.map((id) => storage.stat(byId.get(id.toLowerCase())!.object_key))).then((objects) => {
+  const stored = Promise.all(uploadIds.map((id) => storage.readHead(byId.get(id.toLowerCase())!.object_key, PHOTO_HEADER_BYTES))).then(async (reads) => {
     uploadIds.forEach((id, index) => {
-      const problem = uploadProblems[checkUpload(byId.get(id.toLowerCase())!, objects[index])];
+      const problem = uploadProblems[checkUpload(byId.get(id.toLowerCase())!, reads[index]?.object ?? null)];
       if (problem) throw invalidField(placeOf(id), problem.msg, problem.type);
     });
+    const usable = await Promise.all(reads.map((read) => headerShowsUsablePhoto(read!.head)));
+    return usable.every(Boolean);
   });
   // A caller that stops at an earlier refusal never awaits it.
   stored.catch(() => undefined);

@@ -67,11 +67,11 @@ export async function estimateStudioGeneration(services: Services, userId: strin
   return { cost: category.cost, ...coverage, ...queue };
 }
 
-/** Its photos are checked in full here, storage included: `photosStored` has nothing left to wait for. */
+/** Its photos are checked in full here, storage included: `photosStored` only says what their headers showed. */
 async function planStudioGeneration(services: Services, userId: string, body: StudioGenerationBody): Promise<CheckedGeneration> {
   if (body.prompt.trim() === '') throw invalidField(['body', 'prompt'], 'the prompt must not be blank', 'string_blank');
   const { category, route } = await launchableCategory(services, body.category_id);
-  const inputs = await studioInputs(services, userId, category, body.upload_ids ?? []);
+  const { inputs, headersUsable } = await studioInputs(services, userId, category, body.upload_ids ?? []);
   const plan: GenerationPlan = {
     kind: 'studio',
     effectId: null,
@@ -84,7 +84,7 @@ async function planStudioGeneration(services: Services, userId: string, body: St
     route: route.route,
     inputs,
   };
-  return { plan, photosStored: Promise.resolve() };
+  return { plan, photosStored: Promise.resolve(headersUsable) };
 }
 
 /** An enabled category that a provider kind with an account here runs, and its route; else 404, as for a disabled one. */
@@ -95,10 +95,13 @@ async function launchableCategory(services: Services, idOrSlug: string): Promise
   return { category, route };
 }
 
-/** The photos of a studio task: 404 and 422 as for any generation, then the category's photo count (422). */
-async function studioInputs(services: Services, userId: string, category: LaunchableStudioCategory, uploadIds: string[]): Promise<GenerationInput[]> {
+/**
+ * The photos of a studio task: 404 and 422 as for any generation, then the category's photo count
+ * (422); and whether each one's header shows a usable image (`checkedUploads`).
+ */
+async function studioInputs(services: Services, userId: string, category: LaunchableStudioCategory, uploadIds: string[]): Promise<{ inputs: GenerationInput[]; headersUsable: boolean }> {
   const place = (id: string): (string | number)[] => ['body', 'upload_ids', uploadIds.indexOf(id)];
-  const uploads = await checkedUploads(services, userId, uploadIds, place);
+  const { byId: uploads, headersUsable } = await checkedUploads(services, userId, uploadIds, place);
   const unique = [...new Set(uploadIds.map((id) => id.toLowerCase()))];
   if (unique.length < uploadIds.length) {
     const repeated = uploadIds.findIndex((id, index) => uploadIds.findIndex((other) => other.toLowerCase() === id.toLowerCase()) < index);
@@ -110,5 +113,5 @@ async function studioInputs(services: Services, userId: string, category: Launch
   if (unique.length > category.max_photos) {
     throw invalidField(['body', 'upload_ids'], `this task takes at most ${quantity(category.max_photos, 'photo')}`, 'max_photos');
   }
-  return unique.map((id) => ({ upload_id: id, object_key: uploads.get(id)!.object_key, person: 0 }));
+  return { inputs: unique.map((id) => ({ upload_id: id, object_key: uploads.get(id)!.object_key, person: 0 })), headersUsable };
 }

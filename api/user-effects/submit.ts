@@ -31,7 +31,7 @@ export async function submitUserEffect(services: Services, userId: string, body:
   characters.forEach((character, index) => {
     if (character.min_photos > character.max_photos) throw invalidField(['body', 'characters', index], 'min_photos must not exceed max_photos');
   });
-  const uploads = await checkedUploads(services, userId, [body.sample_upload_id], () => ['body', 'sample_upload_id']);
+  const { byId: uploads } = await checkedUploads(services, userId, [body.sample_upload_id], () => ['body', 'sample_upload_id']);
   const sample = uploads.get(body.sample_upload_id.toLowerCase())!;
   return services.db.transaction(async (trx) => {
     const refusal = await submissionRefusal(trx, userId, services.config.marketplace);

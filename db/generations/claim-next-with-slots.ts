@@ -10,7 +10,7 @@ import { finishSubmitJob, returnSubmitJob } from './submit-ticket';
 
 export type ClaimedGeneration = Pick<GenerationRow, 'id' | 'inputs' | 'prompt' | 'staged_inputs' | 'provider_kind'> & {
   route: ModelRoute;
-  /** Its photos were read ahead of the slot (`inputs_checked_at`): the submission need not read them. */
+  /** Its photos were read ahead of the slot (`inputs_checked_at`) or by the API (`photo_headers_checked`): the submission need not read them. */
   inputs_checked: boolean;
 };
 
@@ -160,7 +160,7 @@ async function claimTicketed(
          claimed_by = :processId, submission_account_id = t.account_id
        from tickets t
        where g.id = any(array(select id from claimable)) and g.id = t.generation_id
-       returning g.id, g.provider_kind, g.route, g.model, g.inputs, g.prompt, g.inputs_checked_at is not null as inputs_checked,
+       returning g.id, g.provider_kind, g.route, g.model, g.inputs, g.prompt, (g.inputs_checked_at is not null or g.photo_headers_checked) as inputs_checked,
          -- Staged photos only while the provider keeps them a while yet (its clock may run ahead of ours).
          case when g.staged_inputs_until > now() + interval '1 minute' then g.staged_inputs end as staged_inputs,
          t.account_id, t.slot_no, t.job_id

@@ -23,6 +23,8 @@ export interface NewGeneration {
   providerKind: ProviderKind;
   route: ModelRoute;
   inputs: GenerationInput[];
+  /** The API read each photo's header and found a usable image: the dispatcher reads none (`photo_headers_checked`). */
+  photoHeadersChecked?: boolean;
 }
 
 /**
@@ -35,14 +37,14 @@ export async function insertPending(trx: Knex.Transaction, boss: PgBoss, generat
   const { rows } = await trx.raw<{ rows: unknown[] }>(
     `with inserted as (
        insert into generations (id, user_id, kind, effect_id, studio_category_id, prompt, status, cost, output_type, model,
-         provider_kind, route, inputs, submit_job_id)
+         provider_kind, route, inputs, photo_headers_checked, submit_job_id)
        select :id, :userId, :kind, :effectId, :studioCategoryId, :prompt, 'pending', :cost, :outputType, :model,
-         :providerKind, :route, :inputs, :id
+         :providerKind, :route, :inputs, :photoHeadersChecked, :id
        where (select count(*) from (select 1 from generations where status = 'pending' limit :maxPending) waiting) < :maxPending
        returning id, user_id
      )
      select ${generationStatusNotifySql('pending')} from inserted`,
-    { ...generation, route: JSON.stringify(generation.route), inputs: JSON.stringify(generation.inputs), maxPending },
+    { ...generation, route: JSON.stringify(generation.route), inputs: JSON.stringify(generation.inputs), photoHeadersChecked: generation.photoHeadersChecked ?? false, maxPending },
   );
   if (!rows.length) return false;
   await sendSubmitJob(boss, trx, generation.providerKind, generation.id);

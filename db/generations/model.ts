@@ -58,6 +58,8 @@ export interface GenerationRow {
   dispatch_until: Date | null;
   dispatch_attempts: number;
   inputs_checked_at: Date | null;
+  /** The API read each photo's header at the request and found a usable image: the submission reads none. */
+  photo_headers_checked: boolean;
   /** The photos as staged with the provider ahead of the slot (its links, in `inputs` order), kept by it until `staged_inputs_until`. */
   staged_inputs: StagedInput[] | null;
   staged_inputs_until: Date | null;

@@ -3,17 +3,7 @@ import { UnreadableImageError } from '../../media/errors';
 import { probeImage } from '../../media/images';
 import type { Storage } from '../../media/storage';
 import type { FileToStage } from '../../clients/providers/adapter';
-
-/** Contract B: a photo above about 100 megapixels fails as `bad_input_image`. */
-const maxMegapixels = 100;
-
-/**
- * What is read of a photo first: its header is at the start (a JPEG's frame header comes after its
- * EXIF, at most 64 KB, and an ICC profile of a few KB; PNG's and WebP's sizes are in their first
- * bytes), so a 10 MB upload is not read whole to learn its size. A photo whose header lies further
- * (a very large embedded profile, a HEIF with its metadata at the end) is read whole.
- */
-export const PHOTO_HEADER_BYTES = 256 * 1024;
+import { MAX_PHOTO_MEGAPIXELS, PHOTO_HEADER_BYTES } from '../../media/photo-header';
 
 /**
  * Reads the header of every input photo before anything is sent to the provider: a broken file or
@@ -46,7 +36,7 @@ async function readEach<T extends { megapixels: number }>(inputs: GenerationInpu
       if (error instanceof UnreadableImageError) return `photo ${input.upload_id} is not a readable image`;
       throw error;
     }
-    if (photo.megapixels > maxMegapixels) return `photo ${input.upload_id} has ${photo.megapixels.toFixed(0)} megapixels`;
+    if (photo.megapixels > MAX_PHOTO_MEGAPIXELS) return `photo ${input.upload_id} has ${photo.megapixels.toFixed(0)} megapixels`;
     photos.push(photo);
   }
   return photos;

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { createOnce } from '../../../api/idempotency/create-once';
 import { checkUpload, maxUploadBytes } from '../../../api/uploads/uploads';
 import { client } from '../../client';
+import { hugePngHeader } from '../../images';
 import { balanceOf, generationAndChargeCounts, insertDemoEffects, insertEffect, photo, storedUpload, type DemoSlug } from '../../generation-fixtures';
 import { resetDatabase, services, startTestApp, useTestApp } from '../../harness';
 import { makeUser, type TestUser } from '../../users';
@@ -125,6 +126,17 @@ describe('POST /v1/generations', () => {
       // Behind a store that would take it through its ticket all the same.
       const row = { id: big, user_id: user.id, object_key: 'uploads/x.jpg', content_type: 'image/jpeg', created_at: new Date() };
       expect(checkUpload(row, { size: maxUploadBytes + 1, contentType: 'image/jpeg', viaItsTicket: true })).to.equal('too_large');
+    });
+
+    it('reads each photo\'s first bytes as it looks at it: a generation whose photos show usable images is marked so (the dispatcher reads none), one with a photo that shows none is not (the dispatcher reads it, and refuses it)', async () => {
+      const checked = async (uploadId: string) => {
+        const answer = await post({ effect_id: effects['winter-portrait'], upload_id: uploadId });
+        expect(answer.status, answer.text).to.equal(202);
+        return (await services().db('generations').where({ id: answer.body.id }).first('photo_headers_checked')).photo_headers_checked;
+      };
+      expect(await checked(upload), 'a photo').to.equal(true);
+      expect(await checked(await storedUpload(user.id, Buffer.from('not an image at all'))), 'no image').to.equal(false);
+      expect(await checked(await storedUpload(user.id, hugePngHeader(12_000), 'image/png')), 'above 100 megapixels').to.equal(false);
     });
 
     it('2 before 3: an unfinished upload is named before a wrong number of photos', async () => {

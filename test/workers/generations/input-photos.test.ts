@@ -3,7 +3,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import type { GenerationInput } from '../../../db/generations/model';
 import type { Storage } from '../../../media/storage';
-import { PHOTO_HEADER_BYTES, readInputPhotos, unusableInputPhoto } from '../../../workers/generations/input-photos';
+import { readInputPhotos, unusableInputPhoto } from '../../../workers/generations/input-photos';
+import { PHOTO_HEADER_BYTES } from '../../../media/photo-header';
 import { services } from '../../harness';
 import { hugePngHeader } from '../../images';
 

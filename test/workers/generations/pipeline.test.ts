@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
-import { reserveAndQueue } from '../../../services/generations/reserve-and-queue';
+import { reserveAndQueue, type GenerationPlan } from '../../../services/generations/reserve-and-queue';
 import { ResultTooLargeError, type ProviderAdapter } from '../../../clients/providers/adapter';
 import { startPreviewConsumer } from '../../../workers/generations/preview-consumer';
 import { adapterWith, balanceOf, insertDemoEffects, insertEffect, ledgerOf, photo, startPipeline, storedUpload, waitForTerminal, type DemoSlug, type Pipeline } from '../../generation-fixtures';
@@ -335,10 +335,32 @@ describe(overKind('generation pipeline with the provider simulator'), function (
       return { storage, claims };
     }
 
-    it('reads a lone generation\'s photos while the round claims it, not after: the only read of its photo begins before the claim', async () => {
+    /** A generation's plan of one stored photo, to start it as the replay does: without the API's read of its photo. */
+    async function planOfOnePhoto(userId: string): Promise<GenerationPlan> {
+      const effect = await services().db('effects').where({ id: effects['winter-portrait'] }).first('cost', 'model', 'output_type');
+      const upload = await storedUpload(userId, await photo());
+      const { object_key: objectKey } = await services().db('uploads').where({ id: upload }).first('object_key');
+      return {
+        kind: 'effect', effectId: effects['winter-portrait'], studioCategoryId: null, prompt: null, cost: effect.cost,
+        outputType: effect.output_type, model: effect.model, providerKind: testKind, route: kindRoute(effect.model), inputs: [{ upload_id: upload, object_key: objectKey, person: 0 }],
+      };
+    }
+
+    it('submits a generation whose photos the API read at the request without reading them again', async () => {
       const reads = claimsAtEachRead();
       pipeline = await startPipeline({ services: { storage: reads.storage } });
       const { id } = await launch('winter-portrait');
+      expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+      expect(await services().db('generations').where({ id }).first('photo_headers_checked')).to.deep.equal({ photo_headers_checked: true });
+      expect(reads.claims, 'no read by the worker').to.deep.equal([]);
+    });
+
+    it('reads a lone generation\'s photos while the round claims it, not after, when the API did not: the only read of its photo begins before the claim', async () => {
+      const reads = claimsAtEachRead();
+      pipeline = await startPipeline({ services: { storage: reads.storage } });
+      const user = await makeUser({ guest: true, balance: 100 });
+      const plan = await planOfOnePhoto(user.id);
+      const id = await services().db.transaction(async (trx) => await reserveAndQueue(trx, services(), user.id, plan) as string);
       expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
       expect(reads.claims).to.deep.equal([0]);
     });
@@ -347,15 +369,7 @@ describe(overKind('generation pipeline with the provider simulator'), function (
       const reads = claimsAtEachRead();
       pipeline = await startPipeline({ services: { storage: reads.storage } });
       const user = await makeUser({ guest: true, balance: 1000 });
-      const effect = await services().db('effects').where({ id: effects['winter-portrait'] }).first('cost', 'model', 'output_type');
-      const plans = await Promise.all(Array.from({ length: 4 }, async () => {
-        const upload = await storedUpload(user.id, await photo());
-        const { object_key: objectKey } = await services().db('uploads').where({ id: upload }).first('object_key');
-        return {
-          kind: 'effect' as const, effectId: effects['winter-portrait'], studioCategoryId: null, prompt: null, cost: effect.cost,
-          outputType: effect.output_type, model: effect.model, providerKind: testKind, route: kindRoute(effect.model), inputs: [{ upload_id: upload, object_key: objectKey, person: 0 }],
-        };
-      }));
+      const plans = await Promise.all(Array.from({ length: 4 }, () => planOfOnePhoto(user.id)));
       // One commit: their four NOTIFYs arrive together, before any round has seen the line.
       const ids = await services().db.transaction(async (trx) => {
         const created: string[] = [];
