@@ -27,12 +27,15 @@ describe('claimNextWithSlots: the next tickets of each kind, their generations a
   it('takes the line in its order onto the free slots (slot 0 of every account first), recording claim, attempt, lease and the started ticket', async () => {
     await syncProviderAccounts(db(), [{ kind: 'simulator', apiKey: 'a', slots: 2 }, { kind: 'simulator', apiKey: 'b', slots: 1 }]);
     const [a, b] = [await accountIdOf('a'), await accountIdOf('b')];
+    // Made through the API, which read their photos; one as the replay makes it, without that read.
+    await db()('generations').where({ id: generations[1] }).update({ photo_headers_checked: false });
     const round = await claim(5);
     expect(round).to.deep.include({ waiting: 5, freeSlots: 3, passedOver: 0 });
     expect(round.claims.map(({ generation, jobId }) => [generation.id, jobId]).sort()).to.deep.equal(generations.slice(0, 3).map((id) => [id, id]).sort());
     expect(round.claims.map(({ lease }) => `${lease.accountId}:${lease.slotNo}`).sort()).to.deep.equal([`${a}:0`, `${a}:1`, `${b}:0`].sort());
     const first = round.claims.find(({ generation }) => generation.id === generations[0])!;
-    expect(first.generation).to.deep.include({ route: { model: 'image' }, provider_kind: 'simulator', inputs_checked: false });
+    expect(first.generation).to.deep.include({ route: { model: 'image' }, provider_kind: 'simulator', inputs_checked: true });
+    expect(round.claims.find(({ generation }) => generation.id === generations[1])!.generation, 'its photos to be read at submission').to.deep.include({ inputs_checked: false });
     expect(first.generation.inputs).to.have.length(1);
     expect((await leasedSlots()).map((slot) => slot.generation_id).sort()).to.deep.equal(generations.slice(0, 3).sort());
     const rows = await db()('generations').whereIn('id', generations.slice(0, 5)).select('id', 'status', 'claimed_by', 'submission_account_id', 'dispatch_attempts', 'dispatch_until');
