@@ -92,10 +92,9 @@ export class Storage {
       // The client answers the store's response itself, typed as a plain stream.
       answer = await this.client.getPartialObject(this.bucket, key, 0, length) as IncomingMessage;
     } catch (error) {
-      const code = (error as { code?: string }).code ?? '';
-      if (['NotFound', 'NoSuchKey'].includes(code)) return null;
+      if (isMissingObject(error)) return null;
       // An empty object has no first byte to range over.
-      if (code === 'InvalidRange') {
+      if ((error as { code?: string }).code === 'InvalidRange') {
         const object = await this.stat(key);
         return object && { object, head: Buffer.alloc(0) };
       }
@@ -104,22 +103,23 @@ export class Storage {
     const head = await collected(answer);
     const { headers } = answer;
     const total = /\/(\d+)$/.exec(headers['content-range'] ?? '')?.[1] ?? headers['content-length'];
-    return {
-      object: { size: Number(total), contentType: headers['content-type'] ?? null, viaItsTicket: headers[`x-amz-meta-${ticketMetadata}`] === this.ticketStamp(key) },
-      head,
-    };
+    return { object: this.storedObject(key, Number(total), headers['content-type'], headers[`x-amz-meta-${ticketMetadata}`]), head };
   }
 
   /** Size and type of an object, or null when it does not exist. */
   async stat(key: string): Promise<StoredObject | null> {
     try {
       const stat = await this.client.statObject(this.bucket, key);
-      const contentType = stat.metaData?.['content-type'] ?? null;
-      return { size: stat.size, contentType, viaItsTicket: stat.metaData?.[ticketMetadata] === this.ticketStamp(key) };
+      return this.storedObject(key, stat.size, stat.metaData?.['content-type'], stat.metaData?.[ticketMetadata]);
     } catch (error) {
-      if (['NotFound', 'NoSuchKey'].includes((error as { code?: string }).code ?? '')) return null;
+      if (isMissingObject(error)) return null;
       throw error;
     }
+  }
+
+  /** An object as the store described it: `ticket`, the stamp its metadata keeps (`presignedPost`). */
+  private storedObject(key: string, size: number, contentType: string | undefined, ticket: string | string[] | undefined): StoredObject {
+    return { size, contentType: contentType ?? null, viaItsTicket: ticket === this.ticketStamp(key) };
   }
 
   async remove(key: string): Promise<void> {
@@ -168,6 +168,11 @@ export class Storage {
   private ticketStamp(key: string): string {
     return createHmac('sha256', this.ticketSecret).update(`upload-ticket\n${this.bucket}\n${key}`).digest('base64url');
   }
+}
+
+/** The store's answer for a key that holds no object (`NoSuchKey` for a read, `NotFound` for a HEAD). */
+export function isMissingObject(error: unknown): boolean {
+  return ['NotFound', 'NoSuchKey'].includes((error as { code?: string }).code ?? '');
 }
 
 async function collected(stream: AsyncIterable<unknown>): Promise<Buffer> {

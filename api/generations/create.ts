@@ -34,7 +34,7 @@ export interface CheckedGeneration {
    * Resolves whether each photo's header was read and shows a usable image: the dispatcher then
    * reads none.
    */
-  photosStored: Promise<boolean>;
+  photoHeadersChecked: Promise<boolean>;
 }
 
 /**
@@ -86,10 +86,10 @@ export async function startGeneration<Answer>(
     body: request.body,
     statusCode: 202,
     prepare: request.plan,
-    create: async (trx, { plan, photosStored }) => {
-      const started = await reserveAndQueue(trx, services, userId, plan, photosStored);
+    create: async (trx, { plan, photoHeadersChecked }) => {
+      const started = await reserveAndQueue(trx, services, userId, plan, photoHeadersChecked);
       // A photo's refusal comes first, and rolls the reserve back.
-      await photosStored;
+      await photoHeadersChecked;
       if (started instanceof Shortfall) throw errors.insufficientCredits(started);
       if (started === 'queue_full') throw errors.providerUnavailable('Too many generations are waiting; try again later.');
       return started;
@@ -103,7 +103,7 @@ export async function startGeneration<Answer>(
  * The photos' own checks, shared by every kind of generation, in the contract's order: every
  * upload exists and is the caller's (404), then each is in storage and within 15 MB (422, at its
  * place in the request). Answers the caller's uploads by id (lowercase), and whether each photo's
- * header shows a usable image (`CheckedGeneration.photosStored`).
+ * header shows a usable image (`CheckedGeneration.photoHeadersChecked`).
  */
 export async function checkedUploads(
   services: Services,
@@ -194,7 +194,7 @@ async function planEffectGeneration(services: Services, userId: string, body: Cr
       route: route.route,
       inputs: photos.map((photo) => ({ upload_id: photo.upload_id.toLowerCase(), object_key: byId.get(photo.upload_id.toLowerCase())!.object_key, person: photo.person })),
     },
-    photosStored: stored,
+    photoHeadersChecked: stored,
   };
 }
 

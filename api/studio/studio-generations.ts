@@ -67,7 +67,7 @@ export async function estimateStudioGeneration(services: Services, userId: strin
   return { cost: category.cost, ...coverage, ...queue };
 }
 
-/** Its photos are checked in full here, storage included: `photosStored` only says what their headers showed. */
+/** Its photos are checked in full here, storage included: `photoHeadersChecked` only says what their headers showed. */
 async function planStudioGeneration(services: Services, userId: string, body: StudioGenerationBody): Promise<CheckedGeneration> {
   if (body.prompt.trim() === '') throw invalidField(['body', 'prompt'], 'the prompt must not be blank', 'string_blank');
   const { category, route } = await launchableCategory(services, body.category_id);
@@ -84,7 +84,7 @@ async function planStudioGeneration(services: Services, userId: string, body: St
     route: route.route,
     inputs,
   };
-  return { plan, photosStored: Promise.resolve(headersUsable) };
+  return { plan, photoHeadersChecked: Promise.resolve(headersUsable) };
 }
 
 /** An enabled category that a provider kind with an account here runs, and its route; else 404, as for a disabled one. */

@@ -4,8 +4,8 @@ import { debit, Shortfall } from '../../db/credits/ledger';
 import { insertPending, type NewGeneration } from '../../db/generations/insert-pending';
 import type { Services } from '..';
 
-/** What a generation is to run and cost, as its kind's checks made it. */
-export type GenerationPlan = Omit<NewGeneration, 'id' | 'userId'>;
+/** What a generation is to run and cost, as its kind's checks made it (the look at its photos comes apart: `reserveAndQueue`). */
+export type GenerationPlan = Omit<NewGeneration, 'id' | 'userId' | 'photoHeadersChecked'>;
 
 /**
  * Inside the caller's transaction: reserve the cost (402), check the queue (503) and insert the

@@ -1,7 +1,7 @@
 import type { GenerationInput } from '../../db/generations/model';
 import { UnreadableImageError } from '../../media/errors';
 import { probeImage } from '../../media/images';
-import type { Storage } from '../../media/storage';
+import { isMissingObject, type Storage } from '../../media/storage';
 import type { FileToStage } from '../../clients/providers/adapter';
 import { MAX_PHOTO_MEGAPIXELS, PHOTO_HEADER_BYTES } from '../../media/photo-header';
 
@@ -32,7 +32,7 @@ async function readEach<T extends { megapixels: number }>(inputs: GenerationInpu
     try {
       photo = await read(input.object_key);
     } catch (error) {
-      if (['NoSuchKey', 'NotFound'].includes((error as { code?: string }).code ?? '')) return `photo ${input.upload_id} is gone from storage`;
+      if (isMissingObject(error)) return `photo ${input.upload_id} is gone from storage`;
       if (error instanceof UnreadableImageError) return `photo ${input.upload_id} is not a readable image`;
       throw error;
     }
