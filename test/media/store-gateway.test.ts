@@ -144,6 +144,31 @@ describe('the embedded object store checks what S3 checks', () => {
       expect(await services().storage.stat(formKey)).to.deep.equal({ size: 11, contentType: 'image/jpeg', viaItsTicket: true });
     });
 
+    it('reads what stat tells and the first bytes in one ranged GET: the whole size of a longer file, a shorter one whole, none for a missing key, and an empty one from S3\'s refusal of its range', async () => {
+      const { storage } = services();
+      const file = Buffer.from(Array.from({ length: 1000 }, (_, index) => index % 251));
+      const form = await ticket(formKey, { maxBytes: 2048 });
+      expect((await submitToTicket(form, file, 'image/jpeg')).status).to.equal(204);
+      const read = await storage.readHead(formKey, 100);
+      expect(read?.object).to.deep.equal(await storage.stat(formKey));
+      expect(read?.object).to.deep.equal({ size: 1000, contentType: 'image/jpeg', viaItsTicket: true });
+      expect(read?.head.equals(file.subarray(0, 100))).to.equal(true);
+      expect((await storage.readHead(formKey, 4096))?.head.equals(file)).to.equal(true);
+
+      expect(await storage.readHead(`uploads/gateway-test/${randomUUID()}.jpg`, 100)).to.equal(null);
+
+      // An empty object (no ticket makes one: a form takes 1 byte at least): S3 answers a range over
+      // it with 416 InvalidRange, which s3rver never does (it leaves the request unanswered), so the
+      // client is given S3's answer here and the object is looked at with a HEAD.
+      const empty = `uploads/gateway-test/${randomUUID()}.jpg`;
+      await storage.put(empty, Buffer.alloc(0), 'image/jpeg');
+      const overEmpty = Object.create(storage) as typeof storage;
+      const client = Object.create((storage as unknown as { client: Minio.Client }).client) as Minio.Client;
+      client.getPartialObject = () => Promise.reject(Object.assign(new Error('The requested range is not satisfiable'), { code: 'InvalidRange' }));
+      Object.defineProperty(overEmpty, 'client', { value: client });
+      expect(await overEmpty.readHead(empty, 100)).to.deep.equal({ object: { size: 0, contentType: 'image/jpeg', viaItsTicket: false }, head: Buffer.alloc(0) });
+    });
+
     it('refuses a swapped key or content type, an extra or repeated field, and a form without a policy (AccessDenied)', async () => {
       const form = await ticket(formKey);
       const file = Buffer.from('from a form');

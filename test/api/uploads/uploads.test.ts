@@ -71,6 +71,17 @@ describe('uploads', () => {
     });
   });
 
+  it('refuses (422 upload_too_large) a file above 15 MB that came through its own ticket, behind a store that let it in', async () => {
+    const user = await makeUser({ guest: true, balance: 100 });
+    const ticket = (await t.api.post('/v1/uploads', { content_type: 'image/jpeg' }, { token: user.token })).body;
+    // A ticket for the same key whose policy allows more, as a store that ignores the range would.
+    const lax = await services().storage.presignedPost(ticket.object_key, { contentType: 'image/jpeg', maxBytes: 16 * 1024 * 1024, expiresInSeconds: 60 });
+    expect((await submitToTicket(lax, Buffer.concat([await photo(), Buffer.alloc(15 * 1024 * 1024, 7)]), 'image/jpeg')).status).to.equal(204);
+    const refused = await t.api.post('/v1/generations', { effect_id: await insertEffect('winter-portrait'), characters: [[ticket.id]] }, { token: user.token });
+    expect(refused.status).to.equal(422);
+    expect(refused.body.error.details).to.deep.equal([{ loc: ['body', 'characters', 0, 0], msg: 'the upload is larger than 15 MB', type: 'upload_too_large' }]);
+  });
+
   it('accepts only JPEG, PNG and WebP', async () => {
     const user = await makeUser({ guest: true });
     for (const contentType of ['image/jpeg', 'image/webp']) {
