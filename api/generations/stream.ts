@@ -5,7 +5,8 @@ import { generationStatusSchema } from './views';
 /**
  * `GET /v1/generations/{id}/stream`: `event: status` with `{id, status, error_code}` (never
  * `result_url`: the client fetches the detail for it), closed at `succeeded` or `failed`. The
- * generation pipeline announces every status change on `generation_status` in the same transaction.
+ * generation pipeline announces every status change on `generation_status` in the same transaction,
+ * with the status and error code: a terminal one is shown as announced, without reading the row.
  */
 const terminalStatuses = new Set(['succeeded', 'failed']);
 
@@ -30,6 +31,9 @@ export const generationStreamRoute = rowStreamRoute<GenerationState>(
   {
     kind: 'generation', channel: 'generation_status', table: 'generations', columns: ['id', 'status', 'error_code'],
     isTerminal: (state) => terminalStatuses.has(state.status),
+    // succeeded and failed are never left: their announcement says all the stream shows.
+    finalState: ({ id, status, error_code: errorCode }) => (typeof id === 'string' && typeof status === 'string' && terminalStatuses.has(status)
+      && (errorCode === null || typeof errorCode === 'string') ? { id, status, error_code: errorCode } : null),
     event: 'status',
     render: (state) => ({ id: state.id, status: state.status, error_code: state.error_code }),
     eventSchema: generationStreamEventSchema,

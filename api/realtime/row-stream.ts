@@ -18,6 +18,8 @@ export interface RowStream<State> {
   table: string;
   columns: (keyof State & string)[];
   isTerminal(state: State): boolean;
+  /** `StreamSpec.finalState`: a final state read from its announcement, without a reread. */
+  finalState?(announcement: Record<string, unknown>): State | null;
   /** The `event:` name, or null for bare `data:` lines. */
   event: string | null;
   render(state: State): object;
@@ -48,13 +50,14 @@ export function rowStreamRoute<State>(path: string, summary: string, answer: Pic
       const id = params.id.toLowerCase();
       const userId = caller(ctx).id;
       const { db } = ctx.services;
-      const { kind, channel, isTerminal, event, render } = stream;
+      const { kind, channel, isTerminal, finalState, event, render } = stream;
       await openStream(ctx, {
         kind,
         channel,
         objectId: id,
         userId,
         isTerminal,
+        finalState,
         event,
         render,
         snapshot: () => db(stream.table).where({ id, user_id: userId }).first(...stream.columns).then((row: State | undefined) => row ?? null),

@@ -15,7 +15,9 @@ import { acquireStreamLease, releaseStreamLease, releaseProcessStreamLeases, ren
  * - the first event is a snapshot of the current state, also when it is already terminal;
  * - later events follow changes, announced by NOTIFY on the kind's channel: each announcement makes
  *   the stream reread its object (so an old or duplicate announcement can never move it backwards)
- *   and write an event when what it shows changed;
+ *   and write an event when what it shows changed; a kind whose terminal states are final may read
+ *   one from the announcement itself (`finalState`): nothing can follow it, so there is nothing to
+ *   reread;
  * - the server ends the stream at a terminal state (each kind says which states are terminal);
  * - `: ping` comments keep proxies from timing the connection out; the same beat renews the stream
  *   slots of this process;
@@ -33,6 +35,11 @@ export interface StreamSpec<State> {
   /** Reads the current state; null when the object is absent or not the user's (`404`, or the stream ends). */
   snapshot: () => Promise<State | null>;
   isTerminal: (state: State) => boolean;
+  /**
+   * The state an announcement names when that state is terminal and final (no later change can
+   * follow it), else null: it is shown without a reread. Absent: every announcement is reread.
+   */
+  finalState?: (announcement: Record<string, unknown>) => State | null;
   /** The `event:` name, or null for bare `data:` lines (the payment stream). */
   event: string | null;
   /** The event's `data` object. */
@@ -264,8 +271,11 @@ class LiveStream<State> implements HubSubscriber {
     else this.unsubscribe = unsubscribe;
   }
 
-  notify(): void {
-    this.schedule(false);
+  notify(announcement: Record<string, unknown>): void {
+    const final = this.started && !this.closed ? this.spec.finalState?.(announcement) : null;
+    // A reread under way then finds the stream closed and writes nothing.
+    if (final) this.show(final, false);
+    else this.schedule(false);
   }
 
   /** After a lost LISTEN connection: send a fresh snapshot even if nothing seems to have changed. */

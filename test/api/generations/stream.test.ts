@@ -78,6 +78,27 @@ describe('GET /v1/generations/{id}/stream', function () {
     expect(await connection.endsWithin(2000)).to.equal(true);
   });
 
+  it('shows a terminal status as its announcement says it, and rereads the row for any other', async () => {
+    const user = await makeUser();
+    const announce = (id: string, status: string, errorCode: string | null) =>
+      services().db.raw("select pg_notify('generation_status', ?)", [JSON.stringify({ id, user_id: user.id, status, error_code: errorCode })]);
+    // The rows stay pending: what the streams show of them comes from the announcements or the rows.
+    const reread = await insertGeneration(user.id, 'pending');
+    const rereading = await stream(user.token, reread);
+    await rereading.next();
+    await announce(reread, 'processing', null);
+    expect(await rereading.endsWithin(500)).to.equal(false);
+    expect(rereading.events).to.have.length(1);
+
+    const failed = await insertGeneration(user.id, 'pending');
+    const failing = await stream(user.token, failed);
+    await failing.next();
+    await announce(failed, 'failed', 'provider_error');
+    expect(JSON.parse((await failing.next()).data)).to.deep.equal({ id: failed, status: 'failed', error_code: 'provider_error' });
+    expect(await failing.endsWithin(2000)).to.equal(true);
+    expect(await leaseCount(user.id)).to.equal(1);
+  });
+
   it('answers a terminal generation with one snapshot, then closes', async () => {
     const user = await makeUser();
     const id = await insertGeneration(user.id, 'failed', 'safety');
