@@ -19,13 +19,19 @@ export interface GenerationPreview {
   blurhash: string;
 }
 
+/**
+ * Stores a preview's thumb once it is made (the thumb's key is the caller's): it runs while the
+ * blurhash is sampled.
+ */
+export type StoreThumb = (thumb: Buffer) => Promise<void>;
+
 /** The preview of a result file; its size is read from the file while the images are made. */
-export async function buildGenerationPreview(result: Buffer, outputType: 'image' | 'video'): Promise<GenerationPreview> {
+export async function buildGenerationPreview(result: Buffer, outputType: 'image' | 'video', storeThumb: StoreThumb): Promise<GenerationPreview> {
   if (outputType === 'video') {
     const { width, height } = await probeVideo(result);
-    return { ...await previewImages(await extractFrame(result, VIDEO_POSTER_AT_S)), posterIsThumb: true, width, height };
+    return { ...await previewImages(await extractFrame(result, VIDEO_POSTER_AT_S), storeThumb), posterIsThumb: true, width, height };
   }
-  const [size, images] = await Promise.all([probeImage(result), previewImages(result)]);
+  const [size, images] = await Promise.all([probeImage(result), previewImages(result, storeThumb)]);
   return imagePreview(images, size);
 }
 
@@ -36,19 +42,17 @@ export interface PreviewImages {
 }
 
 /**
- * The thumb and the blurhash of an image. A JPEG is sampled for its blurhash at once, beside its
- * thumb, on another of libuv's threads (sharp runs each on one), so a user waits for the longer of
- * the two: its decoder shrinks on load, so the 32-pixel sample costs little more than the thumb's.
- * Any other format is sampled from the thumb once it is made, which costs less CPU than decoding a
- * PNG or WebP result whole a second time. Both samples look the same at 32 pixels.
+ * The thumb and the blurhash of an image. The thumb comes first, alone: a user waits for it and
+ * then for its upload, and a sample decoded beside it on the other core slowed it by a tenth to a
+ * third (two cores). The blurhash is then sampled while `storeThumb` uploads the thumb, which takes
+ * longer: a JPEG from itself (its decoder shrinks on load, so the 32-pixel sample costs little),
+ * any other format from the thumb, which costs less CPU than decoding a PNG or WebP result whole a
+ * second time. Both samples look the same at 32 pixels.
  */
-export async function previewImages(image: Buffer): Promise<PreviewImages> {
-  if (isJpeg(image)) {
-    const [thumb, blurhash] = await Promise.all([webpCopy(image, THUMB_SHORT_SIDE), blurhashOf(image)]);
-    return { thumb, blurhash };
-  }
+export async function previewImages(image: Buffer, storeThumb: StoreThumb): Promise<PreviewImages> {
   const thumb = await webpCopy(image, THUMB_SHORT_SIDE);
-  return { thumb, blurhash: await blurhashOf(thumb) };
+  const [blurhash] = await Promise.all([blurhashOf(isJpeg(image) ? image : thumb), storeThumb(thumb)]);
+  return { thumb, blurhash };
 }
 
 /** A JPEG file starts with its SOI marker and the next marker's first byte. */

@@ -224,24 +224,21 @@ class Polls {
 
   /**
    * A file copied into our storage under its real format, or a text task's answer; null when the
-   * result is unusable. An image's preview is begun from the bytes in hand at once, while its header
-   * is read and its copy written: a lone generation waits for the longest of these, not their sum
-   * (a text answer and a video have none here).
+   * result is unusable. Once its header is read, an image's copy is written while its preview is
+   * made and stored: a lone generation waits for the longer of these, not their sum (a text answer
+   * and a video have no preview here).
    */
   private async keptResult(task: DuePoll, body: Buffer): Promise<KeptResult | null> {
     if (task.output_type === 'text') {
       const text = resultText(body);
       return text === null ? null : { result: { text }, preview: null };
     }
-    const images = task.output_type === 'image' ? previewImages(body) : null;
-    // A file found unusable drops its preview; a preview that fails is storePreview's to judge.
-    images?.catch(() => undefined);
     const file = await resultFileType(body, task.output_type);
     if (!file) return null;
     const { imageSize } = file;
     const [key, preview] = await Promise.all([
       storeResult(this.services.storage, task, body, file.type),
-      images && imageSize ? storePreview(this.services, task, async () => imagePreview(await images, imageSize)) : null,
+      imageSize ? storePreview(this.services, task, async (storeThumb) => imagePreview(await previewImages(body, storeThumb), imageSize)) : null,
     ]);
     return { result: { key, contentType: file.type.contentType }, preview };
   }

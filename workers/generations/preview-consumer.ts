@@ -27,7 +27,7 @@ async function makePreview(services: Services, job: Job<QueuePayloads['generatio
   if (!row) return;
   // A text answer has no file and no preview.
   const resultKey = row.result_key;
-  const preview = resultKey === null ? null : await storePreview(services, row, async () => buildGenerationPreview(await services.storage.get(resultKey), row.output_type === 'video' ? 'video' : 'image'));
+  const preview = resultKey === null ? null : await storePreview(services, row, async (storeThumb) => buildGenerationPreview(await services.storage.get(resultKey), row.output_type === 'video' ? 'video' : 'image', storeThumb));
   await db.transaction(async (trx) => {
     await succeedGeneration(trx, boss, { generationId: row.id, preview }, earningTerms(services.config));
     // The job ends with the transition: a crash in between leaves both undone, and the retry is a no-op.

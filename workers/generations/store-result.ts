@@ -3,7 +3,7 @@ import { isUnreachable } from '../../db/unreachable';
 import { UnreadableImageError, UnreadableVideoError, UnsupportedImageFormatError } from '../../media/errors';
 import type { Size } from '../../media/dimensions';
 import { servedImageType, videoFileType, type FileType } from '../../media/file-types';
-import type { GenerationPreview } from '../../media/generation-preview';
+import type { GenerationPreview, StoreThumb } from '../../media/generation-preview';
 import { probeImage } from '../../media/images';
 import { previewThumbKey, resultKey } from '../../media/object-keys';
 import type { Storage } from '../../media/storage';
@@ -35,19 +35,18 @@ export async function storeResult(storage: Storage, generation: { id: string; us
 
 /**
  * The preview of a result file (`previews/<user_id>/<generation_id>/thumb.webp`, for a video the
- * poster frame) as `build` makes it, or null when it cannot be read or made: the generation
- * succeeds without one (the contract). An unreachable database or object store is thrown, so the
- * step is tried again.
+ * poster frame) as `build` makes it, its thumb stored through the `StoreThumb` it is given, or null
+ * when it cannot be read or made: the generation succeeds without one (the contract). An
+ * unreachable database or object store is thrown, so the step is tried again.
  */
 export async function storePreview(
   { storage, log }: Pick<Services, 'storage' | 'log'>,
   generation: { id: string; user_id: string },
-  build: () => Promise<GenerationPreview>,
+  build: (storeThumb: StoreThumb) => Promise<GenerationPreview>,
 ): Promise<StoredGenerationPreview | null> {
   try {
-    const built = await build();
     const thumbKey = previewThumbKey(generation.user_id, generation.id);
-    await storage.put(thumbKey, built.thumb, 'image/webp');
+    const built = await build((thumb) => storage.put(thumbKey, thumb, 'image/webp'));
     return { thumb_key: thumbKey, poster_key: built.posterIsThumb ? thumbKey : null, width: built.width, height: built.height, blurhash: built.blurhash };
   } catch (error) {
     if (isUnreachable(error)) throw error;
