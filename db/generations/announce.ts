@@ -17,11 +17,13 @@ async function notifyGenerationStatus(trx: Knex.Transaction, event: GenerationSt
 /**
  * `notifyGenerationStatus` as an expression over a row with `id` and `user_id`, for a transition
  * that announces itself in its own statement: the same payload (`GenerationStatusEvent`), no
- * statement of its own.
+ * statement of its own. A new generation's row also gives `photo_headers_checked`: the dispatchers
+ * read nothing ahead for it when the API read its photos' headers.
  */
 export function generationStatusNotifySql(status: 'pending' | 'processing' | 'succeeded'): string {
+  const checked = status === 'pending' ? ", 'photo_headers_checked', photo_headers_checked" : '';
   // cast(), not `::text`: knex would read `:text` as the named binding of a statement that has one.
-  return `pg_notify('generation_status', cast(json_build_object('id', id, 'user_id', user_id, 'status', '${status}', 'error_code', null) as text))`;
+  return `pg_notify('generation_status', cast(json_build_object('id', id, 'user_id', user_id, 'status', '${status}', 'error_code', null${checked}) as text))`;
 }
 
 /**

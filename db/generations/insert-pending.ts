@@ -41,7 +41,7 @@ export async function insertPending(trx: Knex.Transaction, boss: PgBoss, generat
        select :id, :userId, :kind, :effectId, :studioCategoryId, :prompt, 'pending', :cost, :outputType, :model,
          :providerKind, :route, :inputs, :photoHeadersChecked, :id
        where (select count(*) from (select 1 from generations where status = 'pending' limit :maxPending) waiting) < :maxPending
-       returning id, user_id
+       returning id, user_id, photo_headers_checked
      )
      select ${generationStatusNotifySql('pending')} from inserted`,
     { ...generation, route: JSON.stringify(generation.route), inputs: JSON.stringify(generation.inputs), photoHeadersChecked: generation.photoHeadersChecked ?? false, maxPending },

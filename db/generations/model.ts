@@ -90,4 +90,6 @@ export interface GenerationStatusEvent {
   user_id: string;
   status: GenerationStatus;
   error_code: string | null;
+  /** On a new generation's announcement: the API read every photo's header (`photo_headers_checked`). */
+  photo_headers_checked?: boolean;
 }

@@ -74,7 +74,8 @@ export async function startDispatcher(
   const dispatcher = new Dispatcher(services, adapters, keys, { ...wiring, slotReturned: () => wiring.wakeup.wake() });
   const stopReadingAhead = await services.listenHub.subscribe('generation_status', null, {
     notify: (event) => {
-      if (event.status === 'pending' && typeof event.id === 'string') dispatcher.readAhead(event.id);
+      // Photos whose headers the API read are not read again (`photo_headers_checked`).
+      if (event.status === 'pending' && typeof event.id === 'string' && event.photo_headers_checked !== true) dispatcher.readAhead(event.id);
     },
     resync: () => undefined,
   });

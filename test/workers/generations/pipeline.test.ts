@@ -349,10 +349,23 @@ describe(overKind('generation pipeline with the provider simulator'), function (
     it('submits a generation whose photos the API read at the request without reading them again', async () => {
       const reads = claimsAtEachRead();
       pipeline = await startPipeline({ services: { storage: reads.storage } });
-      const { id } = await launch('winter-portrait');
-      expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
-      expect(await services().db('generations').where({ id }).first('photo_headers_checked')).to.deep.equal({ photo_headers_checked: true });
-      expect(reads.claims, 'no read by the worker').to.deep.equal([]);
+      const announced: unknown[] = [];
+      const unsubscribe = await services().listenHub.subscribe('generation_status', null, {
+        notify: (event) => {
+          if (event.status === 'pending') announced.push(event.photo_headers_checked);
+        },
+        resync: () => undefined,
+      });
+      try {
+        const { id } = await launch('winter-portrait');
+        expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
+        expect(await services().db('generations').where({ id }).first('photo_headers_checked')).to.deep.equal({ photo_headers_checked: true });
+        expect(reads.claims, 'no read by the worker').to.deep.equal([]);
+        // Its announcement says so: no dispatcher looks for photos to read ahead.
+        expect(announced).to.deep.equal([true]);
+      } finally {
+        unsubscribe();
+      }
     });
 
     it('reads a lone generation\'s photos while the round claims it, not after, when the API did not: the only read of its photo begins before the claim', async () => {
