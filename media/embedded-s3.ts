@@ -1,9 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import http, { type Server } from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import S3rver from 's3rver';
+import S3rver, { type FilesystemStore } from 's3rver';
 import { listenerUrl } from '../common/addresses';
 import { listen } from '../common/listen';
 import { publicReadPrefixes } from './object-keys';
@@ -55,6 +56,7 @@ export async function startEmbeddedS3(options: {
   // s3rver logs each request through koa-logger even when silent (its colouring alone costs more
   // than the gateway's checks); its first middleware is that logger.
   if (store.middleware[0]?.name === 'logger') store.middleware.shift();
+  keepDescriptions(store.store);
   const socketDirectory = mkdtempSync(path.join(os.tmpdir(), 'effects-s3-'));
   const socket = path.join(socketDirectory, 'store.sock');
   const storeServer = http.createServer(store.callback());
@@ -87,4 +89,90 @@ export async function startEmbeddedS3(options: {
       rmSync(socketDirectory, { recursive: true, force: true });
     },
   };
+}
+
+/** Descriptions kept, at most; then forgotten all at once. */
+const maxKeptDescriptions = 10_000;
+
+/**
+ * How long an object must have stayed unchanged before its description is kept: its writer (this
+ * store, or another one on the same directory) writes its metadata files after its bytes.
+ */
+const settledObjectMs = 1000;
+
+/**
+ * s3rver reads, for every request, the bucket's directory and its CORS and website configuration
+ * files, then the object's size, metadata and MD5 (files of their own): a dozen round trips to
+ * libuv's threads before the object's first byte, most of a request's time. Their answers are kept:
+ * - the bucket's change only through the store's own calls, which forget them as they begin and end;
+ * - an object's description is checked on each read against its file's size and modification
+ *   time (one round trip), is kept only once the object has stayed unchanged for a second, and is
+ *   forgotten by this store's writes of the object as they begin and end;
+ * - a read during which any write of this store began or ran keeps nothing.
+ */
+function keepDescriptions(store: FilesystemStore): void {
+  const bucketParts = new Map<string, Promise<unknown>>();
+  const objects = new Map<string, { size: number; mtimeMs: number; metadata: Record<string, unknown> }>();
+  const writes = { begun: 0, underWay: 0 };
+  /** Whether no write began or ran since `begunBefore` was read (with none under way then). */
+  const quietSince = (begunBefore: number) => writes.underWay === 0 && writes.begun === begunBefore;
+
+  const rememberBucketPart = (entry: string, read: () => Promise<unknown>): Promise<unknown> => {
+    const hit = bucketParts.get(entry);
+    if (hit) return hit;
+    const begunBefore = writes.underWay === 0 ? writes.begun : Number.NaN;
+    const answer = read();
+    answer.then(() => {
+      if (quietSince(begunBefore)) bucketParts.set(entry, answer);
+    }, () => undefined);
+    return answer;
+  };
+  const getBucket = store.getBucket.bind(store);
+  const getSubresource = store.getSubresource.bind(store);
+  store.getBucket = (bucket) => rememberBucketPart(`bucket\u0000${bucket}`, () => getBucket(bucket));
+  store.getSubresource = (bucket, key, type) => (key === undefined
+    ? rememberBucketPart(`${type}\u0000${bucket}`, () => getSubresource(bucket, key, type))
+    : getSubresource(bucket, key, type));
+
+  const getMetadata = store.getMetadata.bind(store);
+  store.getMetadata = async (bucket, key) => {
+    const entry = `${bucket}/${key}`;
+    const begunBefore = writes.underWay === 0 ? writes.begun : Number.NaN;
+    // Rejects for an absent object, as s3rver's own read does.
+    const file = await stat(store.getResourcePath(bucket, key, 'object'));
+    const hit = objects.get(entry);
+    if (hit && hit.size === file.size && hit.mtimeMs === file.mtimeMs) return { ...hit.metadata };
+    const metadata = await getMetadata(bucket, key);
+    if (quietSince(begunBefore) && Date.now() - file.mtimeMs > settledObjectMs) {
+      if (objects.size >= maxKeptDescriptions) objects.clear();
+      objects.set(entry, { size: file.size, mtimeMs: file.mtimeMs, metadata: { ...metadata } });
+    }
+    return metadata;
+  };
+
+  const writing = <Name extends keyof FilesystemStore>(name: Name, forget: (...args: Parameters<FilesystemStore[Name]>) => void) => {
+    const write = (store[name] as (...args: unknown[]) => Promise<unknown>).bind(store);
+    (store[name] as (...args: unknown[]) => Promise<unknown>) = async (...args: unknown[]) => {
+      const forgetIt = () => forget(...(args as Parameters<FilesystemStore[Name]>));
+      writes.begun += 1;
+      writes.underWay += 1;
+      forgetIt();
+      try {
+        return await write(...args);
+      } finally {
+        writes.underWay -= 1;
+        forgetIt();
+      }
+    };
+  };
+  const forgetObject = (bucket: string, key: string) => objects.delete(`${bucket}/${key}`);
+  const forgetEverything = () => {
+    bucketParts.clear();
+    objects.clear();
+  };
+  writing('putMetadata', forgetObject);
+  writing('putObject', (object) => forgetObject(object.bucket, object.key));
+  writing('copyObject', (_sourceBucket, _sourceKey, bucket, key) => forgetObject(bucket, key));
+  writing('deleteObject', forgetObject);
+  for (const name of ['putObjectMultipart', 'putBucket', 'deleteBucket', 'putSubresource', 'deleteSubresource'] as const) writing(name, forgetEverything);
 }

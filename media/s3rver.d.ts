@@ -7,8 +7,32 @@ declare module 's3rver' {
     vhostBuckets?: boolean;
     configureBuckets?: { name: string; configs: Buffer[] }[];
   }
+  /**
+   * s3rver's file-system store (`FilesystemStore`): the calls whose answers `embedded-s3.ts` keeps,
+   * and those that change what they read. Its own calls go through these same properties.
+   */
+  export interface FilesystemStore {
+    /** The file of `resource` (`'object'`: the object's bytes) of an object. */
+    getResourcePath(bucket: string, key: string, resource: string): string;
+    getBucket(bucket: string): Promise<unknown>;
+    /** `key` undefined: a subresource (CORS, website) of the bucket itself. */
+    getSubresource(bucket: string, key: string | undefined, type: string): Promise<unknown>;
+    /** Rejects (ENOENT) for an absent object. */
+    getMetadata(bucket: string, key: string): Promise<Record<string, unknown>>;
+    putMetadata(bucket: string, key: string, ...rest: unknown[]): Promise<unknown>;
+    putObject(object: { bucket: string; key: string }): Promise<unknown>;
+    copyObject(sourceBucket: string, sourceKey: string, bucket: string, key: string, ...rest: unknown[]): Promise<unknown>;
+    deleteObject(bucket: string, key: string): Promise<unknown>;
+    putObjectMultipart(bucket: string, ...rest: unknown[]): Promise<unknown>;
+    putBucket(bucket: string): Promise<unknown>;
+    deleteBucket(bucket: string): Promise<unknown>;
+    putSubresource(bucket: string, ...rest: unknown[]): Promise<unknown>;
+    deleteSubresource(bucket: string, ...rest: unknown[]): Promise<unknown>;
+  }
   /** A Koa application: served by a server of its own (`embedded-s3.ts`), not by `run()`. */
   export default class S3rver {
+    /** The store every request reads and writes through. */
+    store: FilesystemStore;
     constructor(options: S3rverOptions);
     configureBuckets(): Promise<void>;
     callback(): (req: IncomingMessage, res: ServerResponse) => void;

@@ -130,6 +130,43 @@ describe('the embedded object store checks what S3 checks', () => {
     expect(await rawGet(`/${bucket}/avatars%2F..%2F${key.replaceAll('/', '%2F')}`)).to.deep.equal({ status: 400, code: 'InvalidURI' });
   });
 
+  it('describes an object as it is now after it is replaced, copied over or deleted, also once the store keeps what it read of it', async () => {
+    const { storage } = services();
+    // The store keeps an object's description once it has stayed unchanged for a second.
+    const settled = () => new Promise((resolve) => setTimeout(resolve, 1100));
+    const objectKey = `results/gateway-test/${randomUUID()}.jpg`;
+    await storage.put(objectKey, Buffer.from('first'), 'image/jpeg');
+    await settled();
+    expect(await storage.stat(objectKey)).to.deep.equal({ size: 5, contentType: 'image/jpeg', viaItsTicket: false });
+    expect(await storage.stat(objectKey)).to.deep.equal({ size: 5, contentType: 'image/jpeg', viaItsTicket: false });
+
+    await storage.put(objectKey, Buffer.from('the second'), 'image/png');
+    expect(await storage.stat(objectKey)).to.deep.equal({ size: 10, contentType: 'image/png', viaItsTicket: false });
+    expect((await storage.get(objectKey)).toString()).to.equal('the second');
+
+    const source = `results/gateway-test/${randomUUID()}.webp`;
+    await storage.put(source, Buffer.from('copied over it'), 'image/webp');
+    await settled();
+    expect(await storage.stat(objectKey)).to.deep.equal({ size: 10, contentType: 'image/png', viaItsTicket: false });
+    await minioClient().copyObject(settings().bucket, objectKey, `/${settings().bucket}/${source}`, new Minio.CopyConditions());
+    expect(await storage.stat(objectKey)).to.deep.equal({ size: 14, contentType: 'image/webp', viaItsTicket: false });
+    expect((await storage.readHead(objectKey, 6))?.head.toString()).to.equal('copied');
+
+    for (let round = 1; round <= 6; round += 1) {
+      const body = Buffer.alloc(round * 100, round);
+      const [, , read] = await Promise.all([storage.stat(objectKey), storage.put(objectKey, body, 'image/jpeg'), storage.stat(objectKey)]);
+      expect([14, (round - 1) * 100, round * 100]).to.include(read?.size);
+      expect(await storage.stat(objectKey), `round ${round}`).to.deep.equal({ size: round * 100, contentType: 'image/jpeg', viaItsTicket: false });
+      expect((await storage.get(objectKey)).equals(body)).to.equal(true);
+    }
+
+    await settled();
+    expect((await storage.stat(objectKey))?.size).to.equal(600);
+    await storage.remove(objectKey);
+    expect(await storage.stat(objectKey)).to.equal(null);
+    expect(await storage.readHead(objectKey, 10)).to.equal(null);
+  });
+
   describe('upload forms (POST policy)', () => {
     let formKey: string;
     beforeEach(() => { formKey = `uploads/gateway-test/${randomUUID()}.jpg`; });
