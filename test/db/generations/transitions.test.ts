@@ -166,14 +166,14 @@ describe('generation state machine', () => {
     return [first, second];
   }
 
-  it('announces every status change with NOTIFY generation_status, creation included, and a push job at terminal ones', async () => {
+  it('announces every status change with NOTIFY generation_status, creation included (which says whether the API read the photos\' headers), and a push job at terminal ones', async () => {
     await registeredPushDevice(user.id);
     const [first, second] = await succeededAndFailed();
     expect(events).to.deep.equal([
-      { id: first, user_id: user.id, status: 'pending', error_code: null },
+      { id: first, user_id: user.id, status: 'pending', error_code: null, photo_headers_checked: true },
       { id: first, user_id: user.id, status: 'processing', error_code: null },
       { id: first, user_id: user.id, status: 'succeeded', error_code: null },
-      { id: second, user_id: user.id, status: 'pending', error_code: null },
+      { id: second, user_id: user.id, status: 'pending', error_code: null, photo_headers_checked: true },
       { id: second, user_id: user.id, status: 'failed', error_code: 'safety' },
     ]);
     expect(await pushJobs()).to.deep.equal([
