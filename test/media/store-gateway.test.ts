@@ -142,6 +142,7 @@ describe('the embedded object store checks what S3 checks', () => {
 
     await storage.put(objectKey, Buffer.from('the second'), 'image/png');
     expect(await storage.stat(objectKey)).to.deep.equal({ size: 10, contentType: 'image/png', viaItsTicket: false });
+    expect((await minioClient().statObject(settings().bucket, objectKey)).etag).to.equal(createHash('md5').update('the second').digest('hex'));
     expect((await storage.get(objectKey)).toString()).to.equal('the second');
 
     const source = `results/gateway-test/${randomUUID()}.webp`;
