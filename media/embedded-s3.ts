@@ -114,16 +114,20 @@ function keepDescriptions(store: FilesystemStore): void {
   const bucketParts = new Map<string, Promise<unknown>>();
   const objects = new Map<string, { size: number; mtimeMs: number; metadata: Record<string, unknown> }>();
   const writes = { begun: 0, underWay: 0 };
-  /** Whether no write began or ran since `begunBefore` was read (with none under way then). */
-  const quietSince = (begunBefore: number) => writes.underWay === 0 && writes.begun === begunBefore;
+  /** Asks, once a read is done, whether no write ran during it: none under way as it began, none begun since. */
+  const quietFromNow = (): (() => boolean) => {
+    if (writes.underWay > 0) return () => false;
+    const begun = writes.begun;
+    return () => writes.underWay === 0 && writes.begun === begun;
+  };
 
   const rememberBucketPart = (entry: string, read: () => Promise<unknown>): Promise<unknown> => {
     const hit = bucketParts.get(entry);
     if (hit) return hit;
-    const begunBefore = writes.underWay === 0 ? writes.begun : Number.NaN;
+    const quiet = quietFromNow();
     const answer = read();
     answer.then(() => {
-      if (quietSince(begunBefore)) bucketParts.set(entry, answer);
+      if (quiet()) bucketParts.set(entry, answer);
     }, () => undefined);
     return answer;
   };
@@ -137,13 +141,13 @@ function keepDescriptions(store: FilesystemStore): void {
   const getMetadata = store.getMetadata.bind(store);
   store.getMetadata = async (bucket, key) => {
     const entry = `${bucket}/${key}`;
-    const begunBefore = writes.underWay === 0 ? writes.begun : Number.NaN;
+    const quiet = quietFromNow();
     // Rejects for an absent object, as s3rver's own read does.
     const file = await stat(store.getResourcePath(bucket, key, 'object'));
     const hit = objects.get(entry);
     if (hit && hit.size === file.size && hit.mtimeMs === file.mtimeMs) return { ...hit.metadata };
     const metadata = await getMetadata(bucket, key);
-    if (quietSince(begunBefore) && Date.now() - file.mtimeMs > settledObjectMs) {
+    if (quiet() && Date.now() - file.mtimeMs > settledObjectMs) {
       if (objects.size >= maxKeptDescriptions) objects.clear();
       objects.set(entry, { size: file.size, mtimeMs: file.mtimeMs, metadata: { ...metadata } });
     }
