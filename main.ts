@@ -1,5 +1,6 @@
 import './process/runtime-check';
 import './process/compile-cache';
+import './process/v8-flags';
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
