@@ -109,11 +109,34 @@ export function storeGateway(options: GatewayOptions): (req: IncomingMessage, re
 
   return (req, res) => {
     handle(req, res).catch((error: unknown) => {
-      req.resume();
-      if (error instanceof StoreRefusal) sendRefusal(res, req.method, error, { closeConnection: error.code === 'EntityTooLarge' });
+      drainRefusedBody(req);
+      if (error instanceof StoreRefusal) sendRefusal(res, req.method, error);
       else sendRefusal(res, req.method, new StoreRefusal('InternalError', 'We encountered an internal error. Please try again.'));
     });
   };
+}
+
+/** How much of a refused request's unread body is read and dropped, and for how long, before its connection is closed. */
+const refusedBodyDrainBytes = 128 * 1024 * 1024;
+const refusedBodyDrainMs = 10_000;
+
+/**
+ * Reads the rest of a refused request's body (a form's file found too large, a body never
+ * forwarded) and drops it, so the connection carries the next request. Closing it with bytes still
+ * arriving would make the kernel reset it, and a reset can drop the refusal the client has not read
+ * yet: it would see a broken connection instead of the error. A body beyond the limits closes it.
+ */
+function drainRefusedBody(req: IncomingMessage): void {
+  if (req.complete) return;
+  let drained = 0;
+  const close = () => req.socket.destroy();
+  const timer = setTimeout(close, refusedBodyDrainMs).unref();
+  req.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > refusedBodyDrainBytes) close();
+  });
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
 }
 
 /** The request's path and query without the parameters of query authentication. */

@@ -46,11 +46,8 @@ export function refusalXml(refusal: StoreRefusal, requestId: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${refusal.code}</Code><Message>${escapeXml(refusal.message)}</Message>${detail}<RequestId>${requestId}</RequestId></Error>`;
 }
 
-/**
- * Answers a refusal. `closeConnection`: the request's body was not read to its end (a file too large),
- * so the connection cannot carry another request.
- */
-export function sendRefusal(res: ServerResponse, method: string | undefined, refusal: StoreRefusal, options: { closeConnection?: boolean } = {}): void {
+/** Answers a refusal. */
+export function sendRefusal(res: ServerResponse, method: string | undefined, refusal: StoreRefusal): void {
   if (res.headersSent) {
     res.destroy();
     return;
@@ -61,7 +58,6 @@ export function sendRefusal(res: ServerResponse, method: string | undefined, ref
     'Content-Type': 'application/xml',
     'Content-Length': Buffer.byteLength(xml),
     'x-amz-request-id': requestId,
-    ...(options.closeConnection ? { Connection: 'close' } : {}),
   });
   // A HEAD answer carries the status and headers only, as S3's does.
   res.end(method === 'HEAD' ? undefined : xml);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
 import * as Minio from 'minio';
 import { signV4 } from 'minio/dist/main/signing.js';
 import { services } from '../harness';
@@ -49,6 +50,49 @@ function rawGet(path: string): Promise<{ status: number; code: string | null }> 
       response.on('data', (chunk) => { text += chunk; });
       response.on('end', () => resolve({ status: response.statusCode!, code: s3ErrorCode(text) }));
     }).on('error', reject);
+  });
+}
+
+/** A form POST of a ticket's fields and a file, as the bytes of one HTTP/1.1 request. */
+function formRequest(ticket: { url: string; fields: Record<string, string> }, file: Buffer): Buffer {
+  const boundary = `gateway-test-${randomUUID()}`;
+  const fields = Object.entries(ticket.fields).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+  const body = Buffer.concat([
+    Buffer.from(`${fields.join('')}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="photo"\r\nContent-Type: image/jpeg\r\n\r\n`),
+    file,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const url = new URL(ticket.url);
+  const head = `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head), body]);
+}
+
+/**
+ * Sends each request on ONE connection, the next once the answer before it has arrived whole
+ * (framed by its Content-Length); answers each answer's status and S3 error code.
+ */
+function onOneConnection(address: string, requests: Buffer[]): Promise<{ status: number; code: string | null }[]> {
+  const url = new URL(address);
+  return new Promise((resolve, reject) => {
+    const answers: { status: number; code: string | null }[] = [];
+    let received = Buffer.alloc(0);
+    const socket = net.connect(Number(url.port), url.hostname, () => socket.write(requests[0]));
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const headEnd = received.indexOf('\r\n\r\n');
+      if (headEnd < 0) return;
+      const head = received.subarray(0, headEnd).toString('latin1');
+      const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+      if (received.length < headEnd + 4 + length) return;
+      answers.push({ status: Number(head.slice(9, 12)), code: s3ErrorCode(received.subarray(headEnd + 4, headEnd + 4 + length).toString()) });
+      received = received.subarray(headEnd + 4 + length);
+      if (answers.length === requests.length) {
+        socket.end();
+        resolve(answers);
+      } else socket.write(requests[answers.length]);
+    });
+    socket.on('error', reject);
+    socket.on('close', () => reject(new Error(`the connection closed after ${answers.length} answers`)));
   });
 }
 
@@ -229,6 +273,12 @@ describe('the embedded object store checks what S3 checks', () => {
       expect(await submitToTicket(form, Buffer.alloc(1025, 1), 'image/jpeg')).to.deep.equal({ status: 400, code: 'EntityTooLarge' });
       expect(await submitToTicket(form, Buffer.alloc(0), 'image/jpeg')).to.deep.equal({ status: 400, code: 'EntityTooSmall' });
       expect(await submitToTicket(form, Buffer.alloc(1024, 1), 'image/jpeg')).to.deep.equal({ status: 204, code: null });
+    });
+
+    it('reads the rest of a refused form, so the refusal arrives and the connection carries the next request', async () => {
+      const form = await ticket(formKey, { maxBytes: 1024 });
+      const answers = await onOneConnection(settings().endpoint, [formRequest(form, Buffer.alloc(8 * 1024 * 1024, 1)), formRequest(form, Buffer.alloc(1024, 1))]);
+      expect(answers).to.deep.equal([{ status: 400, code: 'EntityTooLarge' }, { status: 204, code: null }]);
     });
 
     it('refuses an expired policy (AccessDenied) and a policy changed after signing (SignatureDoesNotMatch)', async () => {
