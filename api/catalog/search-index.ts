@@ -192,12 +192,9 @@ function withEveryWord(index: SearchIndex, words: WordMatch[], passes: (place: n
   const [shortest, ...others] = [...words].sort((a, b) => a.places.length - b.places.length);
   /** Where each other word's walk stands: places before it are below the current one. */
   const from = new Array<number>(others.length).fill(0);
-  /** A candidate's words per level (the index is the level). */
-  const fields = [0, 0, 0, 0];
   candidates: for (let at = 0; at < shortest.places.length; at++) {
     const place = shortest.places[at];
-    fields.fill(0);
-    fields[shortest.levels[at]] += 1;
+    let score = scoreOfLevel[shortest.levels[at]];
     for (let other = 0; other < others.length; other++) {
       const { places, levels } = others[other];
       const position = lowerBound(places, place, from[other]);
@@ -205,56 +202,48 @@ function withEveryWord(index: SearchIndex, words: WordMatch[], passes: (place: n
       // A word whose matches are all behind: no later place has every word either.
       if (position === places.length) break candidates;
       if (places[position] !== place) continue candidates;
-      fields[levels[position]] += 1;
+      score += scoreOfLevel[levels[position]];
     }
-    if (passes(place)) keys[found++] = rankKey(words.length, fields[levelOfField.name], fields[levelOfField.labels], fields[levelOfField.description], place);
+    if (passes(place)) keys[found++] = rankKey(score, place);
   }
   return keys.subarray(0, found);
 }
 
 /**
- * The sort keys of the effects (that pass the filters) with at least one word, counted on the
- * index's scratch counters, cleared before it returns, so a search allocates nothing per effect
+ * The sort keys of the effects (that pass the filters) with at least one word, scored on the
+ * index's scratch (`scores`), cleared before it returns, so a search allocates nothing per effect
  * of the catalog.
  */
 function withPartOfTheWords(index: SearchIndex, words: WordMatch[], passes: (place: number) => boolean): Float64Array {
-  const { matched, inName, inLabels, inDescription, touched, keys } = scratchOf(index);
+  const { scores, touched, keys } = scratchOf(index);
   let touchedCount = 0;
   try {
     for (const { places, levels } of words) {
       for (let at = 0; at < places.length; at++) {
         const place = places[at];
-        if (matched[place] === 0) touched[touchedCount++] = place;
-        matched[place] += 1;
-        if (levels[at] === levelOfField.name) inName[place] += 1;
-        else if (levels[at] === levelOfField.labels) inLabels[place] += 1;
-        else inDescription[place] += 1;
+        if (scores[place] === 0) touched[touchedCount++] = place;
+        scores[place] += scoreOfLevel[levels[at]];
       }
     }
     let found = 0;
     for (let at = 0; at < touchedCount; at++) {
       const place = touched[at];
-      if (passes(place)) keys[found++] = rankKey(matched[place], inName[place], inLabels[place], inDescription[place], place);
+      if (passes(place)) keys[found++] = rankKey(scores[place], place);
     }
     return keys.subarray(0, found);
   } finally {
-    // Clearing whole arrays (a memset) costs less than visiting each touched place.
-    matched.fill(0);
-    inName.fill(0);
-    inLabels.fill(0);
-    inDescription.fill(0);
+    // Clearing the whole array (a memset) costs less than visiting each touched place.
+    scores.fill(0);
   }
 }
 
 /**
- * Per effect of an index: how many words of a query it has, and in which best field (`level`: of
- * the word being matched); room for every effect's place (`touched`) and sort key (`keys`).
+ * Per effect of an index: its score for a query so far (`scores`, see `scoreOfLevel`) and its best
+ * field for the word being matched (`level`); room for every effect's place (`touched`) and sort
+ * key (`keys`).
  */
 interface MatchScratch {
-  matched: Uint8Array;
-  inName: Uint8Array;
-  inLabels: Uint8Array;
-  inDescription: Uint8Array;
+  scores: Uint16Array;
   level: Uint8Array;
   touched: Int32Array;
   keys: Float64Array;
@@ -267,10 +256,7 @@ function scratchOf(index: SearchIndex): MatchScratch {
   if (!scratch) {
     const count = index.ids.length;
     scratch = {
-      matched: new Uint8Array(count),
-      inName: new Uint8Array(count),
-      inLabels: new Uint8Array(count),
-      inDescription: new Uint8Array(count),
+      scores: new Uint16Array(count),
       level: new Uint8Array(count),
       touched: new Int32Array(count),
       keys: new Float64Array(count),
@@ -280,19 +266,25 @@ function scratchOf(index: SearchIndex): MatchScratch {
   return scratch;
 }
 
-/** Each counter is at most the number of words (`maxSearchWords`): the bits one takes in a sort key. */
+/** Each counter is at most the number of words (`maxSearchWords`): the bits one takes in a score. */
 const counterBits = Math.ceil(Math.log2(maxSearchWords + 1));
 /** Places below 2^24 (16 million effects): a sort key stays an exact integer of a double. */
 const placeScale = 2 ** 24;
 const maxScore = (1 << (4 * counterBits)) - 1;
 
 /**
- * A candidate's counters and place packed into one number, smaller ranks first: most words, then
- * more in the name, in labels, in the description, and the catalog order for ties. Sorting these
- * as numbers needs no comparator call per pair.
+ * What one word adds to an effect's score, by its level there: a score is four counters packed
+ * in one number, most significant first: the words the effect has, those in its name, in labels,
+ * in the description. Counters never carry into each other (each is at most `maxSearchWords`), so
+ * a word's part is a sum, and comparing scores compares the counters in that order.
  */
-function rankKey(matched: number, inName: number, inLabels: number, inDescription: number, place: number): number {
-  const score = (((((matched << counterBits) | inName) << counterBits) | inLabels) << counterBits) | inDescription;
+const scoreOfLevel = [0, 1, 1 << counterBits, 1 << (2 * counterBits)].map((inField, level) => (level === 0 ? 0 : (1 << (3 * counterBits)) + inField));
+
+/**
+ * A candidate's score and place packed into one number, smaller ranks first: the higher score,
+ * then the catalog order for ties. Sorting these as numbers needs no comparator call per pair.
+ */
+function rankKey(score: number, place: number): number {
   return (maxScore - score) * placeScale + place;
 }
 
