@@ -1,8 +1,6 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { stat, writeFile } from 'node:fs/promises';
 import http, { type Server } from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import S3rver, { type FilesystemStore } from 's3rver';
 import { listenerUrl } from '../common/addresses';
@@ -11,19 +9,9 @@ import { publicReadPrefixes } from './object-keys';
 import type { StorageSettings } from './storage';
 import { storeGateway } from './store-gateway/gateway';
 
-/** How long the gateway keeps an idle connection to the store. */
-const idleStoreConnectionMs = 30_000;
-
 export interface EmbeddedS3 {
   settings: StorageSettings;
   stop(): Promise<void>;
-}
-
-function listeningOnSocket(server: Server, socket: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socket, () => resolve());
-  });
 }
 
 function closed(server: Server): Promise<void> {
@@ -35,10 +23,10 @@ function closed(server: Server): Promise<void> {
 
 /**
  * An S3-compatible server on local disk, for the embedded default and tests: s3rver, which checks
- * no signature, listens only on a Unix socket in a private directory (0700), and clients and the
- * service reach it through the gateway (`store-gateway/gateway.ts`), which checks every request as
- * S3 would, on `host`:`port`. A module of its own, loaded only where it runs: s3rver and its
- * dependencies are about a tenth of a role process's start.
+ * no signature and listens nowhere: clients and the service reach it through the gateway
+ * (`store-gateway/gateway.ts`), which checks every request as S3 would, on `host`:`port`, and
+ * hands it to s3rver's handler in the same process. A module of its own, loaded only where it
+ * runs: s3rver and its dependencies are about a tenth of a role process's start.
  */
 export async function startEmbeddedS3(options: {
   directory: string;
@@ -56,38 +44,27 @@ export async function startEmbeddedS3(options: {
   // s3rver logs each request through koa-logger even when silent (its colouring alone costs more
   // than the gateway's checks); its first middleware is that logger.
   if (store.middleware[0]?.name === 'logger') store.middleware.shift();
+  writeMetadataTogether(store.store);
   keepDescriptions(store.store);
-  const socketDirectory = mkdtempSync(path.join(os.tmpdir(), 'effects-s3-'));
-  const socket = path.join(socketDirectory, 'store.sock');
-  const storeServer = http.createServer(store.callback());
-  // Only the gateway connects, through its agent, which closes its idle connections itself.
-  storeServer.keepAliveTimeout = 0;
-  await listeningOnSocket(storeServer, socket);
-  const storeAgent = new http.Agent({ keepAlive: true, timeout: idleStoreConnectionMs });
-  // Each connection is to the store's socket whatever a request names: an HTTP interceptor (the
-  // tests' nock) passes a request on without its `socketPath` when it has an agent.
-  storeAgent.createConnection = () => net.createConnection(socket);
-
   const credentials = { accessKey: 'S3RVER', secretKey: options.secretKey, region: 'us-east-1' };
-  const gateway = http.createServer({ requestTimeout: options.requestTimeoutMs }, storeGateway({ bucket: options.bucket, credentials, publicReadPrefixes, storeAgent }));
-  let port: number;
-  try {
-    port = await listen(gateway, options.port, options.host, 'EMBEDDED_S3_PORT');
-  } catch (error) {
-    storeAgent.destroy();
-    await closed(storeServer);
-    rmSync(socketDirectory, { recursive: true, force: true });
-    throw error;
-  }
+  const gateway = http.createServer({ requestTimeout: options.requestTimeoutMs }, storeGateway({ bucket: options.bucket, credentials, publicReadPrefixes, store: store.callback() }));
+  const port = await listen(gateway, options.port, options.host, 'EMBEDDED_S3_PORT');
   const endpoint = listenerUrl(options.host, port);
   return {
     settings: { endpoint, ...credentials, bucket: options.bucket, publicUrl: options.publicUrl ?? endpoint },
-    stop: async () => {
-      await closed(gateway);
-      storeAgent.destroy();
-      await closed(storeServer);
-      rmSync(socketDirectory, { recursive: true, force: true });
-    },
+    stop: () => closed(gateway),
+  };
+}
+
+/**
+ * s3rver writes an object's two small files after its bytes one after the other: its MD5, then its
+ * metadata. A new file costs a round trip to libuv's threads and a file creation on disk, a good
+ * part of a small object's PUT; the MD5 is written beside the metadata instead.
+ */
+function writeMetadataTogether(store: FilesystemStore): void {
+  const putMetadata = store.putMetadata.bind(store);
+  store.putMetadata = async (bucket, key, metadata, md5) => {
+    await Promise.all([md5 ? writeFile(store.getResourcePath(bucket, key, 'object.md5'), md5) : undefined, putMetadata(bucket, key, metadata)]);
   };
 }
 

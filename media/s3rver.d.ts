@@ -19,7 +19,8 @@ declare module 's3rver' {
     getSubresource(bucket: string, key: string | undefined, type: string): Promise<unknown>;
     /** Rejects (ENOENT) for an absent object. */
     getMetadata(bucket: string, key: string): Promise<Record<string, unknown>>;
-    putMetadata(bucket: string, key: string, ...rest: unknown[]): Promise<unknown>;
+    /** Writes the object's MD5 (when given) and its metadata, each a file of its own. */
+    putMetadata(bucket: string, key: string, metadata: Record<string, unknown>, md5?: string): Promise<unknown>;
     putObject(object: { bucket: string; key: string }): Promise<unknown>;
     copyObject(sourceBucket: string, sourceKey: string, bucket: string, key: string, ...rest: unknown[]): Promise<unknown>;
     deleteObject(bucket: string, key: string): Promise<unknown>;
@@ -29,13 +30,13 @@ declare module 's3rver' {
     putSubresource(bucket: string, ...rest: unknown[]): Promise<unknown>;
     deleteSubresource(bucket: string, ...rest: unknown[]): Promise<unknown>;
   }
-  /** A Koa application: served by a server of its own (`embedded-s3.ts`), not by `run()`. */
+  /** A Koa application: its handler is served by the gateway (`embedded-s3.ts`), not by `run()`. */
   export default class S3rver {
     /** The store every request reads and writes through. */
     store: FilesystemStore;
     constructor(options: S3rverOptions);
     configureBuckets(): Promise<void>;
-    callback(): (req: IncomingMessage, res: ServerResponse) => void;
+    callback(): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
     /** Koa's middleware, in the order they run. */
     middleware: ((context: unknown, next: () => Promise<void>) => Promise<void>)[];
   }

@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
-import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import Busboy from 'busboy';
+import { askStore, requestWithBody, type StoreHandler } from './in-process';
 import { checkPostPolicy, type AcceptedForm } from './post-policy';
 import { escapeXml, sendRefusal, StoreRefusal } from './s3-error';
 import { uriDecode, uriEncode, unsignedPayload, verifyHeaderSignature, verifyQuerySignature, type StoreCredentials } from './signature-v4';
 
 /**
  * What S3 checks, in front of a store that checks nothing (s3rver): every request is verified here
- * and only then passed, without its credentials, to the store on a socket no client can reach.
+ * and only then passed, without its credentials, to the store's handler in this process, which
+ * listens nowhere (`in-process.ts`).
  *
  * - signed in the Authorization header (the service's own `minio` client): the signature, the
  *   clock, and the body against the signed SHA-256 (the body is read whole first: the store writes
@@ -27,11 +28,8 @@ export interface GatewayOptions {
   bucket: string;
   credentials: StoreCredentials;
   publicReadPrefixes: readonly string[];
-  /**
-   * Connects to the store itself (listening on a Unix socket), and keeps its connections open
-   * between requests, which then skip the connect and the socket set-up.
-   */
-  storeAgent: http.Agent;
+  /** The store's own request handler. */
+  store: StoreHandler;
 }
 
 /** A form's fields before its file: S3 allows 20 KB. */
@@ -41,8 +39,8 @@ const formFields = 64;
 const largestFormFileBytes = 100 * 1024 * 1024;
 /** Query parameters that authenticate a presigned URL: the store behind the gateway never sees them. */
 const authenticationParameters = new Set(['x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-expires', 'x-amz-signedheaders', 'x-amz-signature', 'x-amz-security-token']);
-/** Headers that describe one hop, or authenticate: not passed on. */
-const hopHeaders = new Set(['authorization', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host']);
+/** Headers that authenticate: not passed on. */
+const credentialHeaders = new Set(['authorization']);
 /** The headers of a form whose fields become the stored object's, as S3 stores them. */
 const storedFormFields = ['content-type', 'cache-control', 'content-disposition', 'content-encoding', 'expires'];
 
@@ -70,9 +68,15 @@ function parse(req: IncomingMessage): ParsedRequest {
 }
 
 export function storeGateway(options: GatewayOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const ask = (target: StoreRequest) => askStore(options.storeAgent, target);
-  const forward = async (req: IncomingMessage, res: ServerResponse, path: string, body: Buffer | Readable | null) =>
-    relay(await ask({ method: req.method ?? 'GET', path, headers: passedHeaders(req.headers), body }), res);
+  /** Passes the request itself on, its body read by the store as it arrives. */
+  const forward = async (req: IncomingMessage, res: ServerResponse, url: string) => {
+    req.url = url;
+    req.headers = passedHeaders(req.headers);
+    await options.store(req, res);
+  };
+  /** Passes the request on with its body, already read here. */
+  const forwardRead = async (req: IncomingMessage, res: ServerResponse, body: Buffer) =>
+    options.store(requestWithBody(req, req.url!, passedHeaders(req.headers), body), res);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const request = parse(req);
@@ -84,25 +88,25 @@ export function storeGateway(options: GatewayOptions): (req: IncomingMessage, re
 
     if (byHeader) {
       const { payloadHash } = verifyHeaderSignature(request, options.credentials, now);
-      if (payloadHash === unsignedPayload) return forward(req, res, req.url!, req);
+      if (payloadHash === unsignedPayload) return forward(req, res, req.url!);
       const body = await readBody(req);
       if (createHash('sha256').update(body).digest('hex') !== payloadHash) {
         throw new StoreRefusal('XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed.");
       }
-      return forward(req, res, req.url!, body);
+      return forwardRead(req, res, body);
     }
     if (byQuery) {
       if (query.has('Signature')) throw new StoreRefusal('InvalidRequest', 'The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.');
       verifyQuerySignature(request, options.credentials, now);
-      return forward(req, res, withoutAuthentication(request), req);
+      return forward(req, res, withoutAuthentication(request));
     }
     const inBucket = request.segments[0] === options.bucket;
     if (request.method === 'POST' && inBucket && request.segments.length === 1 && !request.rawQuery && /^multipart\/form-data/i.test(headers['content-type'] ?? '')) {
-      return storeForm(req, res, options, ask);
+      return storeForm(req, res, options);
     }
     const key = request.segments.slice(1).join('/');
     if ((request.method === 'GET' || request.method === 'HEAD') && inBucket && options.publicReadPrefixes.some((prefix) => key.startsWith(prefix))) {
-      return forward(req, res, request.rawPath, null);
+      return forward(req, res, request.rawPath);
     }
     throw new StoreRefusal('AccessDenied', 'Access Denied');
   };
@@ -151,64 +155,33 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-interface StoreRequest {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer | Readable | null;
-}
-
-/**
- * Sends a checked request to the store; resolves with its answer. Connections are kept alive
- * (`storeAgent`): the store never closes an idle one (`embedded-s3.ts`), so none is closed just as
- * it is reused.
- */
-function askStore(agent: http.Agent, target: StoreRequest): Promise<IncomingMessage> {
-  const headers: IncomingHttpHeaders = { ...target.headers, host: 'localhost' };
-  if (target.body === null) delete headers['content-length'];
-  if (Buffer.isBuffer(target.body)) headers['content-length'] = String(target.body.length);
-  const upstream = http.request({ agent, method: target.method, path: target.path, headers });
-  const answered = new Promise<IncomingMessage>((resolve, reject) => {
-    upstream.once('response', resolve);
-    upstream.once('error', reject);
-  });
-  if (target.body === null || Buffer.isBuffer(target.body)) upstream.end(target.body ?? undefined);
-  else pipeline(target.body, upstream).catch(() => upstream.destroy());
-  return answered;
-}
-
-/**
- * The store's answer, passed back unchanged. Piped rather than through `pipeline`, which builds an
- * abort error (with its stack) at the end of every stream, even a finished one.
- */
-function relay(answer: IncomingMessage, res: ServerResponse): void {
-  res.writeHead(answer.statusCode ?? 502, passedHeaders(answer.headers));
-  answer.once('error', () => res.destroy());
-  res.once('close', () => {
-    if (!answer.complete) answer.destroy();
-  });
-  answer.pipe(res);
-}
-
+/** The headers the store sees: without credentials, and on the host it answers as (s3rver reads it for each write). */
 function passedHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !hopHeaders.has(name)));
+  const passed = Object.fromEntries(Object.entries(headers).filter(([name]) => !credentialHeaders.has(name)));
+  passed.host = 'localhost';
+  return passed;
 }
 
 /**
  * A form upload: policy and size checked, then stored with a PUT and answered as S3 answers a form:
  * the status it asked for (`success_action_status` 200 or 201, else 204), 201 with a `PostResponse`.
  */
-async function storeForm(req: IncomingMessage, res: ServerResponse, options: GatewayOptions, ask: (target: StoreRequest) => Promise<IncomingMessage>): Promise<void> {
+async function storeForm(req: IncomingMessage, res: ServerResponse, options: GatewayOptions): Promise<void> {
   const form = await readForm(req, (fields) => checkPostPolicy(fields, options.bucket, options.credentials, new Date()));
   const headers: IncomingHttpHeaders = {};
   for (const [name, value] of form.fields) {
     if (storedFormFields.includes(name) || name.startsWith('x-amz-meta-')) headers[name] = value;
   }
   const key = form.accepted.key;
-  const answer = await ask({ method: 'PUT', path: `/${options.bucket}/${key.split('/').map(uriEncode).join('/')}`, headers, body: form.file });
-  if (answer.statusCode !== 200) return relay(answer, res);
-  answer.resume();
-  const etag = answer.headers.etag ?? '';
+  const put = requestWithBody(req, `/${options.bucket}/${key.split('/').map(uriEncode).join('/')}`, passedHeaders(headers), form.file);
+  put.method = 'PUT';
+  const answer = await askStore(options.store, put);
+  if (answer.statusCode !== 200) {
+    res.writeHead(answer.statusCode, answer.headers);
+    res.end(answer.body);
+    return;
+  }
+  const etag = String(answer.headers.etag ?? '');
   const asked = form.fields.get('success_action_status');
   if (asked === '201') {
     const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<PostResponse><Bucket>${escapeXml(options.bucket)}</Bucket><Key>${escapeXml(key)}</Key><ETag>${escapeXml(etag)}</ETag></PostResponse>`;
