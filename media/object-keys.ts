@@ -25,7 +25,7 @@ export function resultKey(userId: string, generationId: string, extension: strin
 }
 
 export function previewThumbKey(userId: string, generationId: string): string {
-  return `${folders.previews}/${userId}/${generationId}/thumb.webp`;
+  return `${folders.previews}/${userId}/${generationId}.webp`;
 }
 
 /**

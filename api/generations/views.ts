@@ -106,7 +106,7 @@ export const generationExample: GenerationDetail = {
   output_type: 'image',
   error_code: null,
   preview: {
-    thumb: 'http://127.0.0.1:8080/media/previews/3f1c2a9e-8b7d-4e51-9a0c-6d2f4b8e1a73/6a0f9e8d-7c6b-4a5f-8e3d-2c1b0a9f8e7d/thumb.webp?X-Amz-Expires=3600&X-Amz-Signature=9a8b7c6d',
+    thumb: 'http://127.0.0.1:8080/media/previews/3f1c2a9e-8b7d-4e51-9a0c-6d2f4b8e1a73/6a0f9e8d-7c6b-4a5f-8e3d-2c1b0a9f8e7d.webp?X-Amz-Expires=3600&X-Amz-Signature=9a8b7c6d',
     poster: null,
     width: 1024,
     height: 1280,

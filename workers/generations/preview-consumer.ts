@@ -13,7 +13,7 @@ const idleWaitMs = 500;
 
 /**
  * The preview of a stored result (`generation-media` job, `media` role): the WebP thumb (for a video
- * the frame at 0.5 s, which is also the poster) at `previews/<user_id>/<generation_id>/thumb.webp`,
+ * the frame at 0.5 s, which is also the poster) at `previews/<user_id>/<generation_id>.webp`,
  * then processing -> succeeded. A result that cannot be read as an image or video leaves `preview`
  * null and the generation still succeeds (the contract); an unreachable database or object store
  * fails the job, which pg-boss tries again. The claim names this process, so if it dies mid-preview

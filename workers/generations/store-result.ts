@@ -34,7 +34,7 @@ export async function storeResult(storage: Storage, generation: { id: string; us
 }
 
 /**
- * The preview of a result file (`previews/<user_id>/<generation_id>/thumb.webp`, for a video the
+ * The preview of a result file (`previews/<user_id>/<generation_id>.webp`, for a video the
  * poster frame) as `build` makes it, its thumb stored through the `StoreThumb` it is given, or null
  * when it cannot be read or made: the generation succeeds without one (the contract). An
  * unreachable database or object store is thrown, so the step is tried again.

@@ -84,7 +84,7 @@ describe('reading generations', () => {
   it('signs result and preview links for about an hour; the path is a stable cache key', async () => {
     const id = await generation();
     const resultKey = `results/${user.id}/${id}.png`;
-    const thumbKey = `previews/${user.id}/${id}/thumb.webp`;
+    const thumbKey = `previews/${user.id}/${id}.webp`;
     await setState(id, { status: 'succeeded', result_key: resultKey, finished_at: new Date(), preview: JSON.stringify({ thumb_key: thumbKey, poster_key: null, width: 10, height: 20, blurhash: 'LEHV6nWB2yk8pyo0adR*.7kCMdnj' }) });
     const first = await t.api.get(`/v1/generations/${id}`, { token: user.token });
     await new Promise((resolve) => setTimeout(resolve, 1100));

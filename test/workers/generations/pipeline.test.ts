@@ -69,7 +69,7 @@ describe(overKind('generation pipeline with the provider simulator'), function (
       expect(result.headers.get('content-type')).to.equal('image/jpeg');
       expect(detail.body.preview).to.include({ width: 64, height: 48, poster: null });
       expect(detail.body.preview.blurhash).to.be.a('string');
-      expect(new URL(detail.body.preview.thumb).pathname).to.equal(`/media/previews/${user.id}/${id}/thumb.webp`);
+      expect(new URL(detail.body.preview.thumb).pathname).to.equal(`/media/previews/${user.id}/${id}.webp`);
       const thumb = Buffer.from(await (await fetch(detail.body.preview.thumb)).arrayBuffer());
       expect((await sharp(thumb).metadata()).format).to.equal('webp');
       for (const field of ['created_at', 'started_at', 'finished_at']) expect(Date.parse(detail.body[field])).to.be.a('number').and.not.NaN;
@@ -110,7 +110,7 @@ describe(overKind('generation pipeline with the provider simulator'), function (
       const { user, id } = await launch('winter-portrait');
       expect(await waitForTerminal(id)).to.deep.equal({ status: 'succeeded', error_code: null });
       const row = await services().db('generations').where({ id }).first('preview', 'result_stored_at', 'finished_at');
-      expect(row.preview).to.include({ width: 64, height: 48, thumb_key: `previews/${user.id}/${id}/thumb.webp`, poster_key: null });
+      expect(row.preview).to.include({ width: 64, height: 48, thumb_key: `previews/${user.id}/${id}.webp`, poster_key: null });
       expect(row.preview.blurhash).to.be.a('string');
       // now() is the transaction's start: the result's record and the success are one commit.
       expect(row.result_stored_at.getTime()).to.equal(row.finished_at.getTime());
@@ -129,7 +129,7 @@ describe(overKind('generation pipeline with the provider simulator'), function (
       } finally {
         await consumer.stop();
       }
-      expect((await services().db('generations').where({ id }).first('preview')).preview).to.include({ poster_key: `previews/${user.id}/${id}/thumb.webp` });
+      expect((await services().db('generations').where({ id }).first('preview')).preview).to.include({ poster_key: `previews/${user.id}/${id}.webp` });
     });
 
     it('an image whose pixels cannot be read past its header still succeeds, without a preview (the contract)', async () => {
