@@ -76,7 +76,7 @@ export function storeGateway(options: GatewayOptions): (req: IncomingMessage, re
   };
   /** Passes the request on with its body, already read here. */
   const forwardRead = async (req: IncomingMessage, res: ServerResponse, body: Buffer) =>
-    options.store(requestWithBody(req, req.url!, passedHeaders(req.headers), body), res);
+    options.store(requestWithBody(req, { method: req.method ?? 'PUT', url: req.url!, headers: passedHeaders(req.headers) }, body), res);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const request = parse(req);
@@ -173,9 +173,8 @@ async function storeForm(req: IncomingMessage, res: ServerResponse, options: Gat
     if (storedFormFields.includes(name) || name.startsWith('x-amz-meta-')) headers[name] = value;
   }
   const key = form.accepted.key;
-  const put = requestWithBody(req, `/${options.bucket}/${key.split('/').map(uriEncode).join('/')}`, passedHeaders(headers), form.file);
-  put.method = 'PUT';
-  const answer = await askStore(options.store, put);
+  const url = `/${options.bucket}/${key.split('/').map(uriEncode).join('/')}`;
+  const answer = await askStore(options.store, requestWithBody(req, { method: 'PUT', url, headers: passedHeaders(headers) }, form.file));
   if (answer.statusCode !== 200) {
     res.writeHead(answer.statusCode, answer.headers);
     res.end(answer.body);

@@ -9,16 +9,20 @@ import { PassThrough, Writable } from 'node:stream';
 export type StoreHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
 
 /**
- * A request for the store whose body the gateway has already read (to check its hash): the same
- * request line and connection, the body replayed from memory.
+ * A request for the store whose body the gateway has already read (to check it): on the same
+ * connection, the body replayed from memory.
  */
-export function requestWithBody(from: IncomingMessage, url: string, headers: IncomingHttpHeaders, body: Buffer): IncomingMessage {
+export function requestWithBody(
+  from: IncomingMessage,
+  request: { method: string; url: string; headers: IncomingHttpHeaders },
+  body: Buffer,
+): IncomingMessage {
   const replayed = new PassThrough();
   replayed.end(body);
   return Object.assign(replayed, {
-    method: from.method,
-    url,
-    headers: { ...headers, 'content-length': String(body.length) },
+    method: request.method,
+    url: request.url,
+    headers: { ...request.headers, 'content-length': String(body.length) },
     httpVersion: from.httpVersion,
     httpVersionMajor: from.httpVersionMajor,
     httpVersionMinor: from.httpVersionMinor,
