@@ -272,13 +272,16 @@ const counterBits = Math.ceil(Math.log2(maxSearchWords + 1));
 const placeScale = 2 ** 24;
 const maxScore = (1 << (4 * counterBits)) - 1;
 
+/** The top counter of a score: one more word the effect has. */
+const wordPart = 1 << (3 * counterBits);
 /**
- * What one word adds to an effect's score, by its level there: a score is four counters packed
- * in one number, most significant first: the words the effect has, those in its name, in labels,
- * in the description. Counters never carry into each other (each is at most `maxSearchWords`), so
- * a word's part is a sum, and comparing scores compares the counters in that order.
+ * What one word adds to an effect's score, by its level there (1 description, 2 labels, 3 name): a
+ * score is four counters packed in one number, most significant first: the words the effect has,
+ * those in its name, in labels, in the description. Counters never carry into each other (each is
+ * at most `maxSearchWords`), so a word's part is a sum, and comparing scores compares the counters
+ * in that order.
  */
-const scoreOfLevel = [0, 1, 1 << counterBits, 1 << (2 * counterBits)].map((inField, level) => (level === 0 ? 0 : (1 << (3 * counterBits)) + inField));
+const scoreOfLevel = [0, wordPart + 1, wordPart + (1 << counterBits), wordPart + (1 << (2 * counterBits))];
 
 /**
  * A candidate's score and place packed into one number, smaller ranks first: the higher score,

@@ -39,8 +39,6 @@ const formFields = 64;
 const largestFormFileBytes = 100 * 1024 * 1024;
 /** Query parameters that authenticate a presigned URL: the store behind the gateway never sees them. */
 const authenticationParameters = new Set(['x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-expires', 'x-amz-signedheaders', 'x-amz-signature', 'x-amz-security-token']);
-/** Headers that authenticate: not passed on. */
-const credentialHeaders = new Set(['authorization']);
 /** The headers of a form whose fields become the stored object's, as S3 stores them. */
 const storedFormFields = ['content-type', 'cache-control', 'content-disposition', 'content-encoding', 'expires'];
 
@@ -76,7 +74,7 @@ export function storeGateway(options: GatewayOptions): (req: IncomingMessage, re
   };
   /** Passes the request on with its body, already read here. */
   const forwardRead = async (req: IncomingMessage, res: ServerResponse, body: Buffer) =>
-    options.store(requestWithBody(req, { method: req.method ?? 'PUT', url: req.url!, headers: passedHeaders(req.headers) }, body), res);
+    options.store(requestWithBody(req, { method: req.method!, url: req.url!, headers: passedHeaders(req.headers) }, body), res);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const request = parse(req);
@@ -155,10 +153,10 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** The headers the store sees: without credentials, and on the host it answers as (s3rver reads it for each write). */
+/** The headers the store sees: without the credentials, and on the host it answers as (s3rver reads it for each write). */
 function passedHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const passed = Object.fromEntries(Object.entries(headers).filter(([name]) => !credentialHeaders.has(name)));
-  passed.host = 'localhost';
+  const passed = { ...headers, host: 'localhost' };
+  delete passed.authorization;
   return passed;
 }
 

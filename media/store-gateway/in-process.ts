@@ -6,7 +6,7 @@ import { PassThrough, Writable } from 'node:stream';
  * checked request is handed to it as a request object, not sent over a second HTTP connection.
  * It resolves once the store has handled the request (its answer may still be streaming).
  */
-export type StoreHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+export type StoreHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 /**
  * A request for the store whose body the gateway has already read (to check it): on the same
@@ -88,13 +88,6 @@ class KeptAnswer extends Writable {
 
   removeHeader(name: string): void {
     this.headers.delete(name.toLowerCase());
-  }
-
-  writeHead(statusCode: number, headers?: OutgoingHttpHeaders): this {
-    this.statusCode = statusCode;
-    for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) this.setHeader(name, value);
-    this.started = true;
-    return this;
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
