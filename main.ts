@@ -1,6 +1,6 @@
 import './process/runtime-check';
 import './process/compile-cache';
-import './process/v8-flags';
+import { takeFeedbackLate } from './process/v8-flags';
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -109,6 +109,7 @@ function startFacts(config: Config, infrastructure: Infrastructure, simulators: 
 
 async function main(): Promise<void> {
   const roles = parseRoles(process.argv.slice(2));
+  if (roles.includes('web')) takeFeedbackLate();
   const envFile = loadEnvFileIfPresent();
   const lan = process.argv.includes('--lan');
   const baseConfig = loadConfig(process.env, lan ? { lan: { address: lanAddress(os.networkInterfaces()) } } : {});

@@ -11,3 +11,18 @@ import v8 from 'node:v8';
  * old generation. The flag is read at collection time, so setting it at start is enough.
  */
 v8.setFlagsFromString('--no-allocation-site-pretenuring');
+
+/**
+ * For a process that serves the web role, called before its code loads: a function gets its
+ * feedback vector (what V8 learns of the objects each of its operations meets, and optimises from)
+ * after 1,000 calls instead of 8. Node's own hot functions are first called while the process starts,
+ * on objects whose shapes V8 still changes then; feedback taken that early could stay megamorphic,
+ * and the web role then served every request through V8's slow paths (`nextTick`'s callback object
+ * defined by V8's runtime instead of by optimised code). Whether it did was a draw at each start;
+ * with feedback taken once the process has settled it is the faster state every time
+ * (`docs/benchmarks.md`). A function runs in the interpreter until then, so the other roles, whose
+ * hot paths run once a generation rather than once a request, keep V8's default.
+ */
+export function takeFeedbackLate(): void {
+  v8.setFlagsFromString('--invocation-count-for-feedback-allocation=1000');
+}
