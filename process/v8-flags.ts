@@ -20,8 +20,8 @@ v8.setFlagsFromString('--no-allocation-site-pretenuring');
  * and the web role then served every request through V8's slow paths (`nextTick`'s callback object
  * defined by V8's runtime instead of by optimised code). Whether it did was a draw at each start;
  * with feedback taken once the process has settled it is the faster state every time
- * (`docs/benchmarks.md`). A function runs in the interpreter until then, so the other roles, whose
- * hot paths run once a generation rather than once a request, keep V8's default.
+ * (`docs/benchmarks.md`). A function runs in the interpreter until then, so a process without the
+ * web role, whose hot paths run once a generation rather than once a request, keeps V8's default.
  */
 export function takeFeedbackLate(): void {
   v8.setFlagsFromString('--invocation-count-for-feedback-allocation=1000');

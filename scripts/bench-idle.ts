@@ -118,15 +118,18 @@ export async function benchIdle(stack: ScratchStack, options: IdleBenchOptions):
   const { services } = stack;
   const processes: PipelineProcesses = await startPipelineProcesses(stack, 'simulator', options.latencyMs, 2);
   try {
-    const moreWarmUp = Math.max(0, options.warmUp - options.freshWarmUp - options.count);
-    const { userId, effectId, uploadId } = await benchFixture(services, options.freshWarmUp + moreWarmUp + 2 * options.count, 'simulator');
+    const { userId, effectId, uploadId } = await benchFixture(services, Math.max(options.warmUp, options.freshWarmUp + options.count) + options.count, 'simulator');
     const follower = { token: await signAccessToken(services.config.tokenSecret, userId, 3600), effectId, uploadId };
-    const run = async (warmUp: number, after: number) => {
-      for (let index = 0; index < warmUp; index += 1) await oneGeneration(processes.webUrl, follower);
-      return measuredRun(stack, processes, follower, options, after);
+    let served = 0;
+    /** More generations until the processes have served `warmUp` (the measured ones count), then a measured run. */
+    const runAfter = async (warmUp: number) => {
+      for (; served < warmUp; served += 1) await oneGeneration(processes.webUrl, follower);
+      const run = await measuredRun(stack, processes, follower, options, served);
+      served += options.count;
+      return run;
     };
-    const fresh = await run(options.freshWarmUp, options.freshWarmUp);
-    const warm = await run(moreWarmUp, options.freshWarmUp + options.count + moreWarmUp);
+    const fresh = await runAfter(options.freshWarmUp);
+    const warm = await runAfter(options.warmUp);
     return { latencyMs: options.latencyMs, fresh, warm };
   } finally {
     await processes.stop();
