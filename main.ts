@@ -1,6 +1,6 @@
 import './process/runtime-check';
 import './process/compile-cache';
-import { takeFeedbackLate } from './process/v8-flags';
+import { takeFeedbackAtDefault, takeFeedbackLate } from './process/v8-flags';
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -159,6 +159,7 @@ async function main(): Promise<void> {
   }
   // Every role reads the same accounts: the web role offers what their kinds run, the worker runs it.
   const providerAccounts = accountsForLog(config.generations.providerAccounts);
+  if (roles.includes('web')) takeFeedbackAtDefault();
   log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id, envFile, providerAccounts }, 'started');
   if (roles.includes('web') && infrastructure) {
     const lines = startSummaryLines(startFacts(config, infrastructure, simulators), { lan, qrCode: logFormat === 'pretty' });

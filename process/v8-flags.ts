@@ -20,9 +20,19 @@ v8.setFlagsFromString('--no-allocation-site-pretenuring');
  * and the web role then served every request through V8's slow paths (`nextTick`'s callback object
  * defined by V8's runtime instead of by optimised code). Whether it did was a draw at each start;
  * with feedback taken once the process has settled it is the faster state every time
- * (`docs/benchmarks.md`). A function runs in the interpreter until then, so a process without the
- * web role, whose hot paths run once a generation rather than once a request, keeps V8's default.
+ * (`docs/benchmarks.md`). A process without the web role keeps V8's default: its hot paths run once a
+ * generation rather than once a request.
  */
 export function takeFeedbackLate(): void {
   v8.setFlagsFromString('--invocation-count-for-feedback-allocation=1000');
+}
+
+/**
+ * Once every role of the process is listening, V8's default again: what needed feedback taken late
+ * was the start. Set back then, the web role kept the faster state on every seed that drew the slower
+ * one, and the code a request or a generation runs anew no longer stays in the interpreter for its
+ * first 1,000 calls (`docs/benchmarks.md`).
+ */
+export function takeFeedbackAtDefault(): void {
+  v8.setFlagsFromString('--invocation-count-for-feedback-allocation=8');
 }
