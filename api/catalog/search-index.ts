@@ -150,7 +150,8 @@ export function wordMatchBytes(match: WordMatch): number {
  * every word come first (alone, when there are any), then more words in the name, in labels, in
  * the description; ties keep the catalog order. The effects with every word are found first, by
  * walking the shortest word's matches through the others (sorted lists), and only they are ranked;
- * only without any does every matched effect count (`withPartOfTheWords`).
+ * only without any does every matched effect count (`withPartOfTheWords`). Either way only the
+ * page's end is kept in rank order (`BestKeys`): the others are counted, never sorted.
  */
 export function matchSearchIndex(
   index: SearchIndex,
@@ -161,16 +162,13 @@ export function matchSearchIndex(
   const withTag = filters.tagId === null ? null : index.byTag.get(filters.tagId) ?? new Set<number>();
   const passes = (place: number) => (!inCategory || inCategory.has(place)) && (!withTag || withTag.has(place));
 
-  // The candidates' sort keys (`rankKey`), on the index's scratch: one per candidate.
-  const every = withEveryWord(index, words, passes);
-  const allWords = every.length > 0;
-  const chosen = allWords ? every : withPartOfTheWords(index, words, passes);
+  const end = query.offset + query.limit;
+  const every = withEveryWord(words, passes, Math.min(end, index.ids.length));
+  const allWords = every.total > 0;
+  const chosen = allWords ? every : withPartOfTheWords(index, words, passes, Math.min(end, index.ids.length));
   const matchedEnough = (place: number) => (allWords
     ? words.every((word) => includes(word.places, place))
     : words.some((word) => includes(word.places, place)));
-  // Only the places up to the page's end are ranked; the rest only count.
-  const end = query.offset + query.limit;
-  const best = smallestSorted(chosen, end);
 
   const thematic: number[] = [];
   for (const id of query.thematicIds) {
@@ -179,43 +177,56 @@ export function matchSearchIndex(
     if (place !== undefined && passes(place) && !matchedEnough(place) && !thematic.includes(place)) thematic.push(place);
   }
 
-  const pagePlaces = Array.from(best.subarray(query.offset, end), (key) => key % placeScale);
-  if (end > chosen.length) pagePlaces.push(...thematic.slice(Math.max(0, query.offset - chosen.length), end - chosen.length));
-  return { total: chosen.length + thematic.length, ids: pagePlaces.map((place) => index.ids[place]) };
+  const ids: string[] = [];
+  for (let at = query.offset; at < chosen.best.length; at++) ids.push(index.ids[placeOfKey(chosen.best[at])]);
+  if (end > chosen.total) {
+    for (const place of thematic.slice(Math.max(0, query.offset - chosen.total), end - chosen.total)) ids.push(index.ids[place]);
+  }
+  return { total: chosen.total + thematic.length, ids };
 }
 
-/** The sort keys of the effects (that pass the filters) with every word, each word's level counted per field. */
-function withEveryWord(index: SearchIndex, words: WordMatch[], passes: (place: number) => boolean): Float64Array {
-  const { keys } = scratchOf(index);
-  let found = 0;
-  if (!words.length) return keys.subarray(0, 0);
-  const [shortest, ...others] = [...words].sort((a, b) => a.places.length - b.places.length);
-  /** Where each other word's walk stands: places before it are below the current one. */
-  const from = new Array<number>(others.length).fill(0);
-  candidates: for (let at = 0; at < shortest.places.length; at++) {
-    const place = shortest.places[at];
-    let score = scoreOfLevel[shortest.levels[at]];
-    for (let other = 0; other < others.length; other++) {
-      const { places, levels } = others[other];
-      const position = lowerBound(places, place, from[other]);
-      from[other] = position;
-      // A word whose matches are all behind: no later place has every word either.
-      if (position === places.length) break candidates;
-      if (places[position] !== place) continue candidates;
-      score += scoreOfLevel[levels[position]];
+/** The effects a search chose: how many, and the sort keys (`rankKey`) of the best, in rank order. */
+interface Ranked {
+  total: number;
+  best: Float64Array;
+}
+
+/** The effects (that pass the filters) with every word, each word's level counted per field; the `count` best kept. */
+function withEveryWord(words: WordMatch[], passes: (place: number) => boolean, count: number): Ranked {
+  const best = new BestKeys(count);
+  let total = 0;
+  if (words.length) {
+    const [shortest, ...others] = [...words].sort((a, b) => a.places.length - b.places.length);
+    /** Where each other word's walk stands: places before it are below the current one. */
+    const from = new Array<number>(others.length).fill(0);
+    candidates: for (let at = 0; at < shortest.places.length; at++) {
+      const place = shortest.places[at];
+      let score = scoreOfLevel[shortest.levels[at]];
+      for (let other = 0; other < others.length; other++) {
+        const { places, levels } = others[other];
+        const position = lowerBound(places, place, from[other]);
+        from[other] = position;
+        // A word whose matches are all behind: no later place has every word either.
+        if (position === places.length) break candidates;
+        if (places[position] !== place) continue candidates;
+        score += scoreOfLevel[levels[position]];
+      }
+      if (passes(place)) {
+        total += 1;
+        best.offer(rankKey(score, place));
+      }
     }
-    if (passes(place)) keys[found++] = rankKey(score, place);
   }
-  return keys.subarray(0, found);
+  return { total, best: best.sorted() };
 }
 
 /**
- * The sort keys of the effects (that pass the filters) with at least one word, scored on the
- * index's scratch (`scores`), cleared before it returns, so a search allocates nothing per effect
- * of the catalog.
+ * The effects (that pass the filters) with at least one word, scored on the index's scratch
+ * (`scores`), cleared before it returns, so a search allocates nothing per effect of the catalog;
+ * the `count` best kept.
  */
-function withPartOfTheWords(index: SearchIndex, words: WordMatch[], passes: (place: number) => boolean): Float64Array {
-  const { scores, touched, keys } = scratchOf(index);
+function withPartOfTheWords(index: SearchIndex, words: WordMatch[], passes: (place: number) => boolean, count: number): Ranked {
+  const { scores, touched } = scratchOf(index);
   let touchedCount = 0;
   try {
     for (const { places, levels } of words) {
@@ -225,12 +236,15 @@ function withPartOfTheWords(index: SearchIndex, words: WordMatch[], passes: (pla
         scores[place] += scoreOfLevel[levels[at]];
       }
     }
-    let found = 0;
+    const best = new BestKeys(count);
+    let total = 0;
     for (let at = 0; at < touchedCount; at++) {
       const place = touched[at];
-      if (passes(place)) keys[found++] = rankKey(scores[place], place);
+      if (!passes(place)) continue;
+      total += 1;
+      best.offer(rankKey(scores[place], place));
     }
-    return keys.subarray(0, found);
+    return { total, best: best.sorted() };
   } finally {
     // Clearing the whole array (a memset) costs less than visiting each touched place.
     scores.fill(0);
@@ -238,15 +252,55 @@ function withPartOfTheWords(index: SearchIndex, words: WordMatch[], passes: (pla
 }
 
 /**
+ * The `count` smallest of the keys offered (distinct numbers), in a max-heap: a key that cannot
+ * enter costs one comparison, one that can a walk down the heap; only the kept ones are sorted.
+ */
+class BestKeys {
+  private readonly heap: Float64Array;
+  private size = 0;
+
+  constructor(count: number) {
+    this.heap = new Float64Array(Math.max(0, count));
+  }
+
+  offer(key: number): void {
+    const { heap } = this;
+    if (this.size < heap.length) {
+      let at = this.size++;
+      while (at > 0) {
+        const parent = (at - 1) >>> 1;
+        if (heap[parent] >= key) break;
+        heap[at] = heap[parent];
+        at = parent;
+      }
+      heap[at] = key;
+    } else if (heap.length > 0 && key < heap[0]) {
+      let at = 0;
+      for (;;) {
+        const left = 2 * at + 1;
+        if (left >= heap.length) break;
+        const larger = left + 1 < heap.length && heap[left + 1] > heap[left] ? left + 1 : left;
+        if (heap[larger] <= key) break;
+        heap[at] = heap[larger];
+        at = larger;
+      }
+      heap[at] = key;
+    }
+  }
+
+  sorted(): Float64Array {
+    return this.heap.subarray(0, this.size).sort();
+  }
+}
+
+/**
  * Per effect of an index: its score for a query so far (`scores`, see `scoreOfLevel`) and its best
- * field for the word being matched (`level`); room for every effect's place (`touched`) and sort
- * key (`keys`).
+ * field for the word being matched (`level`); room for every effect's place (`touched`).
  */
 interface MatchScratch {
   scores: Uint16Array;
   level: Uint8Array;
   touched: Int32Array;
-  keys: Float64Array;
 }
 
 const scratches = new WeakMap<SearchIndex, MatchScratch>();
@@ -259,7 +313,6 @@ function scratchOf(index: SearchIndex): MatchScratch {
       scores: new Uint16Array(count),
       level: new Uint8Array(count),
       touched: new Int32Array(count),
-      keys: new Float64Array(count),
     };
     scratches.set(index, scratch);
   }
@@ -291,6 +344,10 @@ function rankKey(score: number, place: number): number {
   return (maxScore - score) * placeScale + place;
 }
 
+function placeOfKey(key: number): number {
+  return key % placeScale;
+}
+
 /** Whether the ascending `places` hold `place`. */
 function includes(places: Int32Array, place: number): boolean {
   const at = lowerBound(places, place, 0);
@@ -316,36 +373,6 @@ function lowerBound(places: Int32Array, place: number, from: number): number {
     else high = middle;
   }
   return low;
-}
-
-/**
- * The `count` smallest of `keys` (distinct numbers), sorted: a quickselect moves them to the
- * front, then only they are sorted. Reorders `keys`.
- */
-function smallestSorted(keys: Float64Array, count: number): Float64Array {
-  if (count <= 0) return keys.subarray(0, 0);
-  if (count >= keys.length) return keys.sort();
-  const nth = count - 1;
-  let left = 0;
-  let right = keys.length - 1;
-  while (left < right) {
-    const pivot = keys[(left + right) >>> 1];
-    let low = left;
-    let high = right;
-    while (low <= high) {
-      while (keys[low] < pivot) low++;
-      while (keys[high] > pivot) high--;
-      if (low <= high) {
-        const swapped = keys[low];
-        keys[low++] = keys[high];
-        keys[high--] = swapped;
-      }
-    }
-    if (nth <= high) right = high;
-    else if (nth >= low) left = low;
-    else break;
-  }
-  return keys.subarray(0, count).sort();
 }
 
 /** Where the run of sorted `lexemes` that start with `start` begins (a binary search). */
