@@ -147,7 +147,9 @@ async function main(): Promise<void> {
       const services = { ...infrastructure.services, config };
       // The web role last: it takes requests once the job roles are up.
       for (const role of ['worker', 'media', 'scheduler', 'web'] as const) {
-        if (roles.includes(role)) running.push(await startServiceRole[role](services));
+        if (!roles.includes(role)) continue;
+        if (role === 'web') takeFeedbackAtDefault();
+        running.push(await startServiceRole[role](services));
       }
     }
   } catch (error) {
@@ -159,7 +161,6 @@ async function main(): Promise<void> {
   }
   // Every role reads the same accounts: the web role offers what their kinds run, the worker runs it.
   const providerAccounts = accountsForLog(config.generations.providerAccounts);
-  if (roles.includes('web')) takeFeedbackAtDefault();
   log.info({ roles, node: process.version, session: infrastructure?.services.processSession.id, envFile, providerAccounts }, 'started');
   if (roles.includes('web') && infrastructure) {
     const lines = startSummaryLines(startFacts(config, infrastructure, simulators), { lan, qrCode: logFormat === 'pretty' });

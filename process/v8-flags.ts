@@ -28,10 +28,11 @@ export function takeFeedbackLate(): void {
 }
 
 /**
- * Once every role of the process is listening, V8's default again: what needed feedback taken late
- * was the start. Set back then, the web role kept the faster state on every seed that drew the slower
- * one, and the code a request or a generation runs anew no longer stays in the interpreter for its
- * first 1,000 calls (`docs/benchmarks.md`).
+ * Called once the process's infrastructure is up (its database pool and LISTEN hub, what the roles
+ * before the web role started), as the web role starts: V8's default again. What needed feedback
+ * taken late was that start; set back there, the web role kept the faster state on every seed that
+ * drew the slower one, and the code of its requests is not left in the interpreter for its first
+ * 1,000 calls (`docs/benchmarks.md`).
  */
 export function takeFeedbackAtDefault(): void {
   v8.setFlagsFromString('--invocation-count-for-feedback-allocation=8');

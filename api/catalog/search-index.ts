@@ -163,9 +163,11 @@ export function matchSearchIndex(
   const passes = (place: number) => (!inCategory || inCategory.has(place)) && (!withTag || withTag.has(place));
 
   const end = query.offset + query.limit;
-  const every = withEveryWord(words, passes, Math.min(end, index.ids.length));
+  // Ranked up to the page's end: no more than the catalog holds.
+  const ranked = Math.min(end, index.ids.length);
+  const every = withEveryWord(words, passes, ranked);
   const allWords = every.total > 0;
-  const chosen = allWords ? every : withPartOfTheWords(index, words, passes, Math.min(end, index.ids.length));
+  const chosen = allWords ? every : withPartOfTheWords(index, words, passes, ranked);
   const matchedEnough = (place: number) => (allWords
     ? words.every((word) => includes(word.places, place))
     : words.some((word) => includes(word.places, place)));
