@@ -13,13 +13,13 @@ import v8 from 'node:v8';
 v8.setFlagsFromString('--no-allocation-site-pretenuring');
 
 /**
- * For a process that serves the web role, called before its code loads: a function gets its
- * feedback vector (what V8 learns of the objects each of its operations meets, and optimises from)
- * after 1,000 calls instead of 8. Node's own hot functions are first called while the process starts,
- * on objects whose shapes V8 still changes then; feedback taken that early could stay megamorphic,
- * and the web role then served every request through V8's slow paths (`nextTick`'s callback object
- * defined by V8's runtime instead of by optimised code). Whether it did was a draw at each start;
- * with feedback taken once the process has settled it is the faster state every time
+ * For a process that serves the web role, called as it starts, until `takeFeedbackAtDefault`: a
+ * function gets its feedback vector (what V8 learns of the objects each of its operations meets,
+ * and optimises from) after 1,000 calls instead of 8. Node's own hot functions are first called while
+ * the process starts, on objects whose shapes V8 still changes then; feedback taken that early could
+ * stay megamorphic, and the web role then served every request through V8's slow paths (`nextTick`'s
+ * callback object defined by V8's runtime instead of by optimised code). Whether it did was a draw at
+ * each start; with feedback taken once the process has settled it is the faster state every time
  * (`docs/benchmarks.md`). A process without the web role keeps V8's default: its hot paths run once a
  * generation rather than once a request.
  */
@@ -28,11 +28,11 @@ export function takeFeedbackLate(): void {
 }
 
 /**
- * Called once the process's infrastructure is up (its database pool and LISTEN hub, what the roles
- * before the web role started), as the web role starts: V8's default again. What needed feedback
- * taken late was that start; set back there, the web role kept the faster state on every seed that
- * drew the slower one, and the code of its requests is not left in the interpreter for its first
- * 1,000 calls (`docs/benchmarks.md`).
+ * V8's default again, called as the web role starts, once the process's infrastructure is up (its
+ * database pool and LISTEN hub, and the roles started before the web role). What needed feedback
+ * taken late was that start: set back there, the web role kept the faster state on every seed that
+ * drew the slower one, and its own code (loaded only now, `process/roles.ts`) is not left in the
+ * interpreter for its first 1,000 calls (`docs/benchmarks.md`).
  */
 export function takeFeedbackAtDefault(): void {
   v8.setFlagsFromString('--invocation-count-for-feedback-allocation=8');
