@@ -69,7 +69,7 @@ export interface IdleRun {
   /** Per generation: ms from the POST to `succeeded` on its stream, minus the provider's latency. */
   overheadMs: number[];
   /** The median and the 90th percentile ms of each step. */
-  stepMs: Record<Step, { p50: number; p90: number }>;
+  stepMs: Record<Step, { p50: number; p90: number; max: number }>;
   /** The steps of the slowest generation. */
   slowest: Record<Step, number>;
 }
@@ -168,21 +168,18 @@ async function measuredRun(stack: ScratchStack, processes: PipelineProcesses, fo
     if (overhead > Math.max(...overheadMs)) slowest = these;
     overheadMs.push(overhead);
   }
-  const spreadOfStep = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return { p50: Math.round(percentile(sorted, 0.5)), p90: Math.round(percentile(sorted, 0.9)) };
-  };
   return {
     after,
     count: options.count,
     overheadMs,
-    stepMs: Object.fromEntries(steps.map(([step]) => [step, spreadOfStep(stepMs.get(step)!)])) as IdleRun['stepMs'],
+    stepMs: Object.fromEntries(steps.map(([step]) => [step, spread(stepMs.get(step)!)])) as IdleRun['stepMs'],
     slowest: slowest!,
   };
 }
 
-function spread(run: IdleRun): { p50: number; p90: number; max: number } {
-  const sorted = [...run.overheadMs].sort((a, b) => a - b);
+/** p50, p90 and max of whole milliseconds (nearest rank: whole milliseconds too). */
+function spread(values: number[]): { p50: number; p90: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
   return { p50: percentile(sorted, 0.5), p90: percentile(sorted, 0.9), max: sorted.at(-1) ?? 0 };
 }
 
@@ -191,7 +188,7 @@ function stepsLine(run: IdleRun): string {
 }
 
 function formatRun(run: IdleRun, latencyMs: number, which: string): string[] {
-  const { p50, p90, max } = spread(run);
+  const { p50, p90, max } = spread(run.overheadMs);
   return [
     `${which}, after ${run.after} generations: POST /v1/generations -> succeeded on its stream, minus the provider's ${latencyMs} ms, one user, ${run.count} one after the other: p50 ${p50} ms, p90 ${p90} ms, max ${max} ms`,
     'each step, one after the other: p50 / p90 ms, and in the slowest generation',
@@ -208,8 +205,8 @@ export function formatIdleBench(result: IdleBenchResult): string {
 }
 
 function reportIdleFigures(result: IdleBenchResult): void {
-  const { p50, p90, max } = spread(result.warm);
-  const fresh = spread(result.fresh);
+  const { p50, p90, max } = spread(result.warm.overheadMs);
+  const fresh = spread(result.fresh.overheadMs);
   reportFigure({
     figure: `idle system: POST /v1/generations -> succeeded on its stream, minus the provider's latency (${result.latencyMs} ms), one user, ${result.warm.count} one after the other, processes that have served ${result.warm.after} generations: p50 / p90`,
     value: `${p50} / ${p90} ms (max ${max} ms)`,
