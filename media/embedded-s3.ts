@@ -1,7 +1,10 @@
-import { mkdirSync } from 'node:fs';
-import { stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import http, { type Server } from 'node:http';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import S3rver, { type FilesystemStore } from 's3rver';
 import { listenerUrl } from '../common/addresses';
 import { listen } from '../common/listen';
@@ -44,6 +47,7 @@ export async function startEmbeddedS3(options: {
   // s3rver logs each request through koa-logger even when silent (its colouring alone costs more
   // than the gateway's checks); its first middleware is that logger.
   if (store.middleware[0]?.name === 'logger') store.middleware.shift();
+  writeBytesBeforeAnswering(store.store);
   writeMetadataTogether(store.store);
   keepDescriptions(store.store);
   const credentials = { accessKey: 'S3RVER', secretKey: options.secretKey, region: 'us-east-1' };
@@ -53,6 +57,33 @@ export async function startEmbeddedS3(options: {
   return {
     settings: { endpoint, ...credentials, bucket: options.bucket, publicUrl: options.publicUrl ?? endpoint },
     stop: () => closed(gateway),
+  };
+}
+
+/**
+ * s3rver's own `putObject` resolves once the bytes have passed through its MD5, before its file
+ * stream has written them (and at once for bytes given whole): the store answered a PUT or an upload
+ * ticket's POST while the object's file was still being written, and a read right after it (a
+ * generation's photo, just uploaded) could see part of the object. This one resolves once the file
+ * holds every byte. Installed first: the other adaptations wrap it.
+ */
+function writeBytesBeforeAnswering(store: FilesystemStore): void {
+  store.putObject = async (object) => {
+    const objectPath = store.getResourcePath(object.bucket, object.key, 'object');
+    await mkdir(path.dirname(objectPath), { recursive: true });
+    const md5 = createHash('md5');
+    let size = 0;
+    const content = Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content;
+    await pipeline(content, async function* (chunks: AsyncIterable<Buffer>) {
+      for await (const chunk of chunks) {
+        md5.update(chunk);
+        size += chunk.length;
+        yield chunk;
+      }
+    }, createWriteStream(objectPath));
+    const digest = md5.digest('hex');
+    await store.putMetadata(object.bucket, object.key, object.metadata, digest);
+    return { size, md5: digest };
   };
 }
 

@@ -1,5 +1,6 @@
 declare module 's3rver' {
   import type { IncomingMessage, ServerResponse } from 'node:http';
+  import type { Readable } from 'node:stream';
   interface S3rverOptions {
     directory: string;
     silent?: boolean;
@@ -21,7 +22,8 @@ declare module 's3rver' {
     getMetadata(bucket: string, key: string): Promise<Record<string, unknown>>;
     /** Writes the object's MD5 (when given) and its metadata, each a file of its own. */
     putMetadata(bucket: string, key: string, metadata: Record<string, unknown>, md5?: string): Promise<unknown>;
-    putObject(object: { bucket: string; key: string }): Promise<unknown>;
+    /** Writes the object's bytes, then its MD5 and metadata (`putMetadata`); answers its size and MD5 (hex). */
+    putObject(object: { bucket: string; key: string; content: Buffer | Readable; metadata: Record<string, unknown> }): Promise<{ size: number; md5: string }>;
     copyObject(sourceBucket: string, sourceKey: string, bucket: string, key: string, ...rest: unknown[]): Promise<unknown>;
     deleteObject(bucket: string, key: string): Promise<unknown>;
     putObjectMultipart(bucket: string, ...rest: unknown[]): Promise<unknown>;

@@ -251,6 +251,20 @@ describe('the embedded object store checks what S3 checks', () => {
       expect(await overEmpty.readHead(empty, 100)).to.deep.equal({ object: { size: 0, contentType: 'image/jpeg', viaItsTicket: false }, head: Buffer.alloc(0) });
     });
 
+    it('answers a form or a PUT once the file holds every byte: a read right after it sees the whole object', async () => {
+      const { storage } = services();
+      const size = 12 * 1024 * 1024;
+      for (let round = 1; round <= 3; round += 1) {
+        const file = Buffer.alloc(size, round);
+        expect((await submitToTicket(await ticket(formKey, { maxBytes: 16 * 1024 * 1024 }), file, 'image/jpeg')).status).to.equal(204);
+        expect((await storage.readHead(formKey, 16))?.object.size, `form, round ${round}`).to.equal(size);
+        const putKey = `results/gateway-test/${randomUUID()}.jpg`;
+        await storage.put(putKey, file, 'image/jpeg');
+        expect((await storage.stat(putKey))?.size, `PUT, round ${round}`).to.equal(size);
+        await storage.remove(putKey);
+      }
+    });
+
     it('refuses a swapped key or content type, an extra or repeated field, and a form without a policy (AccessDenied)', async () => {
       const form = await ticket(formKey);
       const file = Buffer.from('from a form');
